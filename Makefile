@@ -1,0 +1,39 @@
+# Set-up and entry points. `make test` and `make demo` work on a fresh machine:
+# they create .venv, install PyTorch (the CPU wheel torch==2.13.0 when no CUDA GPU is
+# present; a CUDA machine keeps or installs its own build), then the package.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+
+.PHONY: install test demo bench lint clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --upgrade pip >/dev/null
+	@if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then \
+		echo "CUDA GPU found: installing the default (CUDA) torch build"; \
+		$(PY) -c "import torch" 2>/dev/null || $(PIP) install torch; \
+	else \
+		echo "No CUDA GPU: installing the CPU wheel torch==2.13.0"; \
+		$(PIP) install torch==2.13.0; \
+	fi
+	$(PIP) install -e ".[dev]"
+	touch $@
+
+install: $(VENV)/.installed
+
+test: install
+	$(PY) -m pytest
+
+demo: install
+	$(PY) -m curobo_lite.cli demo
+
+bench: install
+	$(PY) benchmarks/step_kernels.py
+
+lint: install
+	$(VENV)/bin/ruff check curobo_lite tests benchmarks
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,1 @@
+"""rollout/dynamics_model."""

@@ -1,0 +1,28 @@
+"""Core value types: devices, joint states, poses."""
+
+from curobo_lite.types.base import TensorDeviceType
+from curobo_lite.types.math import (
+    Pose,
+    matrix_to_quat,
+    quat_angle_error,
+    quat_conjugate,
+    quat_multiply,
+    quat_rotate,
+    quat_to_matrix,
+    rpy_to_matrix,
+)
+from curobo_lite.types.state import JointState, StateType
+
+__all__ = [
+    "JointState",
+    "Pose",
+    "StateType",
+    "TensorDeviceType",
+    "matrix_to_quat",
+    "quat_angle_error",
+    "quat_conjugate",
+    "quat_multiply",
+    "quat_rotate",
+    "quat_to_matrix",
+    "rpy_to_matrix",
+]
