@@ -42,9 +42,15 @@ def quat_to_matrix(q: torch.Tensor) -> torch.Tensor:
     w, x, y, z = q.unbind(-1)
     return torch.stack(
         (
-            1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
-            2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
-            2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y),
+            1 - 2 * (y * y + z * z),
+            2 * (x * y - w * z),
+            2 * (x * z + w * y),
+            2 * (x * y + w * z),
+            1 - 2 * (x * x + z * z),
+            2 * (y * z - w * x),
+            2 * (x * z - w * y),
+            2 * (y * z + w * x),
+            1 - 2 * (x * x + y * y),
         ),
         dim=-1,
     ).reshape(q.shape[:-1] + (3, 3))
@@ -59,14 +65,42 @@ def matrix_to_quat(m: torch.Tensor) -> torch.Tensor:
     trace = m00 + m11 + m22
     candidates = torch.stack(
         (
-            torch.stack((1 + trace, m[..., 2, 1] - m[..., 1, 2], m[..., 0, 2] - m[..., 2, 0],
-                         m[..., 1, 0] - m[..., 0, 1]), -1),
-            torch.stack((m[..., 2, 1] - m[..., 1, 2], 1 + m00 - m11 - m22,
-                         m[..., 0, 1] + m[..., 1, 0], m[..., 0, 2] + m[..., 2, 0]), -1),
-            torch.stack((m[..., 0, 2] - m[..., 2, 0], m[..., 0, 1] + m[..., 1, 0],
-                         1 - m00 + m11 - m22, m[..., 1, 2] + m[..., 2, 1]), -1),
-            torch.stack((m[..., 1, 0] - m[..., 0, 1], m[..., 0, 2] + m[..., 2, 0],
-                         m[..., 1, 2] + m[..., 2, 1], 1 - m00 - m11 + m22), -1),
+            torch.stack(
+                (
+                    1 + trace,
+                    m[..., 2, 1] - m[..., 1, 2],
+                    m[..., 0, 2] - m[..., 2, 0],
+                    m[..., 1, 0] - m[..., 0, 1],
+                ),
+                -1,
+            ),
+            torch.stack(
+                (
+                    m[..., 2, 1] - m[..., 1, 2],
+                    1 + m00 - m11 - m22,
+                    m[..., 0, 1] + m[..., 1, 0],
+                    m[..., 0, 2] + m[..., 2, 0],
+                ),
+                -1,
+            ),
+            torch.stack(
+                (
+                    m[..., 0, 2] - m[..., 2, 0],
+                    m[..., 0, 1] + m[..., 1, 0],
+                    1 - m00 + m11 - m22,
+                    m[..., 1, 2] + m[..., 2, 1],
+                ),
+                -1,
+            ),
+            torch.stack(
+                (
+                    m[..., 1, 0] - m[..., 0, 1],
+                    m[..., 0, 2] + m[..., 2, 0],
+                    m[..., 1, 2] + m[..., 2, 1],
+                    1 - m00 - m11 + m22,
+                ),
+                -1,
+            ),
         ),
         dim=-2,
     )
@@ -83,9 +117,15 @@ def rpy_to_matrix(rpy: torch.Tensor) -> torch.Tensor:
     cr, sr, cp, sp, cy, sy = r.cos(), r.sin(), p.cos(), p.sin(), y.cos(), y.sin()
     return torch.stack(
         (
-            cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr,
-            sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr,
-            -sp, cp * sr, cp * cr,
+            cy * cp,
+            cy * sp * sr - sy * cr,
+            cy * sp * cr + sy * sr,
+            sy * cp,
+            sy * sp * sr + cy * cr,
+            sy * sp * cr - cy * sr,
+            -sp,
+            cp * sr,
+            cp * cr,
         ),
         dim=-1,
     ).reshape(rpy.shape[:-1] + (3, 3))
@@ -113,7 +153,9 @@ class Pose:
 
     def __post_init__(self) -> None:
         if not isinstance(self.position, torch.Tensor):
-            raise TypeError(f"Pose.position: expected a torch.Tensor, received {type(self.position)}")
+            raise TypeError(
+                f"Pose.position: expected a torch.Tensor, received {type(self.position)}"
+            )
         if self.position.ndim == 1:
             self.position = self.position.unsqueeze(0)
         if self.position.ndim != 2 or self.position.shape[-1] != 3:
@@ -146,9 +188,7 @@ class Pose:
             )
 
     @classmethod
-    def from_list(
-        cls, pose: Sequence[float], tensor_args: TensorDeviceType | None = None
-    ) -> Pose:
+    def from_list(cls, pose: Sequence[float], tensor_args: TensorDeviceType | None = None) -> Pose:
         """``[x, y, z, qw, qx, qy, qz]`` (or ``[x, y, z]``) to a single pose ``[1, ...]``."""
         tensor_args = tensor_args or TensorDeviceType()
         values = list(pose)

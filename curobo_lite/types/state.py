@@ -73,7 +73,9 @@ class JointState:
                 setattr(self, name, torch.zeros_like(self.position))
                 continue
             if not isinstance(value, torch.Tensor):
-                raise TypeError(f"JointState.{name}: expected a torch.Tensor, received {type(value)}")
+                raise TypeError(
+                    f"JointState.{name}: expected a torch.Tensor, received {type(value)}"
+                )
             if value.shape != self.position.shape:
                 raise ValueError(
                     f"JointState.{name}: expected shape {tuple(self.position.shape)} "

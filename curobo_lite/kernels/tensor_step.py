@@ -1,0 +1,565 @@
+"""Differentiable step kernels: validation, Warp launches and the autograd wrappers.
+
+Public entry point: :func:`tensor_step`. The autograd contract (SPEC §2):
+
+* backward returns gradients for the action and the start state whenever
+  ``ctx.needs_input_grad`` asks, ``None`` for ``traj_dt``, indices and buffers;
+* ``ctx.set_materialize_grads(False)``: an unused output's gradient may arrive as ``None``;
+* every map is linear, so backward is the exact adjoint (itself differentiable: double backward
+  runs the forward kernel), and ``jvp`` is the map applied to the tangents.
+"""
+
+from __future__ import annotations
+
+import enum
+import weakref
+from dataclasses import dataclass
+
+import torch
+import warp as wp
+
+from curobo_lite.kernels import step_kernels
+from curobo_lite.types.state import StateType
+
+
+class StepMode(enum.Enum):
+    """A control space together with its finite-difference mode."""
+
+    POSITION_BACKWARD = "POSITION_BACKWARD"
+    POSITION_CENTRAL = "POSITION_CENTRAL"
+    POSITION_TELEPORT = "POSITION_TELEPORT"
+    VELOCITY = "VELOCITY"
+    ACCELERATION = "ACCELERATION"
+    JERK = "JERK"
+
+    @property
+    def min_horizon(self) -> int:
+        # CENTRAL needs one step (h = 2) whose five-point stencil lies inside the trajectory
+        return {"POSITION_CENTRAL": 5, "POSITION_TELEPORT": 1}.get(self.value, 2)
+
+    @property
+    def needs_uniform_dt(self) -> bool:
+        return self is StepMode.POSITION_CENTRAL
+
+
+FD_MODES = ("BACKWARD", "CENTRAL", "TELEPORT")
+
+
+def resolve_step_mode(
+    control_space: str | StateType | StepMode, fd_mode: str = "BACKWARD"
+) -> StepMode:
+    """Map ``(control_space, fd_mode)`` to a :class:`StepMode`.
+
+    ``fd_mode`` selects the POSITION variant: ``"BACKWARD"``, ``"CENTRAL"`` or ``"TELEPORT"`` (IK
+    mode, position = action). For VELOCITY, ACCELERATION and JERK the derivatives are always
+    backward differences / integrals (SPEC §2) and ``fd_mode`` is ignored.
+    """
+    if isinstance(control_space, StepMode):
+        return control_space
+    space = StateType.parse(control_space)
+    fd = str(fd_mode).upper()
+    if fd not in FD_MODES:
+        raise ValueError(f"fd_mode: expected one of {list(FD_MODES)}, received {fd_mode!r}")
+    if space is StateType.POSITION:
+        return StepMode("POSITION_" + fd)
+    return StepMode(space.value)
+
+
+# --------------------------------------------------------------------------------------------------
+# validation (everything is checked before any buffer is written)
+
+_SUPPORTED_DTYPES = (torch.float32, torch.float64)
+
+
+def _check_tensor(name: str, value, ndim: int, dtype: torch.dtype | None, device) -> torch.Tensor:
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"{name}: expected a torch.Tensor, received {type(value).__name__}")
+    if value.ndim != ndim:
+        raise ValueError(f"{name}: expected {ndim} dims, received shape {tuple(value.shape)}")
+    if dtype is not None and value.dtype != dtype:
+        raise TypeError(f"{name}: expected dtype {dtype} (that of act), received {value.dtype}")
+    if device is not None and value.device != device:
+        raise TypeError(f"{name}: expected device {device} (that of act), received {value.device}")
+    return value
+
+
+class _DtCache:
+    """Remembers that a ``traj_dt`` tensor was validated, so hot loops that pass the same tensor
+    again skip the host synchronisation; an in-place change bumps ``_version`` and re-validates."""
+
+    def __init__(self) -> None:
+        self._entries: dict[int, tuple[weakref.ref, int, bool]] = {}
+
+    def lookup(self, t: torch.Tensor) -> bool | None:
+        entry = self._entries.get(id(t))
+        if entry is None or entry[0]() is not t or entry[1] != t._version:
+            return None
+        return entry[2]
+
+    def store(self, t: torch.Tensor, uniform: bool) -> None:
+        if len(self._entries) > 64:
+            self._entries = {k: v for k, v in self._entries.items() if v[0]() is not None}
+        self._entries[id(t)] = (weakref.ref(t), t._version, uniform)
+
+
+_dt_cache = _DtCache()
+
+
+def prepare_traj_dt(
+    traj_dt: float | torch.Tensor, horizon: int, like: torch.Tensor, mode: StepMode
+) -> torch.Tensor:
+    """Validate ``traj_dt`` (scalar or ``[H]``) and return it as a contiguous ``[H]`` tensor."""
+    if isinstance(traj_dt, torch.Tensor) and traj_dt.ndim == 1:
+        if traj_dt.shape[0] != horizon:
+            raise ValueError(
+                f"traj_dt: expected shape [{horizon}] (the horizon of act) or a scalar, "
+                f"received {tuple(traj_dt.shape)}"
+            )
+        if traj_dt.device != like.device:
+            raise TypeError(f"traj_dt: expected device {like.device}, received {traj_dt.device}")
+        if traj_dt.dtype != like.dtype:
+            raise TypeError(f"traj_dt: expected dtype {like.dtype}, received {traj_dt.dtype}")
+        dt = traj_dt.contiguous()
+    elif (
+        isinstance(traj_dt, torch.Tensor) and traj_dt.ndim == 0 or isinstance(traj_dt, (int, float))
+    ):
+        value = float(traj_dt)
+        if not value > 0.0 or value == float("inf"):
+            raise ValueError(f"traj_dt: expected a positive finite scalar, received {value}")
+        return torch.full((horizon,), value, device=like.device, dtype=like.dtype)
+    else:
+        shape = (
+            tuple(traj_dt.shape) if isinstance(traj_dt, torch.Tensor) else type(traj_dt).__name__
+        )
+        raise ValueError(f"traj_dt: expected a scalar or shape [{horizon}], received {shape}")
+
+    uniform = _dt_cache.lookup(dt)
+    if uniform is None:
+        steps = dt[1:]
+        if steps.numel() > 0:
+            bad = ~(torch.isfinite(steps) & (steps > 0))
+            if bool(bad.any()):
+                index = int(bad.nonzero()[0, 0]) + 1
+                raise ValueError(
+                    f"traj_dt: expected positive finite entries at steps 1..{horizon - 1}, "
+                    f"received {float(dt[index])} at step {index}"
+                )
+            uniform = bool(torch.allclose(steps, steps[:1].expand_as(steps), rtol=1e-6, atol=0.0))
+        else:
+            uniform = True
+        _dt_cache.store(dt, uniform)
+    if mode.needs_uniform_dt and not uniform:
+        raise ValueError(
+            "traj_dt: CENTRAL finite differences need a uniform dt, received a non-uniform "
+            f"schedule {dt[1:].tolist()[:6]}{' ...' if horizon > 7 else ''}"
+        )
+    return dt
+
+
+@dataclass
+class StepInputs:
+    """Validated inputs of one step call (shapes: act [B,H,D], start [S,D], start_idx [B])."""
+
+    act: torch.Tensor
+    start_position: torch.Tensor
+    start_velocity: torch.Tensor
+    start_acceleration: torch.Tensor
+    traj_dt: torch.Tensor
+    start_idx: torch.Tensor | None
+    mode: StepMode
+
+
+def validate_step_inputs(
+    act: torch.Tensor,
+    start_position: torch.Tensor,
+    start_velocity: torch.Tensor | None,
+    start_acceleration: torch.Tensor | None,
+    traj_dt: float | torch.Tensor,
+    mode: StepMode,
+    start_idx: torch.Tensor | None = None,
+) -> StepInputs:
+    """Check shapes, dtypes, devices and values; raise ``ValueError``/``TypeError`` naming the
+    argument, the expected and the received value. Nothing is written."""
+    _check_tensor("act", act, 3, None, None)
+    if act.dtype not in _SUPPORTED_DTYPES:
+        raise TypeError(f"act: expected dtype float32 or float64, received {act.dtype}")
+    batch, horizon, dof = act.shape
+    if horizon < mode.min_horizon:
+        raise ValueError(
+            f"act: {mode.value} needs a horizon of at least {mode.min_horizon}, "
+            f"received shape {tuple(act.shape)} (horizon {horizon})"
+        )
+    if batch == 0 or dof == 0:
+        raise ValueError(
+            f"act: expected non-empty batch and dof, received shape {tuple(act.shape)}"
+        )
+    _check_tensor("start_position", start_position, 2, act.dtype, act.device)
+    if start_velocity is None:
+        start_velocity = torch.zeros_like(start_position)
+    if start_acceleration is None:
+        start_acceleration = torch.zeros_like(start_position)
+    _check_tensor("start_velocity", start_velocity, 2, act.dtype, act.device)
+    _check_tensor("start_acceleration", start_acceleration, 2, act.dtype, act.device)
+    if start_position.shape[1] != dof:
+        raise ValueError(
+            f"start_position: expected {dof} dof (that of act {tuple(act.shape)}), "
+            f"received shape {tuple(start_position.shape)}"
+        )
+    n_start = start_position.shape[0]
+    if start_idx is None:
+        if n_start != batch:
+            raise ValueError(
+                f"start_position: expected batch {batch} (that of act {tuple(act.shape)}) or a "
+                f"start_idx, received shape {tuple(start_position.shape)}"
+            )
+    else:
+        if not isinstance(start_idx, torch.Tensor):
+            raise TypeError(
+                f"start_idx: expected a torch.Tensor, received {type(start_idx).__name__}"
+            )
+        if start_idx.dtype.is_floating_point or start_idx.dtype == torch.bool:
+            raise TypeError(f"start_idx: expected an integer dtype, received {start_idx.dtype}")
+        if start_idx.shape != (batch,):
+            raise ValueError(
+                f"start_idx: expected shape [{batch}] (the batch of act), received "
+                f"{tuple(start_idx.shape)}"
+            )
+        if start_idx.device != act.device:
+            raise TypeError(f"start_idx: expected device {act.device}, received {start_idx.device}")
+        low, high = int(start_idx.min()), int(start_idx.max())
+        if low < 0 or high >= n_start:
+            raise ValueError(
+                f"start_idx: expected values in [0, {n_start}) (rows of start_position), "
+                f"received values in [{low}, {high}]"
+            )
+        start_idx = start_idx.to(torch.int64).contiguous()
+    for name, value in (
+        ("start_velocity", start_velocity),
+        ("start_acceleration", start_acceleration),
+    ):
+        if value.shape != start_position.shape:
+            raise ValueError(
+                f"{name}: expected shape {tuple(start_position.shape)} (that of start_position), "
+                f"received {tuple(value.shape)}"
+            )
+    dt = prepare_traj_dt(traj_dt, horizon, act, mode)
+    return StepInputs(act, start_position, start_velocity, start_acceleration, dt, start_idx, mode)
+
+
+# --------------------------------------------------------------------------------------------------
+# raw launches (no autograd)
+
+
+def _wp(t: torch.Tensor):
+    # a zero-copy descriptor; requires_grad=False stops Warp allocating a gradient array for
+    # inputs that require grad on the torch side (autograd is ours, not Warp's tape)
+    return wp.from_torch(t, requires_grad=False, return_ctype=True)
+
+
+_index_placeholders: dict[torch.device, torch.Tensor] = {}
+
+
+def _index_placeholder(device: torch.device) -> torch.Tensor:
+    placeholder = _index_placeholders.get(device)
+    if placeholder is None:
+        placeholder = torch.zeros(1, dtype=torch.int64, device=device)
+        _index_placeholders[device] = placeholder
+    return placeholder
+
+
+_SCALAR = {torch.float32: wp.float32, torch.float64: wp.float64}
+_overload_cache: dict[tuple[str, str, torch.dtype], wp.Kernel] = {}
+
+
+def _kernel(kind: str, mode: StepMode, dtype: torch.dtype) -> wp.Kernel:
+    key = (kind, mode.value, dtype)
+    kernel = _overload_cache.get(key)
+    if kernel is None:
+        table = step_kernels.FORWARD_KERNELS if kind == "forward" else step_kernels.ADJOINT_KERNELS
+        generic = table[mode.value]
+        scalar = _SCALAR[dtype]
+        a3, a2, a1 = wp.array3d(dtype=scalar), wp.array2d(dtype=scalar), wp.array(dtype=scalar)
+        index = wp.array(dtype=wp.int64)
+        if kind == "forward":
+            arg_types = [a3, a2, a2, a2, index, int, a1, a3, a3, a3, a3, int]
+        else:
+            arg_types = [a3, a3, a3, a3, int, int, int, int, a1, a3, a2, a2, a2, int]
+        kernel = generic.get_overload(arg_types)
+        _overload_cache[key] = kernel
+    return kernel
+
+
+def _launch(kernel: wp.Kernel, batch: int, dof: int, device: torch.device, args: list) -> None:
+    """Launch over ``(batch, dof groups)``: one dof per thread on CUDA, all dofs on CPU."""
+    wp_device = wp.device_from_torch(device)
+    if device.type == "cuda":
+        dof_chunk, groups = 1, dof
+        stream = wp.stream_from_torch(device)
+    else:
+        dof_chunk, groups = dof, 1
+        stream = None
+    wp.launch(
+        kernel, dim=(batch, groups), inputs=[*args, dof_chunk], device=wp_device, stream=stream
+    )
+
+
+@dataclass
+class StepBuffers:
+    """Output buffers ``[B, H, D]`` (any strides) a step kernel writes into."""
+
+    position: torch.Tensor
+    velocity: torch.Tensor
+    acceleration: torch.Tensor
+    jerk: torch.Tensor
+
+    @classmethod
+    def empty_like(cls, act: torch.Tensor) -> StepBuffers:
+        return cls(
+            *(torch.empty_like(act, memory_format=torch.contiguous_format) for _ in range(4))
+        )
+
+    def check(self, act: torch.Tensor) -> None:
+        for name in ("position", "velocity", "acceleration", "jerk"):
+            buffer = getattr(self, name)
+            _check_tensor(f"out_{name}", buffer, 3, act.dtype, act.device)
+            if buffer.shape != act.shape:
+                raise ValueError(
+                    f"out_{name}: expected shape {tuple(act.shape)} (that of the action), "
+                    f"received {tuple(buffer.shape)}"
+                )
+
+
+def launch_forward(inputs: StepInputs, out: StepBuffers | None = None):
+    """Run the forward kernel; returns ``(position, velocity, acceleration, jerk)``."""
+    wp.init()
+    act = inputs.act
+    if out is None:
+        out = StepBuffers.empty_like(act)
+    use_idx = inputs.start_idx is not None
+    index = inputs.start_idx if use_idx else _index_placeholder(act.device)
+    args = [
+        _wp(act),
+        _wp(inputs.start_position),
+        _wp(inputs.start_velocity),
+        _wp(inputs.start_acceleration),
+        _wp(index),
+        int(use_idx),
+        _wp(inputs.traj_dt),
+        _wp(out.position),
+        _wp(out.velocity),
+        _wp(out.acceleration),
+        _wp(out.jerk),
+    ]
+    batch, _, dof = act.shape
+    _launch(_kernel("forward", inputs.mode, act.dtype), batch, dof, act.device, args)
+    return out.position, out.velocity, out.acceleration, out.jerk
+
+
+def launch_adjoint(
+    grads: tuple[torch.Tensor | None, ...],
+    traj_dt: torch.Tensor,
+    mode: StepMode,
+    start_idx: torch.Tensor | None,
+    n_start: int,
+    act_shape: tuple[int, int, int],
+    out_grad_act: torch.Tensor | None = None,
+):
+    """Run the adjoint kernel for output gradients ``grads`` (``None`` = zero).
+
+    Returns ``(grad_act [B,H,D], grad_start_position, grad_start_velocity,
+    grad_start_acceleration)``; the start gradients are ``[S, D]`` (summed over the batch rows
+    that share a start state when ``start_idx`` is given). ``traj_dt`` fixes dtype and device.
+    """
+    wp.init()
+    batch, _, dof = act_shape
+    if out_grad_act is None:
+        out_grad_act = traj_dt.new_empty(act_shape)
+    start_grads = [traj_dt.new_empty(batch, dof) for _ in range(3)]
+    flags = [int(g is not None) for g in grads]
+    # a missing gradient is never read by the kernel; any array of the right type stands in
+    arrays = [_wp(g if g is not None else out_grad_act) for g in grads]
+    args = [*arrays, *flags, _wp(traj_dt), _wp(out_grad_act), *(_wp(g) for g in start_grads)]
+    _launch(_kernel("adjoint", mode, traj_dt.dtype), batch, dof, traj_dt.device, args)
+    if start_idx is not None:
+        start_grads = [
+            traj_dt.new_zeros(n_start, dof).index_add_(0, start_idx, g) for g in start_grads
+        ]
+    return (out_grad_act, *start_grads)
+
+
+# --------------------------------------------------------------------------------------------------
+# autograd
+
+
+def _or_zeros(
+    tangent: torch.Tensor | None, shape: tuple[int, ...], ref: torch.Tensor
+) -> torch.Tensor:
+    return ref.new_zeros(shape) if tangent is None else tangent
+
+
+class TensorStepFunction(torch.autograd.Function):
+    """``(act, start_position, start_velocity, start_acceleration) -> (x, v, a, j)``.
+
+    Non-differentiable arguments: ``traj_dt [H]``, ``start_idx [B] | None``, ``mode``,
+    ``out`` (:class:`StepBuffers` or ``None``). Inputs must be validated already.
+    """
+
+    @staticmethod
+    def forward(
+        act, start_position, start_velocity, start_acceleration, traj_dt, start_idx, mode, out
+    ):
+        return launch_forward(
+            StepInputs(
+                act, start_position, start_velocity, start_acceleration, traj_dt, start_idx, mode
+            ),
+            out,
+        )
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        act, start_position, _, _, traj_dt, start_idx, mode, _ = inputs
+        ctx.set_materialize_grads(False)
+        ctx.mode = mode
+        ctx.act_shape = tuple(act.shape)
+        ctx.start_shape = tuple(start_position.shape)
+        ctx.save_for_backward(traj_dt, start_idx)
+        ctx.save_for_forward(traj_dt, start_idx)
+
+    @staticmethod
+    def backward(ctx, grad_position, grad_velocity, grad_acceleration, grad_jerk):
+        grads = (grad_position, grad_velocity, grad_acceleration, grad_jerk)
+        needs = ctx.needs_input_grad
+        if all(g is None for g in grads) or not any(needs[:4]):
+            return (None,) * 8
+        traj_dt, start_idx = ctx.saved_tensors
+        input_grads = TensorStepAdjointFunction.apply(
+            *grads, traj_dt, start_idx, ctx.start_shape[0], ctx.mode, ctx.act_shape, None
+        )
+        return (
+            *(g if need else None for g, need in zip(input_grads, needs[:4])),
+            None,
+            None,
+            None,
+            None,
+        )
+
+    @staticmethod
+    def jvp(ctx, t_act, t_pos, t_vel, t_acc, *_non_differentiable):
+        traj_dt, start_idx = ctx.saved_tensors
+        inputs = StepInputs(
+            _or_zeros(t_act, ctx.act_shape, traj_dt),
+            _or_zeros(t_pos, ctx.start_shape, traj_dt),
+            _or_zeros(t_vel, ctx.start_shape, traj_dt),
+            _or_zeros(t_acc, ctx.start_shape, traj_dt),
+            traj_dt,
+            start_idx,
+            ctx.mode,
+        )
+        return launch_forward(inputs)
+
+
+class TensorStepAdjointFunction(torch.autograd.Function):
+    """The transpose map: output gradients ``(gx, gv, ga, gj)`` to input gradients.
+
+    Its own backward is the forward step, which makes double backward exact and cheap.
+    ``out_grad_act`` is an optional ``[B, H, D]`` buffer for the action gradient.
+    """
+
+    @staticmethod
+    def forward(
+        grad_position,
+        grad_velocity,
+        grad_acceleration,
+        grad_jerk,
+        traj_dt,
+        start_idx,
+        n_start,
+        mode,
+        act_shape,
+        out_grad_act,
+    ):
+        grads = (grad_position, grad_velocity, grad_acceleration, grad_jerk)
+        return launch_adjoint(grads, traj_dt, mode, start_idx, n_start, act_shape, out_grad_act)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        _, _, _, _, traj_dt, start_idx, n_start, mode, act_shape, _ = inputs
+        ctx.set_materialize_grads(False)
+        ctx.mode = mode
+        ctx.act_shape = act_shape
+        ctx.start_shape = (n_start, act_shape[2])
+        ctx.save_for_backward(traj_dt, start_idx)
+        ctx.save_for_forward(traj_dt, start_idx)
+
+    @staticmethod
+    def jvp(ctx, t_pos, t_vel, t_acc, t_jerk, *_non_differentiable):
+        traj_dt, start_idx = ctx.saved_tensors
+        grads = (t_pos, t_vel, t_acc, t_jerk)
+        n_start = ctx.start_shape[0]
+        return launch_adjoint(grads, traj_dt, ctx.mode, start_idx, n_start, ctx.act_shape)
+
+    @staticmethod
+    def backward(ctx, gg_act, gg_pos, gg_vel, gg_acc):
+        if all(g is None for g in (gg_act, gg_pos, gg_vel, gg_acc)):
+            return (None,) * 10
+        traj_dt, start_idx = ctx.saved_tensors
+        outputs = TensorStepFunction.apply(
+            _or_zeros(gg_act, ctx.act_shape, traj_dt),
+            _or_zeros(gg_pos, ctx.start_shape, traj_dt),
+            _or_zeros(gg_vel, ctx.start_shape, traj_dt),
+            _or_zeros(gg_acc, ctx.start_shape, traj_dt),
+            traj_dt,
+            start_idx,
+            ctx.mode,
+            None,
+        )
+        return (*outputs, None, None, None, None, None, None)
+
+
+def tensor_step(
+    act: torch.Tensor,
+    start_position: torch.Tensor,
+    start_velocity: torch.Tensor | None,
+    start_acceleration: torch.Tensor | None,
+    traj_dt: float | torch.Tensor,
+    control_space: str | StateType | StepMode,
+    fd_mode: str = "BACKWARD",
+    start_idx: torch.Tensor | None = None,
+    out: StepBuffers | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Integrate an action sequence into a joint-state trajectory (SPEC §2).
+
+    Args:
+        act: ``[B, H, D]`` actions; ``act[:, h-1]`` drives step ``h``; ``act[:, H-1]`` is unused
+            (except in TELEPORT mode, where position = act).
+        start_position, start_velocity, start_acceleration: ``[B, D]``, or ``[S, D]`` with
+            ``start_idx``; velocity/acceleration may be ``None`` (zero).
+        traj_dt: seconds per step, a scalar or ``[H]`` (entry ``h`` ends at step ``h``; entry 0
+            unused). CENTRAL needs it uniform.
+        control_space: ``"POSITION"``, ``"VELOCITY"``, ``"ACCELERATION"``, ``"JERK"`` (or a
+            :class:`StateType` / :class:`StepMode`).
+        fd_mode: for POSITION: ``"BACKWARD"``, ``"CENTRAL"`` or ``"TELEPORT"``.
+        start_idx: optional ``[B]`` integer rows of the start state for each trajectory.
+        out: optional preallocated :class:`StepBuffers` to write into (reused across calls).
+
+    Returns:
+        ``(position, velocity, acceleration, jerk)``, each ``[B, H, D]``; index 0 holds the start
+        state (jerk 0). Differentiable w.r.t. ``act`` and the start state, twice, and in
+        forward mode.
+    """
+    mode = resolve_step_mode(control_space, fd_mode)
+    inputs = validate_step_inputs(
+        act, start_position, start_velocity, start_acceleration, traj_dt, mode, start_idx
+    )
+    if out is not None:
+        out.check(inputs.act)
+    return TensorStepFunction.apply(
+        inputs.act,
+        inputs.start_position,
+        inputs.start_velocity,
+        inputs.start_acceleration,
+        inputs.traj_dt,
+        inputs.start_idx,
+        mode,
+        out,
+    )
