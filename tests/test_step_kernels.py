@@ -405,3 +405,14 @@ def test_cuda_matches_cpu():
         gpu = tensor_step(*(t.cuda() for t in (act, p, v, a)), dt.cuda(), control_space, fd_mode)
         for c, d in zip(cpu, gpu):
             torch.testing.assert_close(d.cpu(), c, rtol=1e-5, atol=1e-3)
+
+
+def test_reused_buffers_invalidate_stale_graphs():
+    (act, p, v, a), _ = make_inputs(2, 6, 2, 2, torch.float64, "cpu")
+    act.requires_grad_()
+    buffers = StepBuffers.empty_like(act.detach())
+    x, vel, *_ = tensor_step(act, p, v, a, 0.1, "POSITION", out=buffers)
+    stale = vel.square().sum()  # saves the velocity buffer for its backward
+    tensor_step(act * 2, p, v, a, 0.1, "POSITION", out=buffers)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        stale.backward()

@@ -408,6 +408,11 @@ class TensorStepFunction(torch.autograd.Function):
     def forward(
         act, start_position, start_velocity, start_acceleration, traj_dt, start_idx, mode, out
     ):
+        if out is not None:
+            # reused buffers are overwritten behind autograd's back: bump their versions so a
+            # stale graph that saved an earlier result fails loudly instead of using new numbers
+            for buffer in (out.position, out.velocity, out.acceleration, out.jerk):
+                torch.autograd.graph.increment_version(buffer)
         return launch_forward(
             StepInputs(
                 act, start_position, start_velocity, start_acceleration, traj_dt, start_idx, mode
