@@ -1,1 +1,18 @@
-"""rollout."""
+"""Rollouts: a dynamics model composed with forward kinematics and costs."""
+
+from curobo_lite.rollout.arm_reacher import (
+    ArmReacher,
+    ArmReacherConfig,
+    ConvergenceMetrics,
+    Goal,
+)
+from curobo_lite.rollout.task import TaskConfig, available_tasks
+
+__all__ = [
+    "ArmReacher",
+    "ArmReacherConfig",
+    "ConvergenceMetrics",
+    "Goal",
+    "TaskConfig",
+    "available_tasks",
+]

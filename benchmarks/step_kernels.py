@@ -1,0 +1,190 @@
+"""Step-kernel benchmark: our Warp kernels vs the dense torch reference vs a plain copy.
+
+For each batch x horizon (7 dof, float32) and each control space it times, in one run:
+
+* ``ours fwd``: :func:`curobo_lite.kernels.tensor_step` writing into preallocated buffers
+  (how the dynamics model calls it), and ``ours fwd alloc`` with fresh outputs;
+* ``ours f+b``: forward + backward of a loss on all four outputs w.r.t. the action;
+* ``dense fwd`` / ``dense f+b``: the seed's dense torch reference (``CliqueTensorStep`` for
+  POSITION, ``tensor_step_acc`` for ACCELERATION), matrices built once outside the timing;
+* ``copy``: copying the four output tensors' bytes (the memory-bandwidth floor for the forward).
+
+Prints a table and writes JSON (default ``benchmarks/results/step_kernels.json``).
+Usage: ``python benchmarks/step_kernels.py [--device cuda] [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable
+
+import torch
+
+from curobo_lite.kernels import StepBuffers, tensor_step
+from curobo_lite.rollout.dynamics_model import integration_utils as iu
+from curobo_lite.types import TensorDeviceType
+
+DOF = 7
+
+
+def timeit(
+    fn: Callable[[], object], device: torch.device, min_time: float = 0.3, max_reps: int = 200
+) -> float:
+    """Median seconds per call after a warm-up, repeating until ``min_time`` has elapsed."""
+
+    def sync() -> None:
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+
+    for _ in range(2):
+        fn()
+    sync()
+    samples: list[float] = []
+    start = time.perf_counter()
+    while len(samples) < max_reps and (time.perf_counter() - start < min_time or len(samples) < 5):
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        samples.append(time.perf_counter() - t0)
+    return statistics.median(samples)
+
+
+def dense_position(act, p, traj_dt, matrices):
+    mask, n_mask, fd_1, fd_2, fd_3 = matrices
+    return iu.CliqueTensorStep.apply(act, p, mask, n_mask, fd_1, fd_2, fd_3)
+
+
+def dense_acceleration(act, state, traj_dt, int_matrix, state_seq):
+    return iu.tensor_step_acc(state, act, state_seq, traj_dt, DOF, int_matrix)
+
+
+def bench_case(batch: int, horizon: int, mode: str, device: torch.device) -> dict:
+    dtype = torch.float32
+    g = torch.Generator().manual_seed(0)
+    act = torch.randn(batch, horizon, DOF, generator=g, dtype=dtype).to(device)
+    p = torch.randn(batch, DOF, generator=g, dtype=dtype).to(device)
+    v = torch.zeros_like(p)
+    a = torch.zeros_like(p)
+    traj_dt = torch.full((horizon,), 0.02, dtype=dtype, device=device)
+    control_space = "POSITION" if mode == "POSITION" else "ACCELERATION"
+    buffers = StepBuffers.empty_like(act)
+    weights = [torch.randn(horizon, DOF, generator=g, dtype=dtype).to(device) for _ in range(4)]
+
+    def loss(outputs):
+        return sum((o * w).sum() for o, w in zip(outputs, weights))
+
+    act_grad = act.clone().requires_grad_()
+    row = {"batch": batch, "horizon": horizon, "mode": mode}
+    row["ours_fwd"] = timeit(
+        lambda: tensor_step(act, p, v, a, traj_dt, control_space, out=buffers), device
+    )
+    row["ours_fwd_alloc"] = timeit(
+        lambda: tensor_step(act, p, v, a, traj_dt, control_space), device
+    )
+
+    def ours_fb():
+        outputs = tensor_step(act_grad, p, v, a, traj_dt, control_space, out=buffers)
+        loss(outputs).backward()
+        act_grad.grad = None
+
+    row["ours_fwd_bwd"] = timeit(ours_fb, device)
+
+    tensor_args = TensorDeviceType(device=device, dtype=dtype)
+    if mode == "POSITION":
+        clique = iu.build_clique_matrix(horizon, traj_dt, device=device, dtype=dtype)
+        fd_1, fd_2 = clique[horizon : 2 * horizon], clique[2 * horizon :]
+        mask, n_mask = iu.build_start_state_mask(horizon, tensor_args)
+        matrices = (mask, n_mask, fd_1, fd_2, fd_1 @ fd_2)
+
+        def dense_fwd(u):
+            return dense_position(u, p, traj_dt, matrices)
+    else:
+        int_matrix = iu.build_int_matrix(horizon, device=device, dtype=dtype)
+        state = torch.cat((p, v, a), dim=-1)
+
+        def dense_fwd(u):
+            state_seq = torch.empty(batch, horizon, 4 * DOF, device=device, dtype=dtype)
+            seq = dense_acceleration(u, state, traj_dt, int_matrix, state_seq)
+            return seq.split(DOF, dim=-1)
+
+    with torch.no_grad():
+        row["dense_fwd"] = timeit(lambda: dense_fwd(act), device)
+
+    def dense_fb():
+        loss(dense_fwd(act_grad)).backward()
+        act_grad.grad = None
+
+    row["dense_fwd_bwd"] = timeit(dense_fb, device)
+
+    sources = [torch.randn_like(act) for _ in range(4)]
+    targets = [torch.empty_like(act) for _ in range(4)]
+
+    def copy():
+        for src, dst in zip(sources, targets):
+            dst.copy_(src)
+
+    row["copy"] = timeit(copy, device)
+    row["fwd_over_copy"] = row["ours_fwd"] / row["copy"]
+    row["dense_over_ours_fwd_bwd"] = row["dense_fwd_bwd"] / row["ours_fwd_bwd"]
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--quick", action="store_true", help="only batch 1000, horizon 32")
+    parser.add_argument(
+        "--out", default=os.path.join(os.path.dirname(__file__), "results", "step_kernels.json")
+    )
+    args = parser.parse_args()
+    device = torch.device(args.device)
+    batches = [1000] if args.quick else [1, 100, 1000, 10000]
+    horizons = [32] if args.quick else [32, 128]
+    rows = []
+    header = (
+        f"{'mode':<13}{'B':>6}{'H':>5} | {'ours fwd':>9}{'fwd alloc':>10}{'ours f+b':>9} | "
+        f"{'dense fwd':>10}{'dense f+b':>10} | {'copy':>8} | {'fwd/copy':>8}{'dense/ours f+b':>15}"
+    )
+    print(
+        f"step kernels, {DOF} dof, float32, device {device}, torch threads "
+        f"{torch.get_num_threads()} (times in ms, median)"
+    )
+    print(header)
+    print("-" * len(header))
+    for mode in ("POSITION", "ACCELERATION"):
+        for horizon in horizons:
+            for batch in batches:
+                row = bench_case(batch, horizon, mode, device)
+                rows.append(row)
+                ms = {k: v * 1e3 for k, v in row.items() if isinstance(v, float)}
+                print(
+                    f"{mode:<13}{batch:>6}{horizon:>5} | {ms['ours_fwd']:>9.3f}"
+                    f"{ms['ours_fwd_alloc']:>10.3f}{ms['ours_fwd_bwd']:>9.3f} | "
+                    f"{ms['dense_fwd']:>10.3f}{ms['dense_fwd_bwd']:>10.3f} | {ms['copy']:>8.3f} | "
+                    f"{row['fwd_over_copy']:>8.2f}{row['dense_over_ours_fwd_bwd']:>15.2f}"
+                )
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    meta = {
+        "device": str(device),
+        "device_name": torch.cuda.get_device_name(device)
+        if device.type == "cuda"
+        else platform.processor() or platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "torch": torch.__version__,
+        "torch_threads": torch.get_num_threads(),
+        "dof": DOF,
+        "dtype": "float32",
+        "unit": "seconds (median)",
+    }
+    with open(args.out, "w") as f:
+        json.dump({"meta": meta, "rows": rows}, f, indent=2)
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

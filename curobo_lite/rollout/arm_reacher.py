@@ -1,0 +1,339 @@
+"""ArmReacher: dynamics model + forward kinematics + costs, the rollout every solver calls.
+
+Batching: the rollout holds ``S`` start states (one per problem) and goals for them. A call
+``rollout_fn(act_seq [B, H, D])`` with ``B`` a multiple of ``S`` treats the batch as problem-major
+(``act_seq.view(S, B // S, H, D)``): trajectory ``b`` starts from state ``b // (B // S)`` and aims
+at that problem's goal (or the single goal when only one is given).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from curobo_lite.debug import track
+from curobo_lite.opt.base import RolloutResult
+from curobo_lite.robot import RobotConfig
+from curobo_lite.rollout.cost import BoundCost, CostBase, CSpaceGoalCost, PoseCost, build_costs
+from curobo_lite.rollout.dynamics_model import (
+    KinematicModel,
+    KinematicModelConfig,
+    KinematicModelState,
+)
+from curobo_lite.rollout.task import TaskConfig
+from curobo_lite.types import JointState, Pose, TensorDeviceType
+
+
+@dataclass
+class Goal:
+    """What the rollout aims at, per problem.
+
+    Attributes:
+        goal_pose: end-effector poses, batch ``G`` (1, or one per problem).
+        goal_state: joint-space goals ``[G, D]`` (position used by ``cspace_cost``).
+    """
+
+    goal_pose: Pose | None = None
+    goal_state: JointState | None = None
+
+    def __post_init__(self) -> None:
+        if self.goal_pose is None and self.goal_state is None:
+            raise ValueError("Goal: give goal_pose, goal_state or both; received neither")
+        if self.goal_pose is not None and not isinstance(self.goal_pose, Pose):
+            raise TypeError(f"Goal.goal_pose: expected a Pose, received {type(self.goal_pose)}")
+        if self.goal_state is not None:
+            if not isinstance(self.goal_state, JointState):
+                raise TypeError(
+                    f"Goal.goal_state: expected a JointState, received {type(self.goal_state)}"
+                )
+            if self.goal_state.position.ndim == 1:
+                self.goal_state = self.goal_state.unsqueeze(0)
+
+
+@dataclass
+class ConvergenceMetrics:
+    """Per-trajectory quality of a rollout (no gradient).
+
+    Attributes:
+        position_error: ``[B]`` metres at the last step (``None`` without a pose goal).
+        rotation_error: ``[B]`` radians at the last step (``None`` without a pose goal).
+        cspace_error: ``[B]`` joint-space distance at the last step (``None`` without a
+            joint goal).
+        limit_violation: ``{position|velocity|acceleration|jerk: [B]}`` largest violation of
+            the robot's limits along the trajectory (0 when within).
+    """
+
+    position_error: torch.Tensor | None
+    rotation_error: torch.Tensor | None
+    cspace_error: torch.Tensor | None
+    limit_violation: dict[str, torch.Tensor]
+
+    def __repr__(self) -> str:
+        def stat(t: torch.Tensor | None) -> str:
+            return "None" if t is None else f"min {float(t.min()):.4g} max {float(t.max()):.4g}"
+
+        violations = {k: round(float(v.max()), 6) for k, v in self.limit_violation.items()}
+        return (
+            f"ConvergenceMetrics(position_error: {stat(self.position_error)}, rotation_error: "
+            f"{stat(self.rotation_error)}, cspace_error: {stat(self.cspace_error)}, "
+            f"max limit violation: {violations})"
+        )
+
+
+@dataclass
+class ArmReacherConfig:
+    """A dynamics-model config plus the ``cost`` section of a task."""
+
+    model: KinematicModelConfig
+    cost: dict[str, Any] = field(default_factory=dict)
+    task: TaskConfig | None = None
+
+    @classmethod
+    def from_task(
+        cls,
+        task: str | TaskConfig,
+        robot: str | RobotConfig,
+        tensor_args: TensorDeviceType | None = None,
+    ) -> ArmReacherConfig:
+        """From a task (bundled name, path or :class:`TaskConfig`) and a robot (bundled name,
+        path or :class:`RobotConfig`)."""
+        task = TaskConfig.load(task)
+        if not isinstance(robot, RobotConfig):
+            robot = RobotConfig.load(robot)
+        tensor_args = tensor_args or robot.tensor_args
+        try:
+            model = KinematicModelConfig.from_dict(task.model, robot, tensor_args)
+        except (ValueError, TypeError) as err:
+            raise task.error(err) from None
+        return cls(model=model, cost=task.cost, task=task)
+
+
+class ArmReacher:
+    """Reach an end-effector pose and/or a joint configuration under limits and smoothness.
+
+    Protocol attributes for the solvers: ``d_action``, ``action_horizon``,
+    ``action_bound_lows/highs [D]``, ``tensor_args``, ``rollout_fn``.
+    """
+
+    def __init__(self, config: ArmReacherConfig) -> None:
+        self.config = config
+        self.dynamics_model = KinematicModel(config.model)
+        self.tensor_args = self.dynamics_model.tensor_args
+        robot = self.dynamics_model.robot_config
+        self.robot_config = robot
+        try:
+            self.costs: dict[str, CostBase] = build_costs(
+                config.cost,
+                joint_limits=robot.joint_limits,
+                tensor_args=self.tensor_args,
+                retract_config=robot.retract_config,
+                cspace_weights=robot.cspace_weights,
+            )
+        except (ValueError, TypeError) as err:
+            if config.task is not None:
+                raise config.task.error(err) from None
+            raise
+        self.goal: Goal | None = None
+        self.start_state: JointState | None = None
+        self.cost_terms: dict[str, torch.Tensor] = {}
+        self.last_invalid: torch.Tensor | None = None
+        self._index_cache: dict[tuple[int, int], torch.Tensor] = {}
+
+    @classmethod
+    def from_task(
+        cls,
+        task: str | TaskConfig,
+        robot: str | RobotConfig,
+        tensor_args: TensorDeviceType | None = None,
+    ) -> ArmReacher:
+        return cls(ArmReacherConfig.from_task(task, robot, tensor_args))
+
+    # protocol attributes ------------------------------------------------------------------------
+    @property
+    def d_action(self) -> int:
+        return self.dynamics_model.d_action
+
+    @property
+    def action_horizon(self) -> int:
+        return self.dynamics_model.action_horizon
+
+    @property
+    def action_bound_lows(self) -> torch.Tensor:
+        return self.dynamics_model.action_bound_lows
+
+    @property
+    def action_bound_highs(self) -> torch.Tensor:
+        return self.dynamics_model.action_bound_highs
+
+    @property
+    def n_problems(self) -> int:
+        return 0 if self.start_state is None else self.start_state.position.shape[0]
+
+    # problem data ------------------------------------------------------------------------------
+    def update_start_state(self, start_state: JointState) -> None:
+        """Set the start state(s) ``[S, D]`` (one per problem) without touching the goal."""
+        if not isinstance(start_state, JointState):
+            raise TypeError(
+                f"start_state: expected a JointState, received {type(start_state).__name__}"
+            )
+        if start_state.position.ndim == 1:
+            start_state = start_state.unsqueeze(0)
+        if start_state.position.ndim != 2 or start_state.dof != self.d_action:
+            raise ValueError(
+                f"start_state: expected position shape [S, {self.d_action}], received "
+                f"{tuple(start_state.position.shape)}"
+            )
+        start_state = start_state.to(self.tensor_args)
+        if not bool(torch.isfinite(start_state.to_state_tensor()).all()):
+            raise ValueError("start_state: contains NaN or infinite values")
+        if self.goal is not None:
+            self._check_goal_batch(self.goal, start_state.position.shape[0])
+        self.start_state = start_state.detach().clone()
+
+    def _check_goal_batch(self, goal: Goal, n_problems: int) -> None:
+        for name, batch in (
+            ("goal_pose", None if goal.goal_pose is None else goal.goal_pose.batch),
+            ("goal_state", None if goal.goal_state is None else goal.goal_state.position.shape[0]),
+        ):
+            if batch is not None and batch not in (1, n_problems):
+                raise ValueError(
+                    f"goal.{name}: expected batch 1 or {n_problems} (one per start state), "
+                    f"received {batch}"
+                )
+
+    def update_params(self, goal: Goal, start_state: JointState | None = None) -> None:
+        """Set the goal (and optionally the start states) for the next rollouts."""
+        if not isinstance(goal, Goal):
+            raise TypeError(f"goal: expected a Goal, received {type(goal).__name__}")
+        if goal.goal_pose is not None:
+            goal.goal_pose = goal.goal_pose.to(self.tensor_args)
+        if goal.goal_state is not None:
+            if goal.goal_state.dof != self.d_action:
+                raise ValueError(
+                    f"goal.goal_state: expected {self.d_action} dof, received {goal.goal_state.dof}"
+                )
+            goal.goal_state = goal.goal_state.to(self.tensor_args)
+        n_problems = (
+            start_state.position.reshape(-1, self.d_action).shape[0]
+            if (start_state is not None)
+            else self.n_problems
+        )
+        if n_problems:
+            self._check_goal_batch(goal, n_problems)
+        self.goal = goal
+        if start_state is not None:
+            self.update_start_state(start_state)
+
+    def _problem_index(self, batch: int) -> torch.Tensor:
+        """``[B]`` problem of each trajectory (problem-major batches)."""
+        n_problems = self.n_problems
+        key = (batch, n_problems)
+        index = self._index_cache.get(key)
+        if index is None:
+            if batch % n_problems != 0:
+                raise ValueError(
+                    f"act_seq: expected a batch that is a multiple of the {n_problems} start "
+                    f"states, received {batch}"
+                )
+            index = torch.arange(batch, device=self.tensor_args.device) // (batch // n_problems)
+            self._index_cache[key] = index
+        return index
+
+    def _goal_index(self, goal_batch: int, problem_index: torch.Tensor) -> torch.Tensor | None:
+        return None if goal_batch == 1 else problem_index
+
+    # rollouts ----------------------------------------------------------------------------------
+    def rollout_fn(self, act_seq: torch.Tensor) -> RolloutResult:
+        """Evaluate ``act_seq [B, H, D]``.
+
+        Returns:
+            :class:`RolloutResult` with ``costs [B, H]`` (sum of the enabled terms),
+            ``total [B]`` and ``state`` (:class:`KinematicModelState`). A trajectory whose cost
+            is not finite (e.g. a NaN in its actions) gets ``total = inf`` and is flagged in
+            ``last_invalid [B]``; the model's buffers are fully rewritten on every call, so it
+            does not leak into later calls.
+        """
+        if self.start_state is None or self.goal is None:
+            raise ValueError("rollout_fn: call update_params(goal, start_state) first")
+        problem_index = self._problem_index(act_seq.shape[0])
+        state = self.dynamics_model.forward(self.start_state, act_seq, problem_index)
+        terms = self._cost_terms(state, problem_index)
+        costs = (
+            torch.stack(list(terms.values())).sum(0)
+            if terms
+            else act_seq.new_zeros(act_seq.shape[:2])
+        )
+        total = costs.sum(-1)
+        invalid = ~torch.isfinite(total)
+        total = total.masked_fill(invalid, float("inf"))
+        self.cost_terms = terms
+        self.last_invalid = invalid
+        return RolloutResult(costs=costs, total=total, state=state)
+
+    def _cost_terms(
+        self, state: KinematicModelState, problem_index: torch.Tensor
+    ) -> dict[str, torch.Tensor]:
+        terms: dict[str, torch.Tensor] = {}
+        goal = self.goal
+        for name, cost in self.costs.items():
+            if not cost.enabled:
+                continue
+            if isinstance(cost, PoseCost):
+                if goal.goal_pose is None:
+                    continue
+                value = cost.forward(
+                    state.ee_position,
+                    state.ee_quaternion,
+                    goal.goal_pose,
+                    self._goal_index(goal.goal_pose.batch, problem_index),
+                )
+            elif isinstance(cost, CSpaceGoalCost):
+                if goal.goal_state is None:
+                    continue
+                value = cost.forward(
+                    state.state_seq,
+                    goal.goal_state.position,
+                    self._goal_index(goal.goal_state.position.shape[0], problem_index),
+                )
+            else:
+                value = cost.forward(state.state_seq)
+            terms[name] = track(name, value)
+        return terms
+
+    @torch.no_grad()
+    def convergence(self, state: KinematicModelState) -> ConvergenceMetrics:
+        """Errors at the last step and limit violations of a rolled-out batch."""
+        batch = state.state_seq.position.shape[0]
+        problem_index = self._problem_index(batch)
+        position_error = rotation_error = cspace_error = None
+        goal = self.goal
+        if goal is not None and goal.goal_pose is not None:
+            pose_cost = next((c for c in self.costs.values() if isinstance(c, PoseCost)), None)
+            if pose_cost is None:
+                pose_cost = PoseCost.from_dict({}, self.tensor_args)
+            position_error, rotation_error = pose_cost.errors(
+                state.ee_position,
+                state.ee_quaternion,
+                goal.goal_pose,
+                self._goal_index(goal.goal_pose.batch, problem_index),
+            )
+        if goal is not None and goal.goal_state is not None:
+            target = goal.goal_state.position
+            target = target[problem_index] if target.shape[0] > 1 else target.expand(batch, -1)
+            cspace_error = (state.state_seq.position[:, -1] - target).norm(dim=-1)
+        bound_cost = next((c for c in self.costs.values() if isinstance(c, BoundCost)), None)
+        if bound_cost is None:
+            bound_cost = BoundCost.from_dict(
+                {}, self.tensor_args, joint_limits=self.robot_config.joint_limits
+            )
+        violation = bound_cost.violation(state.state_seq)
+        return ConvergenceMetrics(position_error, rotation_error, cspace_error, violation)
+
+    def __repr__(self) -> str:
+        enabled = [name for name, c in self.costs.items() if c.enabled]
+        return (
+            f"ArmReacher(robot={self.robot_config.name!r}, model={self.dynamics_model!r}, "
+            f"costs={enabled}, n_problems={self.n_problems})"
+        )

@@ -1,0 +1,170 @@
+"""Joint-limit cost on position, velocity, acceleration and jerk."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import torch
+
+from curobo_lite.rollout.cost.base import (
+    QUANTITIES,
+    CostBase,
+    CostConfig,
+    as_choice,
+    as_vector,
+    check_dof,
+    parse_joint_limits,
+    trajectory_state,
+)
+from curobo_lite.types import JointState
+
+ACTIVATION_MODES = ("FRACTION", "ABSOLUTE")
+
+
+@dataclass
+class BoundCostConfig(CostConfig):
+    """Options of :class:`BoundCost` (YAML section ``bound_cost``).
+
+    Per-quantity lists are ordered ``[position, velocity, acceleration, jerk]``.
+
+    Attributes:
+        joint_limits: ``{quantity: [2, D]}`` lower/upper limits (default: the robot's); a
+            mapping or an object with those four attributes. Infinite limits are allowed.
+        bound_weight: ``[4]`` weights of the quadratic penalty.
+        linear_weight: ``[4]`` weights of an added linear penalty (default zero).
+        activation_distance: ``[4]`` margin inside each limit where the penalty starts.
+        activation_mode: ``"FRACTION"``: the margin is ``activation_distance`` times the joint's
+            range ``upper - lower`` (at most 0.5; an infinite range gets no margin);
+            ``"ABSOLUTE"``: the margin is in the quantity's own units (rad, rad/s, ...) and must
+            not exceed half of any joint's range.
+    """
+
+    section: ClassVar[str] = "bound_cost"
+
+    joint_limits: Any = None
+    bound_weight: Any = (1.0, 1.0, 1.0, 1.0)
+    linear_weight: Any = (0.0, 0.0, 0.0, 0.0)
+    activation_distance: Any = (0.05, 0.05, 0.05, 0.05)
+    activation_mode: str = "FRACTION"
+
+    def _validate(self) -> None:
+        s, ta = self.section, self.tensor_args
+        if self.joint_limits is None:
+            raise ValueError(
+                f"{s}.joint_limits: required ({list(QUANTITIES)}, [2, D] each); give them in the "
+                "section or through the robot's limits"
+            )
+        self.joint_limits = parse_joint_limits(s, self.joint_limits, ta)
+        self.bound_weight = as_vector(s, "bound_weight", self.bound_weight, ta, 4, True)
+        self.linear_weight = as_vector(s, "linear_weight", self.linear_weight, ta, 4, True)
+        self.activation_distance = as_vector(
+            s, "activation_distance", self.activation_distance, ta, 4, True
+        )
+        self.activation_mode = as_choice(
+            s, "activation_mode", self.activation_mode, ACTIVATION_MODES
+        )
+        if self.activation_mode == "FRACTION" and bool((self.activation_distance > 0.5).any()):
+            raise ValueError(
+                f"{s}.activation_distance: a FRACTION of the range must be <= 0.5, received "
+                f"{self.activation_distance.tolist()}"
+            )
+        if self.activation_mode == "ABSOLUTE":
+            for i, quantity in enumerate(QUANTITIES):
+                limits = self.joint_limits[quantity]
+                half_range = (limits[1] - limits[0]) / 2
+                if bool((self.activation_distance[i] > half_range).any()):
+                    raise ValueError(
+                        f"{s}.activation_distance: {quantity} margin "
+                        f"{self.activation_distance[i].item()} exceeds half the smallest "
+                        f"{quantity} range {half_range.min().item()}"
+                    )
+
+    def activation_bounds(self) -> dict[str, torch.Tensor]:
+        """``{quantity: [2, D]}``: the limits moved inwards by the activation margin."""
+        bounds = {}
+        for i, quantity in enumerate(QUANTITIES):
+            limits = self.joint_limits[quantity]
+            if self.activation_mode == "FRACTION":
+                span = limits[1] - limits[0]
+                margin = torch.where(
+                    torch.isfinite(span), span * self.activation_distance[i], torch.zeros_like(span)
+                )
+            else:
+                margin = self.activation_distance[i].expand_as(limits[0])
+            bounds[quantity] = torch.stack((limits[0] + margin, limits[1] - margin))
+        return bounds
+
+
+class BoundCost(CostBase):
+    """Joint-limit penalty ``[B, H]``.
+
+    For each quantity ``x`` (position, velocity, acceleration, jerk) with activation bounds
+    ``[lo', hi']`` (the limits moved inwards by the activation margin) the excess is
+    ``e = max(lo' - x, 0) + max(x - hi', 0)`` and
+    ``cost[b, h] = weight * sum_q sum_d (bound_weight_q e² + linear_weight_q e)``:
+    zero on and inside the activation bounds, growing quadratically (plus linearly) beyond.
+    Every step ``h`` counts, including the start state at ``h = 0``.
+    """
+
+    config_cls = BoundCostConfig
+    weight_fields = ("weight", "bound_weight", "linear_weight")
+    config: BoundCostConfig
+
+    def _setup(self) -> None:
+        super()._setup()
+        c = self.config
+        bounds = c.activation_bounds()
+        self.dof = c.joint_limits["position"].shape[1]
+        # Quantities whose weights are all zero are skipped: a Python-side decision from the
+        # configuration, so no device synchronisation happens in forward.
+        self._terms: list[tuple[str, torch.Tensor, torch.Tensor, float, float]] = []
+        for i, quantity in enumerate(QUANTITIES):
+            quad = float(c.bound_weight[i]) * c.weight
+            lin = float(c.linear_weight[i]) * c.weight
+            if quad != 0 or lin != 0:
+                self._terms.append((quantity, bounds[quantity][0], bounds[quantity][1], quad, lin))
+
+    def _check(self, state: Any) -> JointState:
+        state = trajectory_state(type(self).__name__, state, self.tensor_args)
+        check_dof(type(self).__name__, "joint_limits", state.dof, self.config.joint_limits["jerk"])
+        return state
+
+    def forward(self, state: JointState) -> torch.Tensor:
+        """Per-step bound cost of a ``JointState`` with ``[B, H, D]`` fields -> ``[B, H]``."""
+        state = self._check(state)
+        batch, horizon = state.position.shape[:2]
+        if not self.enabled or not self._terms:
+            return self._disabled(batch, horizon)
+        cost = None
+        for quantity, lower, upper, quad, lin in self._terms:
+            x = getattr(state, quantity)
+            # x - clamp(x) is the signed excess beyond the activation bounds (zero inside).
+            excess = x - torch.clamp(x, lower, upper)
+            term = excess.square()
+            if quad != 1.0:
+                term = term * quad
+            if lin != 0:
+                term = term + lin * excess.abs()
+            term = term.sum(-1)
+            cost = term if cost is None else cost + term
+        return cost
+
+    def violation(self, state: JointState) -> dict[str, torch.Tensor]:
+        """Largest limit violation per trajectory (metrics, no gradient).
+
+        Measured against the real limits (not the activation bounds), in the quantity's units.
+
+        Returns:
+            ``{quantity: [B]}`` for position, velocity, acceleration and jerk; 0 where the whole
+            trajectory is within the limits.
+        """
+        state = self._check(state)
+        result = {}
+        with torch.no_grad():
+            for quantity in QUANTITIES:
+                x = getattr(state, quantity)
+                limits = self.config.joint_limits[quantity]
+                excess = (x - torch.clamp(x, limits[0], limits[1])).abs()
+                result[quantity] = excess.amax(dim=(-2, -1))
+        return result

@@ -1,0 +1,184 @@
+"""End-effector pose cost: position and orientation error to a (batched) goal pose."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import torch
+import torch.nn.functional as F
+
+from curobo_lite.rollout.cost.base import (
+    CostBase,
+    CostConfig,
+    as_bool,
+    as_choice,
+    as_vector,
+    check_pose,
+    check_tensor,
+    select_goal,
+    step_schedule,
+)
+from curobo_lite.types import Pose, quat_angle_error
+
+POSITION_NORMS = ("L2", "SQUARED_L2")
+ROTATION_ERRORS = ("GEODESIC", "ONE_MINUS_DOT")
+
+# Smooths the geodesic angle's square root so that its gradient is finite (zero) at zero error;
+# it shifts the angle at zero error by 2*sqrt(eps) = 2e-6 rad.
+_GEODESIC_EPS = 1e-12
+
+
+@dataclass
+class PoseCostConfig(CostConfig):
+    """Options of :class:`PoseCost` (YAML section ``pose_cost``).
+
+    Attributes:
+        terminal_weight: ``[pos, rot]`` weights at the last step ``h = H-1``.
+        run_weight: ``[pos, rot]`` weights at the running steps ``h < H-1`` (default zero).
+        run_weight_ramp: scale the running weights by ``h / (H-1)``, a linear ramp from 0 at the
+            start state to (almost) the full running weight at ``h = H-2``.
+        position_norm: ``"L2"``: Euclidean distance (metres, constant gradient magnitude, exact
+            convergence); ``"SQUARED_L2"``: squared distance (m², smooth at zero).
+        rotation_error: ``"GEODESIC"``: the rotation angle between the two orientations in
+            radians, ``2 atan2(|vec(q1* q2)|, |<q1, q2>|)`` (the atan2 form stays accurate and
+            has a finite gradient near zero, unlike ``acos``); ``"ONE_MINUS_DOT"``:
+            ``1 - |<q1, q2>|`` = ``1 - cos(angle/2)``, about ``angle² / 8`` near zero (smooth,
+            like a squared error). Both are invariant to the sign of either quaternion.
+    """
+
+    section: ClassVar[str] = "pose_cost"
+
+    terminal_weight: Any = (1.0, 1.0)
+    run_weight: Any = (0.0, 0.0)
+    run_weight_ramp: bool = False
+    position_norm: str = "L2"
+    rotation_error: str = "GEODESIC"
+
+    def _validate(self) -> None:
+        s, ta = self.section, self.tensor_args
+        self.terminal_weight = as_vector(s, "terminal_weight", self.terminal_weight, ta, 2, True)
+        self.run_weight = as_vector(s, "run_weight", self.run_weight, ta, 2, True)
+        self.run_weight_ramp = as_bool(s, "run_weight_ramp", self.run_weight_ramp)
+        self.position_norm = as_choice(s, "position_norm", self.position_norm, POSITION_NORMS)
+        self.rotation_error = as_choice(s, "rotation_error", self.rotation_error, ROTATION_ERRORS)
+
+
+class PoseCost(CostBase):
+    """End-effector pose cost ``[B, H]``.
+
+    ``cost[b, h] = weight * (w_pos[h] * e_pos[b, h] + w_rot[h] * e_rot[b, h])`` where
+    ``w[h] = run_weight`` (optionally ramped) for ``h < H-1`` and ``terminal_weight`` at
+    ``h = H-1``; ``e_pos`` and ``e_rot`` follow ``position_norm`` and ``rotation_error``.
+    Quaternions are ``wxyz`` and assumed unit length.
+    """
+
+    config_cls = PoseCostConfig
+    weight_fields = ("weight", "terminal_weight", "run_weight")
+    config: PoseCostConfig
+
+    def _setup(self) -> None:
+        super()._setup()
+        c = self.config
+        weights = torch.stack((c.terminal_weight, c.run_weight)) * c.weight
+        self._uses = [bool((weights[:, i] != 0).any()) for i in range(2)]
+        self._running = bool((c.run_weight != 0).any()) and c.weight != 0
+
+    def _schedule(self, horizon: int) -> torch.Tensor:
+        """``[2, H]`` per-step weights (position row, rotation row), including ``weight``."""
+        schedule = self._cache.get(horizon)
+        if schedule is None:
+            c = self.config
+            schedule = step_schedule(c.run_weight, c.terminal_weight, horizon, c.run_weight_ramp)
+            schedule = schedule * c.weight
+            self._cache[horizon] = schedule
+        return schedule
+
+    def _check(
+        self, ee_position: Any, ee_quaternion: Any, goal: Any, goal_idx: Any
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        name = type(self).__name__
+        check_tensor(name, "ee_position", ee_position, 3, self.tensor_args, last_dim=3)
+        check_tensor(name, "ee_quaternion", ee_quaternion, 3, self.tensor_args, last_dim=4)
+        if ee_quaternion.shape[:2] != ee_position.shape[:2]:
+            raise ValueError(
+                f"{name}: ee_quaternion [B, H, 4] and ee_position [B, H, 3] disagree on [B, H]: "
+                f"{tuple(ee_quaternion.shape)} vs {tuple(ee_position.shape)}"
+            )
+        check_pose(name, goal, self.tensor_args)
+        batch = ee_position.shape[0]
+        goal_position = select_goal(name, "goal", goal.position, goal_idx, batch)
+        goal_quaternion = select_goal(name, "goal", goal.quaternion, goal_idx, batch)
+        return goal_position[:, None, :], goal_quaternion[:, None, :]
+
+    def _position_error(self, position: torch.Tensor, goal: torch.Tensor) -> torch.Tensor:
+        diff = position - goal
+        if self.config.position_norm == "L2":
+            return torch.linalg.vector_norm(diff, dim=-1)
+        return diff.square().sum(-1)
+
+    def _rotation_error(self, quaternion: torch.Tensor, goal: torch.Tensor) -> torch.Tensor:
+        if self.config.rotation_error == "GEODESIC":
+            return quat_angle_error(quaternion, goal, eps=_GEODESIC_EPS)
+        return 1.0 - (quaternion * goal).sum(-1).abs()
+
+    def forward(
+        self,
+        ee_position: torch.Tensor,
+        ee_quaternion: torch.Tensor,
+        goal: Pose,
+        goal_idx: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """Per-step pose cost.
+
+        Args:
+            ee_position: ``[B, H, 3]`` end-effector positions.
+            ee_quaternion: ``[B, H, 4]`` end-effector orientations (``wxyz``).
+            goal: goal poses of batch ``G``.
+            goal_idx: optional ``[B]`` integer index of each trajectory's goal; without it
+                ``G`` must be 1 or ``B``.
+
+        Returns:
+            ``[B, H]`` cost.
+        """
+        goal_position, goal_quaternion = self._check(ee_position, ee_quaternion, goal, goal_idx)
+        batch, horizon = ee_position.shape[:2]
+        if not self.enabled:
+            return self._disabled(batch, horizon)
+        schedule = self._schedule(horizon)
+        if not self._running:
+            # Only the terminal step carries weight: skip the running steps' errors entirely.
+            ee_position, ee_quaternion = ee_position[:, -1:], ee_quaternion[:, -1:]
+            schedule = schedule[:, -1:]
+        cost = None
+        if self._uses[0]:
+            cost = schedule[0] * self._position_error(ee_position, goal_position)
+        if self._uses[1]:
+            rotation = schedule[1] * self._rotation_error(ee_quaternion, goal_quaternion)
+            cost = rotation if cost is None else cost + rotation
+        if cost is None:
+            cost = ee_position.new_zeros(ee_position.shape[:2])
+        if not self._running:
+            cost = F.pad(cost, (horizon - 1, 0))
+        return cost
+
+    def errors(
+        self,
+        ee_position: torch.Tensor,
+        ee_quaternion: torch.Tensor,
+        goal: Pose,
+        goal_idx: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Terminal-step errors for convergence metrics (no gradient).
+
+        Returns:
+            ``(position_error [B]`` Euclidean distance in metres, ``rotation_error [B]``
+            geodesic angle in radians, in ``[0, pi]``), whatever the cost's norms.
+        """
+        goal_position, goal_quaternion = self._check(ee_position, ee_quaternion, goal, goal_idx)
+        with torch.no_grad():
+            position_error = torch.linalg.vector_norm(
+                ee_position[:, -1] - goal_position[:, 0], dim=-1
+            )
+            rotation_error = quat_angle_error(ee_quaternion[:, -1], goal_quaternion[:, 0], eps=0.0)
+        return position_error, rotation_error
