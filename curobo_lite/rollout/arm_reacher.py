@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from curobo_lite.debug import track
+from curobo_lite.debug import active_session, track
 from curobo_lite.opt.base import RolloutResult
 from curobo_lite.robot import RobotConfig
 from curobo_lite.rollout.cost import BoundCost, CostBase, CSpaceGoalCost, PoseCost, build_costs
@@ -275,31 +275,52 @@ class ArmReacher:
     def _cost_terms(
         self, state: KinematicModelState, problem_index: torch.Tensor
     ) -> dict[str, torch.Tensor]:
+        """Every enabled cost term ``[B, H]``.
+
+        Under :func:`curobo_lite.debug.track_scales`, each term's output is tracked as ``name``
+        (its forward scale) and the inputs it reads as ``name.<input>`` (the backward record of
+        those is the gradient flowing through that term alone: which term pulls hardest).
+        """
         terms: dict[str, torch.Tensor] = {}
         goal = self.goal
+        tracking = active_session() is not None
         for name, cost in self.costs.items():
             if not cost.enabled:
                 continue
             if isinstance(cost, PoseCost):
                 if goal.goal_pose is None:
                     continue
+                ee_position, ee_quaternion = state.ee_position, state.ee_quaternion
+                if tracking:
+                    ee_position = track(f"{name}.ee_position", ee_position)
+                    ee_quaternion = track(f"{name}.ee_quaternion", ee_quaternion)
                 value = cost.forward(
-                    state.ee_position,
-                    state.ee_quaternion,
+                    ee_position,
+                    ee_quaternion,
                     goal.goal_pose,
                     self._goal_index(goal.goal_pose.batch, problem_index),
                 )
-            elif isinstance(cost, CSpaceGoalCost):
-                if goal.goal_state is None:
-                    continue
-                value = cost.forward(
-                    state.state_seq,
-                    goal.goal_state.position,
-                    self._goal_index(goal.goal_state.position.shape[0], problem_index),
-                )
+            elif isinstance(cost, CSpaceGoalCost) and goal.goal_state is None:
+                continue
             else:
-                value = cost.forward(state.state_seq)
-            terms[name] = track(name, value)
+                joint_state = state.state_seq
+                if tracking:
+                    joint_state = JointState(
+                        *(
+                            track(f"{name}.{field}", getattr(joint_state, field))
+                            for field in ("position", "velocity", "acceleration", "jerk")
+                        ),
+                        joint_names=joint_state.joint_names,
+                    )
+                if isinstance(cost, CSpaceGoalCost):
+                    value = cost.forward(
+                        joint_state,
+                        goal.goal_state.position,
+                        self._goal_index(goal.goal_state.position.shape[0], problem_index),
+                    )
+                else:
+                    value = cost.forward(joint_state)
+            terms[name] = track(name, value) if tracking else value
         return terms
 
     @torch.no_grad()
