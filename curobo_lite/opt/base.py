@@ -1,0 +1,245 @@
+"""What every solver consumes and returns: the rollout protocol and the result types.
+
+A *rollout* maps a batch of action sequences ``act_seq [B, H, D]`` to per-step costs ``[B, H]``
+and a per-trajectory total ``[B]`` (the scalar each solver minimizes). Solvers batch
+``n_problems`` independent problems, each with ``n`` particles (MPPI) or seeds (L-BFGS,
+gradient descent): ``B = n_problems * n``, problem-major, i.e.
+``act_seq.view(n_problems, n, H, D)``.
+A rollout that holds per-problem data (goals, start states) maps batch index ``b`` to problem
+``b // (B // n_problems)``; solvers may call it with a multiple of ``n`` trajectories per problem
+(L-BFGS evaluates several line-search steps per seed in one call), always problem-major.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import torch
+
+from curobo_lite.types.base import TensorDeviceType
+
+
+@dataclass
+class RolloutResult:
+    """Output of :meth:`Rollout.rollout_fn`.
+
+    Attributes:
+        costs: ``[B, H]`` per-step costs.
+        total: ``[B]`` per-trajectory scalar being minimized (usually ``costs.sum(-1)``);
+            differentiable w.r.t. ``act_seq`` when grad is enabled.
+        state: whatever the rollout wants to hand back (e.g. the joint-state trajectory).
+    """
+
+    costs: torch.Tensor
+    total: torch.Tensor
+    state: Any = None
+
+
+@runtime_checkable
+class Rollout(Protocol):
+    """The interface solvers optimize over.
+
+    Attributes:
+        d_action: ``D``, action dimension.
+        action_horizon: ``H``, number of actions per trajectory.
+        action_bound_lows, action_bound_highs: ``[D]`` action bounds (used when a solver
+            clamps into bounds).
+        tensor_args: device and dtype of every tensor the solver allocates.
+    """
+
+    d_action: int
+    action_horizon: int
+    action_bound_lows: torch.Tensor
+    action_bound_highs: torch.Tensor
+    tensor_args: TensorDeviceType
+
+    def rollout_fn(self, act_seq: torch.Tensor) -> RolloutResult:
+        """Evaluate ``act_seq [B, H, D]``; return costs ``[B, H]`` and totals ``[B]``."""
+        ...
+
+
+@dataclass
+class OptResult:
+    """What a solver returns.
+
+    Attributes:
+        action: final iterate. MPPI: the updated mean ``[n_problems, H, D]``; gradient solvers:
+            the last iterate of every seed ``[B, H, D]``.
+        best_action: best trajectory seen. MPPI: best sampled trajectory per problem
+            ``[n_problems, H, D]``; gradient solvers: best iterate per seed ``[B, H, D]``.
+        best_cost: total of ``best_action``: ``[n_problems]`` (MPPI) or ``[B]`` (gradient).
+        n_iters: iterations actually run.
+        converged: ``[B]`` bool per seed (gradient solvers); ``None`` for MPPI.
+        problem_converged: ``[n_problems]`` bool, every seed of the problem converged
+            (gradient solvers); ``None`` for MPPI.
+        debug: solver-specific histories (see each solver).
+    """
+
+    action: torch.Tensor
+    best_action: torch.Tensor
+    best_cost: torch.Tensor
+    n_iters: int
+    converged: torch.Tensor | None = None
+    problem_converged: torch.Tensor | None = None
+    debug: dict[str, Any] = field(default_factory=dict)
+
+    def best_per_problem(self, n_problems: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Best seed of each problem from ``best_action``/``best_cost``.
+
+        Returns:
+            ``(action [n_problems, H, D], cost [n_problems], seed_index [n_problems])``.
+        """
+        B = self.best_cost.shape[0]
+        if n_problems < 1 or B % n_problems != 0:
+            raise ValueError(
+                f"n_problems: expected a positive divisor of the batch size {B}, "
+                f"received {n_problems}"
+            )
+        cost = self.best_cost.view(n_problems, -1)
+        best_cost, idx = cost.min(dim=1)
+        act = self.best_action.view(n_problems, cost.shape[1], *self.best_action.shape[1:])
+        rows = torch.arange(n_problems, device=idx.device)
+        return act[rows, idx], best_cost, idx
+
+
+def validate_rollout(rollout: Any) -> tuple[int, int]:
+    """Check that ``rollout`` satisfies :class:`Rollout`; return ``(H, D)``."""
+    for name in (
+        "d_action",
+        "action_horizon",
+        "action_bound_lows",
+        "action_bound_highs",
+        "tensor_args",
+        "rollout_fn",
+    ):
+        if not hasattr(rollout, name):
+            raise TypeError(
+                f"rollout: expected an object with attribute {name!r} (see "
+                f"curobo_lite.opt.base.Rollout), received {type(rollout).__name__} without it"
+            )
+    if not callable(rollout.rollout_fn):
+        raise TypeError("rollout.rollout_fn: expected a callable")
+    if not isinstance(rollout.tensor_args, TensorDeviceType):
+        raise TypeError(
+            "rollout.tensor_args: expected TensorDeviceType, "
+            f"received {type(rollout.tensor_args).__name__}"
+        )
+    D, H = rollout.d_action, rollout.action_horizon
+    for name, v in (("d_action", D), ("action_horizon", H)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"rollout.{name}: expected a positive int, received {v!r}")
+    for name in ("action_bound_lows", "action_bound_highs"):
+        b = getattr(rollout, name)
+        if not isinstance(b, torch.Tensor) or b.shape != (D,):
+            shape = tuple(b.shape) if isinstance(b, torch.Tensor) else type(b).__name__
+            raise ValueError(f"rollout.{name}: expected a tensor of shape ({D},), received {shape}")
+        if torch.isnan(b).any():
+            raise ValueError(f"rollout.{name}: contains NaN")
+    if (rollout.action_bound_lows > rollout.action_bound_highs).any():
+        raise ValueError(
+            "rollout.action_bound_lows: expected <= action_bound_highs elementwise, received "
+            f"lows={rollout.action_bound_lows.tolist()} highs={rollout.action_bound_highs.tolist()}"
+        )
+    return H, D
+
+
+def check_rollout_result(result: Any, batch: int, horizon: int) -> torch.Tensor:
+    """Validate what ``rollout_fn`` returned for a batch of ``batch``; return ``total [batch]``."""
+    if not isinstance(result, RolloutResult):
+        raise TypeError(
+            f"rollout.rollout_fn: expected a RolloutResult, received {type(result).__name__}"
+        )
+    if not isinstance(result.total, torch.Tensor) or result.total.shape != (batch,):
+        shape = tuple(result.total.shape) if isinstance(result.total, torch.Tensor) else None
+        raise ValueError(
+            f"rollout.rollout_fn: expected total of shape ({batch},), received {shape}"
+        )
+    if not isinstance(result.costs, torch.Tensor) or result.costs.shape != (batch, horizon):
+        shape = tuple(result.costs.shape) if isinstance(result.costs, torch.Tensor) else None
+        raise ValueError(
+            f"rollout.rollout_fn: expected costs of shape ({batch}, {horizon}), received {shape}"
+        )
+    return result.total
+
+
+def check_action_tensor(
+    name: str, x: Any, shape: tuple[int, ...], tensor_args: TensorDeviceType
+) -> torch.Tensor:
+    """Validate an action tensor: type, shape, dtype, device, finiteness."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name}: expected a torch.Tensor, received {type(x).__name__}")
+    if tuple(x.shape) != shape:
+        raise ValueError(f"{name}: expected shape {shape}, received {tuple(x.shape)}")
+    if x.dtype != tensor_args.dtype:
+        raise TypeError(f"{name}: expected dtype {tensor_args.dtype}, received {x.dtype}")
+    if x.device != tensor_args.device:
+        raise ValueError(f"{name}: expected device {tensor_args.device}, received {x.device}")
+    if not torch.isfinite(x).all():
+        raise ValueError(f"{name}: contains NaN or infinite values")
+    return x
+
+
+# --- configuration parsing helpers shared by the solver configs ---------------------------
+
+
+def check_keys(section: str, data: Mapping[str, Any], allowed: Sequence[str]) -> None:
+    """Raise on a non-mapping ``data`` or on keys outside ``allowed``."""
+    if not isinstance(data, Mapping):
+        raise TypeError(f"{section}: expected a mapping, received {type(data).__name__}")
+    unknown = sorted(str(k) for k in data if k not in allowed)
+    if unknown:
+        raise ValueError(
+            f"{section}: unknown key(s) {unknown}; expected a subset of {sorted(allowed)}"
+        )
+
+
+def as_int(
+    section: str, key: str, value: Any, minimum: int | None = None, allow_none: bool = False
+) -> int | None:
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{section}.{key}: expected an int, received {value!r}")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{section}.{key}: expected an int >= {minimum}, received {value}")
+    return int(value)
+
+
+def as_float(
+    section: str,
+    key: str,
+    value: Any,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{section}.{key}: expected a number, received {value!r}")
+    v = float(value)
+    bad = not math.isfinite(v)
+    if low is not None:
+        bad = bad or (v <= low if low_open else v < low)
+    if high is not None:
+        bad = bad or (v >= high if high_open else v > high)
+    if bad:
+        lo = "(-inf" if low is None else ("(" if low_open else "[") + f"{low:g}"
+        hi = "inf)" if high is None else f"{high:g}" + (")" if high_open else "]")
+        raise ValueError(f"{section}.{key}: expected a finite number in {lo}, {hi}, received {v}")
+    return v
+
+
+def as_bool(section: str, key: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{section}.{key}: expected true/false, received {value!r}")
+    return value
+
+
+def as_choice(section: str, key: str, value: Any, choices: Sequence[str]) -> str:
+    v = str(value).upper() if isinstance(value, str) else value
+    if v not in choices:
+        raise ValueError(f"{section}.{key}: expected one of {list(choices)}, received {value!r}")
+    return v

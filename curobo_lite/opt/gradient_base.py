@@ -1,0 +1,227 @@
+"""Shared machinery of the gradient-based solvers (L-BFGS, gradient descent).
+
+The solvers optimize ``B = n_problems * num_seeds`` action sequences ``[B, H, D]`` at once, each
+seed on its own: every seed has its own step sizes, history and convergence flag, and a seed that
+has converged is frozen (its iterate, cost and best-so-far stop changing) while the others go on.
+
+Convergence of a seed after an iteration:
+``|f_k - f_{k-1}| <= convergence_tol * max(1, |f_{k-1}|)`` and ``||pg_k||_inf <=
+convergence_tol``, where ``pg`` is the gradient (projected onto the box when ``use_bounds``:
+``pg = x - clamp(x - g, lows, highs)``, so a gradient that only pushes against an active bound
+counts as zero).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
+
+import torch
+
+from curobo_lite.opt.base import (
+    OptResult,
+    Rollout,
+    as_bool,
+    as_float,
+    as_int,
+    check_action_tensor,
+    check_keys,
+    check_rollout_result,
+    validate_rollout,
+)
+
+
+@dataclass
+class GradientOptimizerConfig:
+    """Keys shared by the gradient solvers (see :mod:`curobo_lite.opt.lbfgs`)."""
+
+    section: ClassVar[str] = "gradient"
+
+    n_problems: int = 1
+    num_seeds: int | None = None
+    n_iters: int = 100
+    convergence_tol: float = 1e-6
+    fixed_iters: bool = False
+    use_bounds: bool = True
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        s = self.section
+        self.n_problems = as_int(s, "n_problems", self.n_problems, 1)
+        self.num_seeds = as_int(s, "num_seeds", self.num_seeds, 1, allow_none=True)
+        self.n_iters = as_int(s, "n_iters", self.n_iters, 1)
+        self.convergence_tol = as_float(s, "convergence_tol", self.convergence_tol, 0.0)
+        self.fixed_iters = as_bool(s, "fixed_iters", self.fixed_iters)
+        self.use_bounds = as_bool(s, "use_bounds", self.use_bounds)
+        self.seed = as_int(s, "seed", self.seed, 0)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GradientOptimizerConfig:
+        """Build from a YAML section; unknown keys raise ``ValueError``."""
+        check_keys(cls.section, data, [f.name for f in fields(cls)])
+        return cls(**dict(data))
+
+
+class GradientOptimizerBase(ABC):
+    """Iteration loop, evaluation, bounds, best-so-far and convergence bookkeeping.
+
+    Subclasses implement :meth:`_prepare` (per-call state for a batch of ``B``) and
+    :meth:`_step`.
+    """
+
+    def __init__(self, config: GradientOptimizerConfig, rollout: Rollout) -> None:
+        H, D = validate_rollout(rollout)
+        self.config = config
+        self.rollout = rollout
+        self.tensor_args = rollout.tensor_args
+        self.horizon, self.d_action = H, D
+        self._lows = self.tensor_args.to_device(rollout.action_bound_lows)
+        self._highs = self.tensor_args.to_device(rollout.action_bound_highs)
+        self._gen = torch.Generator(device=self.tensor_args.device)
+
+    # --- public API ------------------------------------------------------------------------
+
+    def optimize(self, init_act: torch.Tensor | None = None) -> OptResult:
+        """Minimize the rollout's ``total`` from ``init_act``.
+
+        Args:
+            init_act: ``[B, H, D]`` initial seeds, problem-major (``B = n_problems * n``; when
+                ``num_seeds`` is set ``B`` must equal ``n_problems * num_seeds``). ``None``
+                draws ``n_problems * num_seeds`` seeds uniformly inside the (finite) action
+                bounds from ``seed``. Projected into the bounds when ``use_bounds``.
+
+        Returns:
+            :class:`OptResult`: ``action`` last iterate ``[B, H, D]``, ``best_action``/
+            ``best_cost`` best iterate per seed ``[B, H, D]``/``[B]``, ``n_iters`` run,
+            ``converged [B]``, ``problem_converged [n_problems]``; ``debug`` holds
+            ``cost_history``, ``best_cost_history``, ``grad_norm_history`` (each
+            ``[n_iters, B]``) plus solver-specific entries.
+        """
+        cfg = self.config
+        x = self._initial_act(init_act)
+        B = x.shape[0]
+        self._prepare(B)
+        f, g = self._evaluate(x)
+        best_f, best_x = f.clone(), x.clone()
+        converged = torch.zeros(B, dtype=torch.bool, device=x.device)
+        hist: dict[str, list[torch.Tensor]] = {
+            "cost_history": [],
+            "best_cost_history": [],
+            "grad_norm_history": [],
+        }
+        n_run = 0
+        for _ in range(cfg.n_iters):
+            active = ~converged
+            x_new, f_new, g_new, extra = self._step(x, f, g, active)
+            a3 = active[:, None, None]
+            f_prev = f
+            x = torch.where(a3, x_new, x)
+            f = torch.where(active, f_new, f)
+            g = torch.where(a3, g_new, g)
+            better = active & (f < best_f)
+            best_f = torch.where(better, f, best_f)
+            best_x = torch.where(better[:, None, None], x, best_x)
+            gnorm = self._projected_grad(x, g).abs().amax(dim=(-2, -1))
+            tol = cfg.convergence_tol
+            small_df = (f - f_prev).abs() <= tol * torch.clamp(f_prev.abs(), min=1.0)
+            converged = converged | (active & small_df & (gnorm <= tol))
+            hist["cost_history"].append(f.clone())
+            hist["best_cost_history"].append(best_f.clone())
+            hist["grad_norm_history"].append(gnorm)
+            for k, v in extra.items():
+                hist.setdefault(k, []).append(v)
+            n_run += 1
+            if not cfg.fixed_iters and bool(converged.all()):
+                break
+        debug = {k: torch.stack(v) for k, v in hist.items()}
+        return OptResult(
+            action=x.detach(),
+            best_action=best_x.detach(),
+            best_cost=best_f.detach(),
+            n_iters=n_run,
+            converged=converged,
+            problem_converged=converged.view(cfg.n_problems, -1).all(dim=1),
+            debug=debug,
+        )
+
+    # --- hooks -----------------------------------------------------------------------------
+
+    @abstractmethod
+    def _prepare(self, batch: int) -> None:
+        """Reset per-call state for ``batch`` seeds."""
+
+    @abstractmethod
+    def _step(
+        self, x: torch.Tensor, f: torch.Tensor, g: torch.Tensor, active: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, dict[str, torch.Tensor]]:
+        """One iteration from ``(x [B, H, D], f [B], g [B, H, D])``.
+
+        Returns the new ``(x, f, g)`` and per-seed debug tensors ``{name: [B]}``; entries of
+        inactive seeds are discarded by the caller, and subclasses must leave the internal state
+        of inactive seeds unchanged.
+        """
+
+    # --- helpers ---------------------------------------------------------------------------
+
+    def _initial_act(self, init_act: torch.Tensor | None) -> torch.Tensor:
+        cfg = self.config
+        P, H, D = cfg.n_problems, self.horizon, self.d_action
+        if init_act is None:
+            if cfg.num_seeds is None:
+                raise ValueError(
+                    f"init_act: None needs {cfg.section}.num_seeds to be set, received None"
+                )
+            if not (torch.isfinite(self._lows).all() and torch.isfinite(self._highs).all()):
+                raise ValueError(
+                    "init_act: None draws seeds inside the action bounds, which must be finite; "
+                    f"received lows={self._lows.tolist()} highs={self._highs.tolist()}"
+                )
+            self._gen.manual_seed(cfg.seed)
+            u = torch.rand(
+                P * cfg.num_seeds, H, D, generator=self._gen, **self.tensor_args.as_kwargs()
+            )
+            return self._lows + u * (self._highs - self._lows)
+        if not isinstance(init_act, torch.Tensor) or init_act.dim() != 3:
+            shape = tuple(init_act.shape) if isinstance(init_act, torch.Tensor) else None
+            raise ValueError(f"init_act: expected a tensor [B, {H}, {D}], received shape {shape}")
+        B = init_act.shape[0]
+        if cfg.num_seeds is not None and B != P * cfg.num_seeds:
+            raise ValueError(
+                f"init_act: expected batch n_problems * num_seeds = {P * cfg.num_seeds}, "
+                f"received {B}"
+            )
+        if B % P != 0:
+            raise ValueError(
+                f"init_act: expected a batch divisible by n_problems={P}, received {B}"
+            )
+        check_action_tensor("init_act", init_act, (B, H, D), self.tensor_args)
+        return self._project(init_act.detach().clone())
+
+    def _project(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.config.use_bounds:
+            return x
+        return torch.maximum(torch.minimum(x, self._highs), self._lows)
+
+    def _projected_grad(self, x: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
+        if not self.config.use_bounds:
+            return g
+        return x - self._project(x - g)
+
+    def _evaluate(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Totals ``[N]`` (non-finite mapped to +inf) and gradients ``[N, H, D]`` at ``x``."""
+        N = x.shape[0]
+        xr = x.detach().requires_grad_(True)
+        with torch.enable_grad():
+            result = self.rollout.rollout_fn(xr)
+            total = check_rollout_result(result, N, self.horizon)
+            if not total.requires_grad:
+                raise ValueError(
+                    "rollout.rollout_fn: total does not depend differentiably on act_seq "
+                    "(requires_grad is False)"
+                )
+            (grad,) = torch.autograd.grad(total.sum(), xr)
+        total = total.detach()
+        total = torch.where(torch.isnan(total), torch.full_like(total, float("inf")), total)
+        return total, grad

@@ -1,0 +1,401 @@
+"""Batched MPPI (model-predictive path integral) over a rollout.
+
+Every iteration samples ``num_particles`` action sequences per problem around the current mean,
+evaluates them in one rollout call of ``B = n_problems * num_particles`` trajectories
+(problem-major), and moves the mean and covariance towards the softmax-weighted sample
+statistics:
+
+    w_i   = softmax_i(-(J_i - min_j J_j) / beta)                 (per problem)
+    mean <- (1 - step_size_mean) * mean + step_size_mean * sum_i w_i a_i
+    cov  <- (1 - step_size_cov)  * cov  + step_size_cov  * (sum_i w_i (a_i - abar)(a_i - abar)^T
+                                                              averaged over the horizon + min_cov)
+
+with ``abar = sum_i w_i a_i``. ``J`` is the rollout's ``total`` (or the ``gamma``-discounted sum of
+its per-step ``costs`` when ``gamma < 1``). Trajectories whose cost is NaN/inf get zero weight; a
+problem with no finite cost keeps its mean and covariance. The whole iteration is vectorized over
+problems and particles.
+
+YAML section ``mppi:`` (keys of :meth:`MppiConfig.from_dict`; unknown keys are an error):
+
+- ``n_problems`` (int >= 1, default 1): independent problems solved together.
+- ``num_particles`` (int >= 2, default 256): samples per problem and iteration.
+- ``n_iters`` (int >= 1, default 1): iterations per :meth:`Mppi.optimize` call.
+- ``init_cov`` (float > 0 or list of ``D`` floats > 0, default 0.5): initial per-dimension
+  variance of the sampling distribution (a variance, not a standard deviation).
+- ``cov_type`` (``"DIAG_A"`` or ``"FULL"``, default ``"DIAG_A"``): ``DIAG_A`` keeps one variance
+  per action dimension ``[n_problems, D]``; ``FULL`` a full ``D x D`` covariance per problem.
+  Both are shared over the horizon (steps are sampled independently).
+- ``beta`` (float > 0, default 1.0): softmax temperature; smaller is greedier.
+- ``step_size_mean`` (float in (0, 1], default 0.9), ``step_size_cov`` (float in [0, 1], default
+  0.1): smoothing of the mean and covariance updates (0 freezes the covariance).
+- ``min_cov`` (float >= 0, > 0 for ``FULL``; default 1e-6): variance added to every covariance
+  estimate, so the sampling distribution never collapses.
+- ``null_act_frac`` (float in [0, 1), default 0.0): ``n_null = round(null_act_frac *
+  num_particles)`` particles per problem are deterministic: particle 0 is the current mean itself
+  (noise-free), particles ``1 .. n_null - 1`` are the zero action (the "hold" command: zero
+  velocity/acceleration/jerk, depending on the control space; clamped into bounds when
+  ``squash``). Zero-action copies count separately in the softmax, so more copies pull harder.
+- ``sample_mode`` (``"GAUSSIAN"``, ``"HALTON"`` or ``"KNOT"``, default ``"GAUSSIAN"``):
+  ``GAUSSIAN`` i.i.d. normals from a seeded ``torch.Generator``; ``HALTON`` a scrambled Halton
+  sequence in ``H*D`` dimensions (continued across iterations) mapped through the normal inverse
+  CDF; ``KNOT`` i.i.d. normals at ``n_knots`` knots per action dimension, interpolated over the
+  horizon by a natural cubic spline and normalized to unit variance per step (smooth samples).
+- ``n_knots`` (int >= 2 and <= H, default 4): knots for ``KNOT``.
+- ``squash`` (bool, default true): clamp samples (and the initial mean) into the rollout's action
+  bounds.
+- ``seed`` (int, default 0): seed of every random draw; same seed, same results.
+- ``gamma`` (float in (0, 1], default 1.0): cost discount; below 1 the weights use
+  ``sum_h gamma^h costs[:, h]`` instead of ``total``.
+- ``store_rollouts`` (bool, default false): keep every iteration's samples, costs and weights in
+  ``OptResult.debug["rollouts"]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+import torch
+
+from curobo_lite.opt.base import (
+    OptResult,
+    Rollout,
+    as_bool,
+    as_choice,
+    as_float,
+    as_int,
+    check_action_tensor,
+    check_keys,
+    check_rollout_result,
+    validate_rollout,
+)
+from curobo_lite.opt.sample_lib import (
+    HaltonGenerator,
+    gaussian_transform,
+    knot_interpolation_matrix,
+)
+
+_SECTION = "mppi"
+COV_TYPES = ("DIAG_A", "FULL")
+SAMPLE_MODES = ("GAUSSIAN", "HALTON", "KNOT")
+
+
+@dataclass
+class MppiConfig:
+    """MPPI parameters; see the module docstring for every key."""
+
+    n_problems: int = 1
+    num_particles: int = 256
+    n_iters: int = 1
+    init_cov: float | Sequence[float] = 0.5
+    cov_type: str = "DIAG_A"
+    beta: float = 1.0
+    step_size_mean: float = 0.9
+    step_size_cov: float = 0.1
+    min_cov: float = 1e-6
+    null_act_frac: float = 0.0
+    sample_mode: str = "GAUSSIAN"
+    n_knots: int = 4
+    squash: bool = True
+    seed: int = 0
+    gamma: float = 1.0
+    store_rollouts: bool = False
+
+    def __post_init__(self) -> None:
+        s = _SECTION
+        self.n_problems = as_int(s, "n_problems", self.n_problems, 1)
+        self.num_particles = as_int(s, "num_particles", self.num_particles, 2)
+        self.n_iters = as_int(s, "n_iters", self.n_iters, 1)
+        if isinstance(self.init_cov, (list, tuple)):
+            if len(self.init_cov) == 0:
+                raise ValueError(f"{s}.init_cov: expected a number or a non-empty list, got []")
+            self.init_cov = tuple(
+                as_float(s, f"init_cov[{i}]", v, 0.0, low_open=True)
+                for i, v in enumerate(self.init_cov)
+            )
+        else:
+            self.init_cov = as_float(s, "init_cov", self.init_cov, 0.0, low_open=True)
+        self.cov_type = as_choice(s, "cov_type", self.cov_type, COV_TYPES)
+        self.beta = as_float(s, "beta", self.beta, 0.0, low_open=True)
+        self.step_size_mean = as_float(s, "step_size_mean", self.step_size_mean, 0.0, 1.0, True)
+        self.step_size_cov = as_float(s, "step_size_cov", self.step_size_cov, 0.0, 1.0)
+        self.min_cov = as_float(s, "min_cov", self.min_cov, 0.0)
+        if self.cov_type == "FULL" and self.min_cov <= 0.0:
+            raise ValueError(
+                f"{s}.min_cov: expected > 0 with cov_type FULL (keeps the covariance positive "
+                f"definite for its Cholesky factor), received {self.min_cov}"
+            )
+        self.null_act_frac = as_float(
+            s, "null_act_frac", self.null_act_frac, 0.0, 1.0, high_open=True
+        )
+        if self.num_particles - self.n_null < 1:
+            raise ValueError(
+                f"{s}.null_act_frac: leaves no random particle out of num_particles="
+                f"{self.num_particles}, received {self.null_act_frac}"
+            )
+        self.sample_mode = as_choice(s, "sample_mode", self.sample_mode, SAMPLE_MODES)
+        self.n_knots = as_int(s, "n_knots", self.n_knots, 2)
+        self.squash = as_bool(s, "squash", self.squash)
+        self.seed = as_int(s, "seed", self.seed, 0)
+        self.gamma = as_float(s, "gamma", self.gamma, 0.0, 1.0, low_open=True)
+        self.store_rollouts = as_bool(s, "store_rollouts", self.store_rollouts)
+
+    @property
+    def n_null(self) -> int:
+        """Deterministic particles per problem (mean + zero actions)."""
+        return int(round(self.null_act_frac * self.num_particles))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MppiConfig:
+        """Build from the ``mppi:`` YAML section; unknown keys raise ``ValueError``."""
+        check_keys(_SECTION, data, [f.name for f in fields(cls)])
+        return cls(**dict(data))
+
+
+class Mppi:
+    """Batched MPPI solver over a :class:`~curobo_lite.opt.base.Rollout`.
+
+    The sampling mean (``[n_problems, H, D]``) and covariance persist across :meth:`optimize`
+    calls, so an MPC loop calls :meth:`shift` then :meth:`optimize` each control step.
+
+    Args:
+        config: :class:`MppiConfig`.
+        rollout: the rollout; its ``tensor_args`` decide device and dtype of every buffer.
+    """
+
+    def __init__(self, config: MppiConfig, rollout: Rollout) -> None:
+        if not isinstance(config, MppiConfig):
+            raise TypeError(f"config: expected MppiConfig, received {type(config).__name__}")
+        H, D = validate_rollout(rollout)
+        self.config = config
+        self.rollout = rollout
+        self.tensor_args = rollout.tensor_args
+        self.horizon, self.d_action = H, D
+        P, n = config.n_problems, config.num_particles
+        ta = self.tensor_args
+        self._lows = ta.to_device(rollout.action_bound_lows)
+        self._highs = ta.to_device(rollout.action_bound_highs)
+
+        if isinstance(config.init_cov, tuple):
+            if len(config.init_cov) != D:
+                raise ValueError(
+                    f"{_SECTION}.init_cov: expected {D} values (d_action), "
+                    f"received {len(config.init_cov)}"
+                )
+            diag = ta.to_device(list(config.init_cov))
+        else:
+            diag = torch.full((D,), config.init_cov, **ta.as_kwargs())
+        if config.cov_type == "DIAG_A":
+            self._init_cov = diag[None].expand(P, D).clone()
+            self._cov_floor = torch.full((D,), config.min_cov, **ta.as_kwargs())
+        else:
+            self._init_cov = torch.diag(diag)[None].expand(P, D, D).clone()
+            self._cov_floor = config.min_cov * torch.eye(D, **ta.as_kwargs())
+        self.cov_action = self._init_cov.clone()
+
+        # Preallocated sample buffers, reused every iteration.
+        self._std = ta.zeros(P, n, H, D)
+        self._noise = ta.zeros(P, n, H, D)
+        self._act = ta.zeros(P, n, H, D)
+        if config.sample_mode == "KNOT":
+            if config.n_knots > H:
+                raise ValueError(
+                    f"{_SECTION}.n_knots: expected at most the horizon {H}, "
+                    f"received {config.n_knots}"
+                )
+            self._knot_mat = knot_interpolation_matrix(config.n_knots, H, ta)
+            self._knots = ta.zeros(P, n, config.n_knots, D)
+        self._halton = (
+            HaltonGenerator(H * D, ta, seed=config.seed) if config.sample_mode == "HALTON" else None
+        )
+        self._gen = torch.Generator(device=ta.device)
+
+        # Particle roles: random, the mean itself, or the zero action.
+        n_null = config.n_null
+        keep_noise = torch.ones(n, **ta.as_kwargs())
+        keep_noise[:n_null] = 0.0
+        keep_mean = torch.ones(n, **ta.as_kwargs())
+        keep_mean[1:n_null] = 0.0
+        self._keep_noise = keep_noise.view(n, 1, 1)
+        self._keep_mean = keep_mean.view(n, 1, 1)
+        self._discount = config.gamma ** torch.arange(H, **ta.as_kwargs())
+
+        self.init_mean = self._clamp(ta.zeros(P, H, D))
+        self.mean_action = self.init_mean.clone()
+        self.reset()
+
+    # --- public API ------------------------------------------------------------------------
+
+    def reset(self) -> None:
+        """Restore the initial mean and covariance and restart every random stream."""
+        self.mean_action.copy_(self.init_mean)
+        self.cov_action.copy_(self._init_cov)
+        self._gen.manual_seed(self.config.seed)
+        if self._halton is not None:
+            self._halton.reset()
+
+    def update_init_mean(self, init_mean: torch.Tensor) -> None:
+        """Set the mean :meth:`reset` returns to, and the current mean.
+
+        Args:
+            init_mean: ``[n_problems, H, D]`` or ``[H, D]`` (shared by every problem); clamped
+                into the action bounds when ``squash``.
+        """
+        P, H, D = self.config.n_problems, self.horizon, self.d_action
+        if isinstance(init_mean, torch.Tensor) and init_mean.dim() == 2:
+            init_mean = check_action_tensor("init_mean", init_mean, (H, D), self.tensor_args)
+            init_mean = init_mean[None].expand(P, H, D)
+        init_mean = check_action_tensor("init_mean", init_mean, (P, H, D), self.tensor_args)
+        self.init_mean = self._clamp(init_mean.detach().clone())
+        self.mean_action.copy_(self.init_mean)
+
+    def shift(self, steps: int) -> None:
+        """Shift the mean ``steps`` actions towards the start for an MPC warm start.
+
+        ``mean[:, h] <- mean[:, h + steps]``; the freed tail repeats the last action (a "keep
+        doing what the plan ended with" guess; in POSITION control it holds the final
+        position). ``steps >= H`` fills the whole mean with its last action. The covariance is
+        kept.
+        """
+        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
+            raise ValueError(f"steps: expected an int >= 0, received {steps!r}")
+        if steps == 0:
+            return
+        m = self.mean_action
+        P, H, D = m.shape
+        k = min(steps, H)
+        shifted = torch.cat([m[:, k:], m[:, -1:].expand(P, k, D)], dim=1)
+        m.copy_(shifted)
+
+    def optimize(self, init_mean: torch.Tensor | None = None) -> OptResult:
+        """Run ``n_iters`` MPPI iterations.
+
+        Args:
+            init_mean: ``[n_problems, H, D]`` starting mean, or ``None`` to continue from the
+                current (possibly shifted) mean. The covariance is always continued.
+
+        Returns:
+            :class:`OptResult` with ``action`` = updated mean ``[n_problems, H, D]``,
+            ``best_action``/``best_cost`` = best sampled trajectory per problem in this call,
+            ``debug["best_cost_history"] [n_iters, n_problems]``,
+            ``debug["weighted_cost_history"] [n_iters, n_problems]`` (``sum_i w_i J_i``),
+            ``debug["cov"]`` (final covariance) and, with ``store_rollouts``,
+            ``debug["rollouts"]``: per iteration ``{"act" [P, n, H, D], "cost" [P, n],
+            "weights" [P, n], "state"}``.
+        """
+        cfg = self.config
+        P, n, H, D = cfg.n_problems, cfg.num_particles, self.horizon, self.d_action
+        if init_mean is not None:
+            init_mean = check_action_tensor("init_mean", init_mean, (P, H, D), self.tensor_args)
+            self.mean_action.copy_(self._clamp(init_mean.detach()))
+        best_cost = torch.full((P,), float("inf"), **self.tensor_args.as_kwargs())
+        best_action = self.mean_action.clone()
+        best_hist, wcost_hist, rollouts = [], [], []
+        for _ in range(cfg.n_iters):
+            act = self._sample()
+            with torch.no_grad():
+                result = self.rollout.rollout_fn(act.view(P * n, H, D))
+                total = check_rollout_result(result, P * n, H)
+                if cfg.gamma < 1.0:
+                    cost = (result.costs * self._discount).sum(-1)
+                else:
+                    cost = total
+                cost = cost.detach().view(P, n)
+                weights, wcost = self._update(act, cost)
+            it_best, it_idx = cost.nan_to_num(nan=float("inf")).min(dim=1)
+            better = it_best < best_cost
+            best_cost = torch.where(better, it_best, best_cost)
+            best_action = torch.where(
+                better[:, None, None], act[torch.arange(P, device=act.device), it_idx], best_action
+            )
+            best_hist.append(best_cost.clone())
+            wcost_hist.append(wcost)
+            if cfg.store_rollouts:
+                rollouts.append(
+                    {
+                        "act": act.clone(),
+                        "cost": cost.clone(),
+                        "weights": weights,
+                        "state": result.state,
+                    }
+                )
+        debug: dict[str, Any] = {
+            "best_cost_history": torch.stack(best_hist),
+            "weighted_cost_history": torch.stack(wcost_hist),
+            "cov": self.cov_action.clone(),
+        }
+        if cfg.store_rollouts:
+            debug["rollouts"] = rollouts
+        return OptResult(
+            action=self.mean_action.clone(),
+            best_action=best_action,
+            best_cost=best_cost,
+            n_iters=cfg.n_iters,
+            debug=debug,
+        )
+
+    # --- internals -------------------------------------------------------------------------
+
+    def _clamp(self, act: torch.Tensor) -> torch.Tensor:
+        if not self.config.squash:
+            return act
+        return torch.maximum(torch.minimum(act, self._highs), self._lows)
+
+    def _draw_standard(self) -> torch.Tensor:
+        """Fill and return the unit-covariance noise buffer ``[P, n, H, D]``."""
+        cfg = self.config
+        if cfg.sample_mode == "GAUSSIAN":
+            torch.randn(self._std.shape, generator=self._gen, out=self._std)
+        elif cfg.sample_mode == "HALTON":
+            u = self._halton.draw(cfg.n_problems * cfg.num_particles)
+            self._std.copy_(gaussian_transform(u).view(self._std.shape))
+        else:
+            torch.randn(self._knots.shape, generator=self._gen, out=self._knots)
+            torch.matmul(self._knot_mat, self._knots, out=self._std)
+        return self._std
+
+    def _sample(self) -> torch.Tensor:
+        """Sample ``act [P, n, H, D]`` around the current mean (into the preallocated buffer)."""
+        std = self._draw_standard()
+        noise = self._noise
+        if self.config.cov_type == "DIAG_A":
+            torch.mul(std, self.cov_action.sqrt()[:, None, None, :], out=noise)
+        else:
+            chol = torch.linalg.cholesky(self.cov_action)
+            torch.matmul(std, chol.transpose(-1, -2)[:, None], out=noise)
+        act = self._act
+        torch.mul(self.mean_action[:, None], self._keep_mean, out=act)
+        act.addcmul_(noise, self._keep_noise)
+        if self.config.squash:
+            torch.clamp(act, self._lows, self._highs, out=act)
+        return act
+
+    def _update(self, act: torch.Tensor, cost: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Softmax-weighted mean/covariance update; returns ``(weights [P, n], sum w J [P])``."""
+        cfg = self.config
+        H = self.horizon
+        finite = torch.isfinite(cost)
+        any_finite = finite.any(dim=1, keepdim=True)
+        cost = torch.where(finite, cost, torch.full_like(cost, float("inf")))
+        cmin = torch.where(
+            any_finite, cost.amin(dim=1, keepdim=True), torch.zeros_like(cost[:, :1])
+        )
+        logits = torch.where(any_finite, -(cost - cmin) / cfg.beta, torch.zeros_like(cost))
+        weights = torch.softmax(logits, dim=1)
+        wcost = torch.where(finite, weights * cost, torch.zeros_like(cost)).sum(dim=1)
+        wmean = torch.einsum("pn,pnhd->phd", weights, act)
+        delta = act - wmean[:, None]
+        if cfg.cov_type == "DIAG_A":
+            est = torch.einsum("pn,pnhd->pd", weights, delta * delta) / H
+        else:
+            est = torch.einsum("pn,pnhd,pnhe->pde", weights, delta, delta) / H
+        est = est + self._cov_floor
+        ok = any_finite.to(act.dtype)
+        step_m = (cfg.step_size_mean * ok)[:, :, None]
+        step_c = cfg.step_size_cov * ok
+        if cfg.cov_type == "FULL":
+            step_c = step_c[:, :, None]
+        self.mean_action.add_(step_m * (wmean - self.mean_action))
+        self.cov_action.add_(step_c * (est - self.cov_action))
+        return weights, torch.where(any_finite[:, 0], wcost, torch.full_like(wcost, float("inf")))
