@@ -15,6 +15,11 @@ its per-step ``costs`` when ``gamma < 1``). Trajectories whose cost is NaN/inf g
 problem with no finite cost keeps its mean and covariance. The whole iteration is vectorized over
 problems and particles.
 
+Sharding (``process_group``): every rank draws the same full particle set (same seed), rolls out
+only its contiguous share of each problem's particles (:func:`shard_range`), and the per-particle
+costs are all-gathered; every rank then applies the identical update. The result does not depend
+on the number of ranks (up to floating-point differences of the rollout), and all ranks agree.
+
 YAML section ``mppi:`` (keys of :meth:`MppiConfig.from_dict`; unknown keys are an error):
 
 - ``n_problems`` (int >= 1, default 1): independent problems solved together.
@@ -58,6 +63,7 @@ from typing import Any
 
 import torch
 
+from curobo_lite.distributed import all_gather_with_grad, get_rank, get_world_size, shard_range
 from curobo_lite.opt.base import (
     OptResult,
     Rollout,
@@ -162,9 +168,11 @@ class Mppi:
     Args:
         config: :class:`MppiConfig`.
         rollout: the rollout; its ``tensor_args`` decide device and dtype of every buffer.
+        process_group: optional ``torch.distributed`` group to shard the particles over (see
+            the module docstring); ``None`` or no initialized group: single process.
     """
 
-    def __init__(self, config: MppiConfig, rollout: Rollout) -> None:
+    def __init__(self, config: MppiConfig, rollout: Rollout, process_group=None) -> None:
         if not isinstance(config, MppiConfig):
             raise TypeError(f"config: expected MppiConfig, received {type(config).__name__}")
         H, D = validate_rollout(rollout)
@@ -173,6 +181,14 @@ class Mppi:
         self.tensor_args = rollout.tensor_args
         self.horizon, self.d_action = H, D
         P, n = config.n_problems, config.num_particles
+        self.process_group = process_group
+        world_size = get_world_size(process_group)
+        if world_size > n:
+            raise ValueError(
+                f"{_SECTION}.num_particles: expected at least one particle per rank "
+                f"({world_size} ranks), received {n}"
+            )
+        self._shard = shard_range(n, get_rank(process_group), world_size)
         ta = self.tensor_args
         self._lows = ta.to_device(rollout.action_bound_lows)
         self._highs = ta.to_device(rollout.action_bound_highs)
@@ -295,13 +311,19 @@ class Mppi:
         for _ in range(cfg.n_iters):
             act = self._sample()
             with torch.no_grad():
-                result = self.rollout.rollout_fn(act.view(P * n, H, D))
-                total = check_rollout_result(result, P * n, H)
+                first, last = self._shard
+                local = act[:, first:last]
+                n_local = last - first
+                result = self.rollout.rollout_fn(local.reshape(P * n_local, H, D))
+                total = check_rollout_result(result, P * n_local, H)
                 if cfg.gamma < 1.0:
                     cost = (result.costs * self._discount).sum(-1)
                 else:
                     cost = total
-                cost = cost.detach().view(P, n)
+                cost = cost.detach().view(P, n_local)
+                if n_local != n:
+                    # gather every rank's share along the particle axis: [n, P] -> [P, n]
+                    cost = all_gather_with_grad(cost.t().contiguous(), self.process_group).t()
                 weights, wcost = self._update(act, cost)
             it_best, it_idx = cost.nan_to_num(nan=float("inf")).min(dim=1)
             better = it_best < best_cost
