@@ -416,3 +416,32 @@ def test_reused_buffers_invalidate_stale_graphs():
     tensor_step(act * 2, p, v, a, 0.1, "POSITION", out=buffers)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         stale.backward()
+
+
+@pytest.mark.parametrize("use_idx", [False, True], ids=["direct", "start_idx"])
+def test_cpu_batch_chunking_matches_reference(monkeypatch, use_idx):
+    """Large CPU launches are split over worker threads; force that path on a small batch."""
+    import importlib
+
+    step_module = importlib.import_module("curobo_lite.kernels.tensor_step")
+    monkeypatch.setattr(step_module, "_CPU_CHUNK_MIN_ELEMENTS", 1)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(3)
+    try:
+        assert len(step_module._cpu_chunks(7, 100)) == 3
+        n_start = 2 if use_idx else 7
+        (act, p, v, a), g = make_inputs(7, 6, 2, n_start, torch.float64, "cpu", seed=11)
+        traj_dt = random_dt(6, "JERK", g)
+        start_idx = torch.tensor([0, 1, 1, 0, 1, 0, 0]) if use_idx else None
+        inputs = [t.clone().requires_grad_() for t in (act, p, v, a)]
+        outputs = tensor_step(*inputs, traj_dt, "JERK", start_idx=start_idx)
+        reference = reference_step(act, p, v, a, traj_dt, "JERK", start_idx)
+        assert_matches_reference(outputs, reference, rtol=1e-10, atol=1e-9)
+        grads = [torch.randn(o.shape, generator=g, dtype=torch.float64) for o in outputs]
+        got = torch.autograd.grad(outputs, inputs, grads)
+        jac = reference_jacobian(7, 6, 2, n_start, traj_dt, "JERK", start_idx)
+        want = jac.T @ np.concatenate([gr.numpy().ravel() for gr in grads])
+        got_flat = np.concatenate([t.numpy().ravel() for t in got])
+        np.testing.assert_allclose(got_flat, want, rtol=1e-10, atol=1e-8)
+    finally:
+        torch.set_num_threads(threads)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import enum
 import weakref
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import torch
@@ -289,18 +291,56 @@ def _kernel(kind: str, mode: StepMode, dtype: torch.dtype) -> wp.Kernel:
     return kernel
 
 
-def _launch(kernel: wp.Kernel, batch: int, dof: int, device: torch.device, args: list) -> None:
-    """Launch over ``(batch, dof groups)``: one dof per thread on CUDA, all dofs on CPU."""
+# Warp runs a CPU launch on one thread (releasing the GIL while it runs): large CPU batches are
+# split into contiguous batch chunks launched from a small thread pool, one per torch thread.
+_CPU_CHUNK_MIN_ELEMENTS = 1 << 17
+_cpu_pool: ThreadPoolExecutor | None = None
+
+
+def _cpu_chunks(batch: int, elements: int) -> list[tuple[int, int]]:
+    workers = min(torch.get_num_threads(), batch)
+    if workers < 2 or elements < _CPU_CHUNK_MIN_ELEMENTS:
+        return [(0, batch)]
+    bounds = [batch * k // workers for k in range(workers + 1)]
+    return list(zip(bounds[:-1], bounds[1:]))
+
+
+def _launch(
+    kernel: wp.Kernel,
+    batch: int,
+    dof: int,
+    device: torch.device,
+    make_args: Callable[[int, int], list],
+    elements: int,
+) -> None:
+    """Launch over ``(batch, dof groups)``: one dof per thread on CUDA, all dofs of a trajectory
+    per thread on CPU. ``make_args(b0, b1)`` builds the kernel arguments for batch rows
+    ``b0:b1`` (the whole batch on CUDA; chunks on a busy-enough CPU launch)."""
+    global _cpu_pool
     wp_device = wp.device_from_torch(device)
     if device.type == "cuda":
-        dof_chunk, groups = 1, dof
-        stream = wp.stream_from_torch(device)
-    else:
-        dof_chunk, groups = dof, 1
-        stream = None
-    wp.launch(
-        kernel, dim=(batch, groups), inputs=[*args, dof_chunk], device=wp_device, stream=stream
-    )
+        wp.launch(
+            kernel,
+            dim=(batch, dof),
+            inputs=[*make_args(0, batch), 1],
+            device=wp_device,
+            stream=wp.stream_from_torch(device),
+        )
+        return
+    chunks = _cpu_chunks(batch, elements)
+    if len(chunks) == 1:
+        wp.launch(kernel, dim=(batch, 1), inputs=[*make_args(0, batch), dof], device=wp_device)
+        return
+    if _cpu_pool is None or _cpu_pool._max_workers < len(chunks):
+        _cpu_pool = ThreadPoolExecutor(max_workers=len(chunks), thread_name_prefix="curobo_lite")
+    futures = [
+        _cpu_pool.submit(
+            wp.launch, kernel, dim=(b1 - b0, 1), inputs=[*make_args(b0, b1), dof], device=wp_device
+        )
+        for b0, b1 in chunks
+    ]
+    for future in futures:
+        future.result()
 
 
 @dataclass
@@ -337,21 +377,27 @@ def launch_forward(inputs: StepInputs, out: StepBuffers | None = None):
         out = StepBuffers.empty_like(act)
     use_idx = inputs.start_idx is not None
     index = inputs.start_idx if use_idx else _index_placeholder(act.device)
-    args = [
-        _wp(act),
-        _wp(inputs.start_position),
-        _wp(inputs.start_velocity),
-        _wp(inputs.start_acceleration),
-        _wp(index),
-        int(use_idx),
-        _wp(inputs.traj_dt),
-        _wp(out.position),
-        _wp(out.velocity),
-        _wp(out.acceleration),
-        _wp(out.jerk),
-    ]
+    starts = (inputs.start_position, inputs.start_velocity, inputs.start_acceleration)
+    outputs = (out.position, out.velocity, out.acceleration, out.jerk)
+    traj_dt = _wp(inputs.traj_dt)
+
+    def make_args(b0: int, b1: int) -> list:
+        rows = slice(b0, b1)
+        # with an index the start states are shared rows: slice the index, not the states
+        start_args = [_wp(t) for t in starts] if use_idx else [_wp(t[rows]) for t in starts]
+        return [
+            _wp(act[rows]),
+            *start_args,
+            _wp(index[rows]) if use_idx else _wp(index),
+            int(use_idx),
+            traj_dt,
+            *(_wp(t[rows]) for t in outputs),
+        ]
+
     batch, _, dof = act.shape
-    _launch(_kernel("forward", inputs.mode, act.dtype), batch, dof, act.device, args)
+    _launch(
+        _kernel("forward", inputs.mode, act.dtype), batch, dof, act.device, make_args, act.numel()
+    )
     return out.position, out.velocity, out.acceleration, out.jerk
 
 
@@ -376,10 +422,22 @@ def launch_adjoint(
         out_grad_act = traj_dt.new_empty(act_shape)
     start_grads = [traj_dt.new_empty(batch, dof) for _ in range(3)]
     flags = [int(g is not None) for g in grads]
-    # a missing gradient is never read by the kernel; any array of the right type stands in
-    arrays = [_wp(g if g is not None else out_grad_act) for g in grads]
-    args = [*arrays, *flags, _wp(traj_dt), _wp(out_grad_act), *(_wp(g) for g in start_grads)]
-    _launch(_kernel("adjoint", mode, traj_dt.dtype), batch, dof, traj_dt.device, args)
+    dt = _wp(traj_dt)
+
+    def make_args(b0: int, b1: int) -> list:
+        rows = slice(b0, b1)
+        # a missing gradient is never read by the kernel; any array of the right type stands in
+        arrays = [_wp((g if g is not None else out_grad_act)[rows]) for g in grads]
+        return [*arrays, *flags, dt, _wp(out_grad_act[rows]), *(_wp(g[rows]) for g in start_grads)]
+
+    _launch(
+        _kernel("adjoint", mode, traj_dt.dtype),
+        batch,
+        dof,
+        traj_dt.device,
+        make_args,
+        batch * act_shape[1] * dof,
+    )
     if start_idx is not None:
         start_grads = [
             traj_dt.new_zeros(n_start, dof).index_add_(0, start_idx, g) for g in start_grads
