@@ -12,8 +12,9 @@ import sys
 
 # module path -> registers one or more sub-commands
 _COMMAND_MODULES = (
-    "curobo_lite.demo",
     "curobo_lite.robot.cli",
+    "curobo_lite.wrap.mpc_cli",
+    "curobo_lite.wrap.trajopt_cli",
 )
 
 

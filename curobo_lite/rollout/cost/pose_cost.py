@@ -120,7 +120,11 @@ class PoseCost(CostBase):
     def _rotation_error(self, quaternion: torch.Tensor, goal: torch.Tensor) -> torch.Tensor:
         if self.config.rotation_error == "GEODESIC":
             return quat_angle_error(quaternion, goal, eps=_GEODESIC_EPS)
-        return 1.0 - (quaternion * goal).sum(-1).abs()
+        # normalised: FK quaternions are unit only to rounding, and an unnormalised dot product
+        # lets the cost go (slightly) negative, a floor on the reachable rotation precision
+        dot = (quaternion * goal).sum(-1).abs()
+        norms = (quaternion.square().sum(-1) * goal.square().sum(-1)).rsqrt()
+        return 1.0 - dot * norms
 
     def forward(
         self,

@@ -1,0 +1,996 @@
+"""Trajectory optimization to an end-effector pose or a joint configuration.
+
+:class:`TrajOptSolver` plans a smooth, limit-respecting joint trajectory from rest at a start
+configuration to a goal, for ``S`` problems at once:
+
+1. **Goal configurations** (pose goals only): a batched inverse-kinematics solve, L-BFGS over a
+   horizon-1 ``teleport_mode`` rollout (position = action) with the pose cost and a joint
+   position bound cost, ``ik.num_seeds`` seeds per problem (the start configuration, the retract
+   configuration and uniform draws inside the joint limits). Per problem the solutions within the
+   thresholds are ranked by their joint-space distance to the start, the others after them by
+   cost; the best ``num_seeds`` become the trajectory seeds' end points.
+2. **Seeds**: a straight line in joint space from the start to each goal configuration, timed by
+   the quintic minimum-jerk law ``s(t) = 10t³ - 15t⁴ + 6t⁵`` (it starts and ends at rest, which the
+   stop cost wants), plus a random perturbation that vanishes at both ends
+   (``seed_noise * n_d * sin(pi t)`` with ``n ~ N(0, I)`` per seed; the first seed of every
+   problem is left unperturbed). Draws come from a generator seeded with ``seed`` on every solve.
+3. **Trajectory optimization**: batched L-BFGS (:class:`~curobo_lite.opt.Lbfgs`) over the task's
+   :class:`~curobo_lite.rollout.ArmReacher` (``S * num_seeds`` seeds in one batch, each
+   converging on its own). Every seed's best iterate is rolled out again; per problem the seed
+   with the lowest cost among those that reach the goal within the thresholds is kept (the lowest
+   cost overall when none does).
+4. **Retiming**: as in cuRobo, the trajectory's step ``dt`` is rescaled by
+   ``(1 + time_margin) * max(max|v|/v_lim, sqrt(max|a|/a_lim), cbrt(max|j|/j_lim))`` computed on
+   the optimized knots (backward differences from rest), bounded below by ``min_dt``; the duration
+   is then rounded up to a whole number of ``interpolation_dt`` steps.
+5. **Interpolation** to the controller rate ``interpolation_dt``: ``CUBIC`` (default) is the
+   clamped cubic spline through the knots (zero velocity at both ends, continuous acceleration;
+   velocity, acceleration and jerk are its exact derivatives); ``LINEAR`` connects the knots by
+   straight segments (velocity is the segment slope, acceleration and jerk are backward
+   differences of the sampled velocity). The interpolated trajectory is checked: where its
+   velocity, acceleration or jerk ratio (same formula, on the spline's derivatives, on the knot
+   accelerations and on backward differences of the sampled positions) exceeds
+   ``1 / (1 + time_margin)``, ``dt`` grows by that factor and the interpolation is redone (at most
+   ``max_retime_iters`` times; a cubic spline scales exactly, so one pass suffices).
+6. **Checks**: a problem succeeds when its goal is reached (pose goals: position error
+   ``<= position_threshold`` m and rotation error ``<= rotation_threshold`` rad at the last step;
+   joint goals: ``||q_T - q_goal||_2 <= cspace_threshold`` rad) and every interpolated sample is
+   within the position, velocity and acceleration limits (by the spline's derivatives and by
+   backward differences of the samples).
+
+Trajectories start from rest: a start state with non-zero velocity or acceleration is a
+``ValueError`` (retiming scales time uniformly, which keeps only a resting start consistent).
+
+The task file's ``trajopt:`` section (keys of :meth:`TrajOptSolverConfig.from_dict`; unknown keys
+are an error):
+
+- ``num_seeds`` (int >= 1, default 4): trajectory seeds per problem.
+- ``interpolation_dt`` (float > 0, default 0.01): controller period of the interpolated output (s).
+- ``interpolation`` (``CUBIC`` | ``LINEAR``, default ``CUBIC``).
+- ``position_threshold`` (m, default 0.005), ``rotation_threshold`` (rad, default 0.05),
+  ``cspace_threshold`` (rad, default 0.01): success thresholds.
+- ``seed_noise`` (rad >= 0, default 0.1): amplitude of the seed perturbations.
+- ``seed`` (int >= 0, default 0): seed of every random draw of a solve.
+- ``time_margin`` (float >= 0, default 0.05): safety margin of the retiming.
+- ``min_dt`` (s > 0, default 0.01): smallest retimed step.
+- ``max_retime_iters`` (int >= 0, default 4): corrections after interpolation.
+- ``ik``: ``num_seeds`` (int >= 1, default 32), ``cost`` (cost sections, default: the task's
+  ``pose_cost`` and a position-only ``bound_cost``), ``lbfgs`` (:class:`LbfgsConfig` keys).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+import torch
+
+from curobo_lite.debug import active_session, track_scales
+from curobo_lite.opt import Lbfgs, LbfgsConfig, OptResult
+from curobo_lite.opt.base import as_choice, as_float, as_int, check_keys
+from curobo_lite.robot import JointLimits, Kinematics, RobotConfig
+from curobo_lite.rollout import ArmReacher, ArmReacherConfig, Goal, TaskConfig
+from curobo_lite.rollout.dynamics_model import KinematicModelConfig
+from curobo_lite.types import JointState, Pose, StateType, TensorDeviceType, quat_angle_error
+
+INTERPOLATIONS = ("CUBIC", "LINEAR")
+# A start state whose |velocity| or |acceleration| exceeds this counts as moving.
+_REST_TOL = 1e-6
+
+
+# --------------------------------------------------------------------------------------------------
+# configuration
+
+
+@dataclass
+class IkConfig:
+    """The ``trajopt.ik`` sub-section: the goal-configuration solve for pose goals.
+
+    Attributes:
+        num_seeds: IK seeds per problem.
+        cost: cost sections of the IK rollout (``None``: the task's ``pose_cost`` plus a
+            position-only ``bound_cost``).
+        lbfgs: :class:`LbfgsConfig` keys of the IK solve.
+    """
+
+    section = "trajopt.ik"
+
+    num_seeds: int = 32
+    cost: dict[str, Any] | None = None
+    lbfgs: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.num_seeds = as_int(self.section, "num_seeds", self.num_seeds, 1)
+        for key in ("cost", "lbfgs"):
+            value = getattr(self, key)
+            if value is not None and not isinstance(value, Mapping):
+                raise TypeError(
+                    f"{self.section}.{key}: expected a mapping, received {type(value).__name__}"
+                )
+        self.lbfgs = dict(self.lbfgs or {})
+        if self.cost is not None:
+            self.cost = dict(self.cost)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> IkConfig:
+        data = {} if data is None else data
+        check_keys(cls.section, data, [f.name for f in fields(cls)])
+        return cls(**dict(data))
+
+
+@dataclass
+class TrajOptSolverConfig:
+    """Options of :class:`TrajOptSolver` (the ``trajopt:`` section; see the module docstring)."""
+
+    section = "trajopt"
+
+    num_seeds: int = 4
+    interpolation_dt: float = 0.01
+    interpolation: str = "CUBIC"
+    position_threshold: float = 0.005
+    rotation_threshold: float = 0.05
+    cspace_threshold: float = 0.01
+    seed_noise: float = 0.1
+    seed: int = 0
+    time_margin: float = 0.05
+    min_dt: float = 0.01
+    max_retime_iters: int = 4
+    ik: IkConfig = field(default_factory=IkConfig)
+
+    def __post_init__(self) -> None:
+        s = self.section
+        self.num_seeds = as_int(s, "num_seeds", self.num_seeds, 1)
+        self.interpolation_dt = as_float(
+            s, "interpolation_dt", self.interpolation_dt, 0.0, low_open=True
+        )
+        self.interpolation = as_choice(s, "interpolation", self.interpolation, INTERPOLATIONS)
+        for key in ("position_threshold", "rotation_threshold", "cspace_threshold"):
+            setattr(self, key, as_float(s, key, getattr(self, key), 0.0, low_open=True))
+        self.seed_noise = as_float(s, "seed_noise", self.seed_noise, 0.0)
+        self.seed = as_int(s, "seed", self.seed, 0)
+        self.time_margin = as_float(s, "time_margin", self.time_margin, 0.0)
+        self.min_dt = as_float(s, "min_dt", self.min_dt, 0.0, low_open=True)
+        self.max_retime_iters = as_int(s, "max_retime_iters", self.max_retime_iters, 0)
+        if not isinstance(self.ik, IkConfig):
+            self.ik = IkConfig.from_dict(self.ik)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> TrajOptSolverConfig:
+        """Build from a task file's ``trajopt`` section; unknown keys raise ``ValueError``."""
+        data = {} if data is None else data
+        check_keys(cls.section, data, [f.name for f in fields(cls)])
+        return cls(**dict(data))
+
+
+# --------------------------------------------------------------------------------------------------
+# result
+
+
+@dataclass
+class TrajOptResult:
+    """What a trajectory-optimization solve returns, one entry per problem (``B`` problems).
+
+    Attributes:
+        success: ``[B]`` bool: goal reached within the thresholds and every interpolated sample
+            within the position, velocity and acceleration limits.
+        position_error: ``[B]`` metres between the end effector at the last step and the goal
+            pose (joint goals: the forward kinematics of the goal configuration).
+        rotation_error: ``[B]`` radians, same convention.
+        cspace_error: ``[B]`` joint-space distance ``||q_T - q_goal||_2`` to the goal
+            configuration (joint goals) or to the IK solution the trajectory was seeded towards
+            (pose goals).
+        solution: :class:`JointState` ``[B, H, D]``: the optimized knots with backward-difference
+            velocity, acceleration and jerk at ``optimized_dt``.
+        interpolated_solution: :class:`JointState` ``[B, T, D]`` sampled every
+            ``interpolation_dt``; problem ``b`` ends at sample ``interpolated_last_index[b]`` and
+            holds its final position at rest afterwards.
+        interpolated_last_index: ``[B]`` long.
+        interpolation_dt: seconds between interpolated samples.
+        optimized_dt: ``[B]`` seconds per knot after retiming (duration ``(H-1) * dt``).
+        solve_time: wall-clock seconds of the whole solve.
+        goal_state: ``[B, D]`` goal configuration (IK solution for pose goals).
+        limit_violation: ``{position|velocity|acceleration|jerk: [B]}`` largest excess of the
+            interpolated trajectory over the robot's limits (0 when within).
+        status: per problem ``"success"`` or the reasons of the failure.
+        timings: seconds per phase (``ik``, ``trajopt``, ``interpolation``).
+        debug: solver details (``ik_success [B]``, ``seed_index [B]``, ``trajopt_iterations``,
+            ``ik_iterations``, ``best_cost [B]``, ``retime_iterations``).
+    """
+
+    success: torch.Tensor
+    position_error: torch.Tensor
+    rotation_error: torch.Tensor
+    cspace_error: torch.Tensor
+    solution: JointState
+    interpolated_solution: JointState
+    interpolated_last_index: torch.Tensor
+    interpolation_dt: float
+    optimized_dt: torch.Tensor
+    solve_time: float
+    goal_state: torch.Tensor
+    limit_violation: dict[str, torch.Tensor]
+    status: list[str]
+    timings: dict[str, float] = field(default_factory=dict)
+    debug: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def batch(self) -> int:
+        return int(self.success.shape[0])
+
+    @property
+    def motion_time(self) -> torch.Tensor:
+        """``[B]`` seconds from start to the end of each trajectory."""
+        return self.interpolated_last_index.to(self.optimized_dt.dtype) * self.interpolation_dt
+
+    def get_interpolated_plan(self, index: int = 0) -> JointState:
+        """Problem ``index``'s interpolated trajectory without the held tail: ``[T_b, D]``."""
+        if not 0 <= index < self.batch:
+            raise IndexError(f"index: expected 0 <= index < {self.batch}, received {index}")
+        last = int(self.interpolated_last_index[index])
+        return self.interpolated_solution[index, : last + 1]
+
+    def __repr__(self) -> str:
+        n_ok = int(self.success.sum())
+
+        def span(t: torch.Tensor, fmt: str) -> str:
+            if t.numel() == 1:
+                return format(float(t), fmt)
+            return f"max {float(t.max()):{fmt}}, median {float(t.median()):{fmt}}"
+
+        statuses = "" if self.batch > 4 else f", status={self.status}"
+        return (
+            f"TrajOptResult(success {n_ok}/{self.batch}, position_error "
+            f"[{span(self.position_error * 1000, '.3f')}] mm, rotation_error "
+            f"[{span(self.rotation_error, '.4f')}] rad, motion_time "
+            f"[{span(self.motion_time, '.2f')}] s, optimized_dt "
+            f"[{span(self.optimized_dt, '.4f')}] s, knots {tuple(self.solution.shape)}, "
+            f"interpolated {tuple(self.interpolated_solution.shape)} every "
+            f"{self.interpolation_dt:g} s, solve_time {self.solve_time:.3f} s{statuses})"
+        )
+
+
+# --------------------------------------------------------------------------------------------------
+# finite differences, limit ratios, interpolation
+
+
+def backward_differences(
+    position: torch.Tensor, dt: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Velocity, acceleration and jerk of ``position [B, N, D]`` from rest (SPEC §2 BACKWARD).
+
+    ``dt [B]`` is each trajectory's uniform step. Index 0 is the resting start:
+    ``v_0 = a_0 = j_0 = 0``; ``v_n = (x_n - x_{n-1}) / dt`` and likewise down the chain.
+    """
+    inv = (1.0 / dt)[:, None, None]
+
+    def diff(x: torch.Tensor) -> torch.Tensor:
+        out = torch.zeros_like(x)
+        out[:, 1:] = (x[:, 1:] - x[:, :-1]) * inv
+        return out
+
+    velocity = diff(position)
+    acceleration = diff(velocity)
+    return velocity, acceleration, diff(acceleration)
+
+
+def limit_ratio(x: torch.Tensor, limits: torch.Tensor) -> torch.Tensor:
+    """``[B]`` largest ``x / upper`` (``x > 0``) or ``x / lower`` (``x < 0``) over the trailing
+    dimensions of ``x [B, ..., D]``; ``limits [2, D]`` (lower < 0 < upper; infinite: ratio 0)."""
+    tiny = torch.finfo(x.dtype).tiny
+    upper = limits[1].clamp(min=tiny)
+    lower = (-limits[0]).clamp(min=tiny)
+    ratio = torch.relu(x) / upper + torch.relu(-x) / lower
+    return ratio.flatten(1).amax(dim=1)
+
+
+def limit_excess(x: torch.Tensor, limits: torch.Tensor) -> torch.Tensor:
+    """``[B]`` largest excess of ``x [B, ..., D]`` beyond ``[lower, upper]`` (0 when within)."""
+    excess = torch.relu(x - limits[1]) + torch.relu(limits[0] - x)
+    return excess.flatten(1).amax(dim=1)
+
+
+def time_scale(
+    velocity: torch.Tensor | None,
+    acceleration: torch.Tensor | None,
+    jerk: torch.Tensor | None,
+    limits: JointLimits,
+) -> torch.Tensor:
+    """``[B]`` time-scale factor ``max(r_v, sqrt(r_a), cbrt(r_j))`` (``r`` from
+    :func:`limit_ratio`, each quantity ``[B, ..., D]``) that would bring the worst quantity
+    exactly to its limit (cuRobo's retiming rule); ``None`` quantities are skipped."""
+    scale = None
+    for power, x, lim in (
+        (1.0, velocity, limits.velocity),
+        (0.5, acceleration, limits.acceleration),
+        (1.0 / 3.0, jerk, limits.jerk),
+    ):
+        if x is None:
+            continue
+        r = limit_ratio(x, lim).pow(power)
+        scale = r if scale is None else torch.maximum(scale, r)
+    return scale
+
+
+def cubic_spline_matrix(horizon: int, tensor_args: TensorDeviceType) -> torch.Tensor:
+    """``[H, H]`` map from knot values to the second derivatives ``M`` of the clamped cubic spline
+    through them (unit knot spacing, zero first derivative at both ends).
+
+    With unit spacing the spline's second derivatives solve the tridiagonal system
+    ``M_{i-1} + 4 M_i + M_{i+1} = 6 (P_{i+1} - 2 P_i + P_{i-1})`` inside, and
+    ``2 M_0 + M_1 = 6 (P_1 - P_0)``, ``M_{H-2} + 2 M_{H-1} = -6 (P_{H-1} - P_{H-2})`` at the
+    clamped ends. Solved once in float64.
+    """
+    if horizon < 2:
+        raise ValueError(f"horizon: the spline needs at least 2 knots, received {horizon}")
+    h = horizon
+    a = torch.zeros(h, h, dtype=torch.float64)
+    c = torch.zeros(h, h, dtype=torch.float64)
+    idx = torch.arange(h)
+    a[idx, idx] = 4.0
+    a[idx[1:], idx[:-1]] = 1.0
+    a[idx[:-1], idx[1:]] = 1.0
+    a[0, 0] = a[-1, -1] = 2.0
+    for i in range(1, h - 1):
+        c[i, i - 1], c[i, i], c[i, i + 1] = 6.0, -12.0, 6.0
+    c[0, 0], c[0, 1] = -6.0, 6.0
+    c[-1, -2], c[-1, -1] = 6.0, -6.0
+    return torch.linalg.solve(a, c).to(**tensor_args.as_kwargs())
+
+
+@dataclass
+class Interpolated:
+    """A batch of interpolated trajectories (see :func:`interpolate`)."""
+
+    state: JointState
+    last_index: torch.Tensor
+    knot_acceleration: torch.Tensor | None
+
+
+def interpolate(
+    knots: torch.Tensor,
+    dt: torch.Tensor,
+    interpolation_dt: float,
+    mode: str = "CUBIC",
+    spline_matrix: torch.Tensor | None = None,
+) -> Interpolated:
+    """Resample knot trajectories ``[B, H, D]`` (uniform step ``dt [B]``) every
+    ``interpolation_dt`` seconds.
+
+    Problem ``b`` has ``last_index[b] = round((H-1) dt_b / interpolation_dt)`` samples after the
+    start (``dt`` should make that a whole number, see :meth:`TrajOptSolver.retime`); the output
+    has ``T = max(last_index) + 1`` samples and holds each problem's final knot at rest after its
+    end. ``CUBIC``: the clamped cubic spline (``spline_matrix`` from :func:`cubic_spline_matrix`),
+    velocity/acceleration/jerk its derivatives; ``LINEAR``: straight segments, velocity the
+    segment slope, acceleration and jerk backward differences of the sampled velocity.
+
+    Returns:
+        :class:`Interpolated` with ``state [B, T, D]``, ``last_index [B]`` and, for ``CUBIC``,
+        the spline's accelerations at the knots ``[B, H, D]`` (where its peaks lie).
+    """
+    if mode not in INTERPOLATIONS:
+        raise ValueError(f"mode: expected one of {list(INTERPOLATIONS)}, received {mode!r}")
+    B, H, D = knots.shape
+    segments = H - 1
+    last = torch.round(segments * dt / interpolation_dt).long().clamp(min=1)
+    n_samples = int(last.max()) + 1
+    k = torch.arange(n_samples, device=knots.device, dtype=knots.dtype)
+    tau = k[None, :] * (interpolation_dt / dt)[:, None]  # knot coordinate of every sample
+    after = torch.arange(n_samples, device=knots.device)[None, :] >= last[:, None]
+    tau = torch.where(after, torch.full_like(tau, float(segments)), tau.clamp(max=segments))
+    seg = tau.floor().long().clamp(max=segments - 1)
+    t = (tau - seg.to(tau.dtype))[..., None]
+    index = seg[..., None].expand(B, n_samples, D)
+    p0, p1 = knots.gather(1, index), knots.gather(1, index + 1)
+    inv_dt = (1.0 / dt)[:, None, None]
+    moving = (~after)[..., None].to(knots.dtype)
+    if mode == "CUBIC":
+        if spline_matrix is None:
+            spline_matrix = cubic_spline_matrix(H, TensorDeviceType(knots.device, knots.dtype))
+        m = torch.einsum("ij,bjd->bid", spline_matrix, knots)
+        m0, m1 = m.gather(1, index), m.gather(1, index + 1)
+        u = 1.0 - t
+        position = u * p0 + t * p1 + ((u**3 - u) * m0 + (t**3 - t) * m1) / 6.0
+        velocity = p1 - p0 - (3.0 * u**2 - 1.0) * m0 / 6.0 + (3.0 * t**2 - 1.0) * m1 / 6.0
+        acceleration = u * m0 + t * m1
+        jerk = m1 - m0
+        # the final sample keeps the spline's end acceleration; the held tail is at rest
+        keep = (torch.arange(n_samples, device=knots.device)[None] <= last[:, None])[..., None]
+        keep = keep.to(knots.dtype)
+        velocity = velocity * inv_dt * moving
+        acceleration = acceleration * inv_dt**2 * keep
+        jerk = jerk * inv_dt**3 * moving
+        knot_acceleration = m * inv_dt**2
+    else:  # LINEAR
+        position = p0 + t * (p1 - p0)
+        velocity = (p1 - p0) * inv_dt * moving
+        h = 1.0 / interpolation_dt
+        acceleration = torch.zeros_like(velocity)
+        acceleration[:, 1:] = (velocity[:, 1:] - velocity[:, :-1]) * h
+        jerk = torch.zeros_like(velocity)
+        jerk[:, 1:] = (acceleration[:, 1:] - acceleration[:, :-1]) * h
+        knot_acceleration = None
+    state = JointState(position, velocity, acceleration, jerk)
+    return Interpolated(state, last, knot_acceleration)
+
+
+# --------------------------------------------------------------------------------------------------
+# the solver
+
+
+def _merge_sections(base: dict[str, Any] | None, override: Any, name: str) -> dict[str, Any]:
+    if not isinstance(override, Mapping):
+        raise TypeError(f"{name}: expected a mapping to merge, received {type(override).__name__}")
+    merged = dict(base or {})
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = {**merged[key], **value}
+        else:
+            merged[key] = value
+    return merged
+
+
+class TrajOptSolver:
+    """Batched trajectory optimization with IK seeding, retiming and interpolation.
+
+    Build with :meth:`from_config`. ``progress`` (a callable taking one line of text, default
+    ``None``) receives a line after every phase of a solve.
+    """
+
+    def __init__(
+        self,
+        config: TrajOptSolverConfig,
+        rollout: ArmReacher,
+        lbfgs_config: LbfgsConfig,
+        ik_rollout: ArmReacher,
+        ik_lbfgs_config: LbfgsConfig,
+    ) -> None:
+        model = rollout.dynamics_model
+        if model.control_space is not StateType.POSITION or model.config.teleport_mode:
+            raise ValueError(
+                "model.control_space: trajectory optimization needs POSITION control with "
+                "teleport_mode false (the knots are the optimized positions), received "
+                f"{model.control_space.value} teleport_mode={model.config.teleport_mode}"
+            )
+        if model.config.state_finite_difference_mode != "BACKWARD":
+            raise ValueError(
+                "model.state_finite_difference_mode: the retiming and checks use backward "
+                f"differences; expected BACKWARD, received "
+                f"{model.config.state_finite_difference_mode}"
+            )
+        dt = model.traj_dt[1:]
+        if not bool(torch.allclose(dt, dt[0].expand_as(dt), rtol=1e-6, atol=0.0)):
+            raise ValueError(
+                "model.dt_traj_params: the spline interpolation needs a uniform schedule "
+                f"(base_ratio 1 or max_dt = base_dt), received traj_dt {model.traj_dt.tolist()}"
+            )
+        self.config = config
+        self.rollout = rollout
+        self.ik_rollout = ik_rollout
+        self.lbfgs_config = lbfgs_config
+        self.ik_lbfgs_config = ik_lbfgs_config
+        self.tensor_args = rollout.tensor_args
+        self.robot_config: RobotConfig = rollout.robot_config
+        self.joint_limits = self.robot_config.joint_limits
+        self.kinematics = Kinematics(self.robot_config, self.tensor_args)
+        self.horizon = rollout.action_horizon
+        self.dof = rollout.d_action
+        self.plan_dt = float(dt[0])
+        self.progress: Callable[[str], None] | None = None
+        self._spline = cubic_spline_matrix(self.horizon, self.tensor_args)
+        self._gen = torch.Generator(device=self.tensor_args.device)
+        self._solvers: dict[tuple[str, int, int], Lbfgs] = {}
+        self._seed_profile = self._min_jerk_profile()
+
+    @classmethod
+    def from_config(
+        cls,
+        robot: str | RobotConfig = "franka",
+        task: str | TaskConfig = "gradient_trajopt",
+        num_seeds: int | None = 4,
+        tensor_args: TensorDeviceType | None = None,
+        **overrides: Any,
+    ) -> TrajOptSolver:
+        """Build from a robot (bundled name, path or :class:`RobotConfig`) and a task file.
+
+        Args:
+            num_seeds: trajectory seeds per problem (``None``: the task's ``trajopt.num_seeds``).
+            tensor_args: device and dtype (default: the robot's).
+            overrides: keys of the ``trajopt`` section (e.g. ``interpolation_dt=0.02``,
+                ``ik={"num_seeds": 16}``), plus ``model``, ``cost`` and ``lbfgs`` mappings
+                merged into those sections of the task (one level deep).
+        """
+        task = TaskConfig.load(task)
+        if not isinstance(robot, RobotConfig):
+            robot = RobotConfig.load(robot)
+        tensor_args = tensor_args or robot.tensor_args
+        if not isinstance(tensor_args, TensorDeviceType):
+            raise TypeError(
+                f"tensor_args: expected TensorDeviceType, received {type(tensor_args).__name__}"
+            )
+        sections = {key: getattr(task, key) for key in ("model", "cost", "lbfgs")}
+        trajopt = dict(task.trajopt or {})
+        for key, value in overrides.items():
+            if key in sections:
+                sections[key] = _merge_sections(sections[key], value, key)
+            elif key == "ik":
+                trajopt["ik"] = _merge_sections(trajopt.get("ik"), value, "ik")
+            else:
+                trajopt[key] = value
+        if num_seeds is not None:
+            trajopt["num_seeds"] = num_seeds
+        task = replace(task, trajopt=trajopt, **sections)
+        try:
+            config = TrajOptSolverConfig.from_dict(trajopt)
+            lbfgs_config = LbfgsConfig.from_dict(task.lbfgs or {})
+            ik_lbfgs_config = LbfgsConfig.from_dict(config.ik.lbfgs)
+        except (TypeError, ValueError) as err:
+            raise task.error(err) from None
+        rollout = ArmReacher(ArmReacherConfig.from_task(task, robot, tensor_args))
+        ik_cost = config.ik.cost
+        if ik_cost is None:
+            ik_cost = {
+                "pose_cost": task.cost.get("pose_cost") or {},
+                "bound_cost": {
+                    "bound_weight": [1000.0, 0.0, 0.0, 0.0],
+                    "activation_distance": [0.01, 0.0, 0.0, 0.0],
+                },
+            }
+        ik_task = TaskConfig(
+            name=f"{task.name}.ik",
+            model={"horizon": 1, "control_space": "POSITION", "teleport_mode": True},
+            cost=ik_cost,
+            source=f"{task.source} (trajopt.ik)",
+        )
+        try:
+            model = KinematicModelConfig.from_dict(ik_task.model, robot, tensor_args)
+        except (TypeError, ValueError) as err:
+            raise ik_task.error(err) from None
+        ik_rollout = ArmReacher(ArmReacherConfig(model=model, cost=ik_task.cost, task=ik_task))
+        try:
+            return cls(config, rollout, lbfgs_config, ik_rollout, ik_lbfgs_config)
+        except ValueError as err:
+            raise task.error(err) from None
+
+    # --- public API --------------------------------------------------------------------------
+
+    def solve_pose(self, start_state: JointState, goal_pose: Pose) -> TrajOptResult:
+        """Plan from ``start_state [1, D]`` (or ``[D]``) at rest to the pose ``goal_pose`` (batch
+        1). Returns a :class:`TrajOptResult` of batch 1."""
+        start = self._check_start(start_state)
+        if start.position.shape[0] != 1:
+            raise ValueError(
+                f"start_state: solve_pose expects one start state [1, {self.dof}], received "
+                f"{tuple(start.position.shape)}; use solve_batch_pose for several problems"
+            )
+        goal = self._check_pose(goal_pose, 1)
+        return self._solve(start, goal_pose=goal)
+
+    def solve_batch_pose(self, start_state: JointState, goal_pose: Pose) -> TrajOptResult:
+        """Plan ``S`` problems at once: ``start_state [S, D]`` (or ``[1, D]``, shared) at rest
+        to ``goal_pose`` of batch ``S``. Returns a :class:`TrajOptResult` of batch ``S``."""
+        start = self._check_start(start_state)
+        if not isinstance(goal_pose, Pose):
+            raise TypeError(f"goal_pose: expected a Pose, received {type(goal_pose).__name__}")
+        n = goal_pose.batch
+        if start.position.shape[0] not in (1, n):
+            raise ValueError(
+                f"start_state: expected batch 1 or {n} (that of goal_pose), received "
+                f"{start.position.shape[0]}"
+            )
+        goal = self._check_pose(goal_pose, n)
+        if start.position.shape[0] == 1 and n > 1:
+            start = JointState(start.position.expand(n, -1).clone())
+        return self._solve(start, goal_pose=goal)
+
+    def solve_joint(self, start_state: JointState, goal_state: JointState) -> TrajOptResult:
+        """Plan from ``start_state [S, D]`` (or ``[1, D]``) at rest to the joint configurations
+        ``goal_state [S, D]`` (``[D]`` or ``[1, D]`` for one); only ``goal_state.position`` is
+        used. Returns a :class:`TrajOptResult` of batch ``S``."""
+        start = self._check_start(start_state)
+        if not isinstance(goal_state, JointState):
+            raise TypeError(f"goal_state: expected a JointState, received {type(goal_state)}")
+        goal = goal_state.position
+        if goal.ndim == 1:
+            goal = goal.unsqueeze(0)
+        if goal.ndim != 2 or goal.shape[1] != self.dof:
+            raise ValueError(
+                f"goal_state: expected position shape [S, {self.dof}], received "
+                f"{tuple(goal_state.position.shape)}"
+            )
+        goal = goal.to(**self.tensor_args.as_kwargs())
+        if not bool(torch.isfinite(goal).all()):
+            raise ValueError("goal_state: position contains NaN or infinite values")
+        n = max(goal.shape[0], start.position.shape[0])
+        for name, batch in (("goal_state", goal.shape[0]), ("start_state", len(start))):
+            if batch not in (1, n):
+                raise ValueError(
+                    f"{name}: expected batch 1 or {n} (start and goal batches must match), "
+                    f"received {batch}"
+                )
+        if len(start) != n:
+            start = JointState(start.position.expand(n, -1).clone())
+        return self._solve(start, goal_config=goal.expand(n, -1).clone())
+
+    # --- validation ----------------------------------------------------------------------------
+
+    def _check_start(self, start_state: Any) -> JointState:
+        if not isinstance(start_state, JointState):
+            raise TypeError(
+                f"start_state: expected a JointState, received {type(start_state).__name__}"
+            )
+        position = start_state.position
+        if position.ndim == 1:
+            start_state = start_state.unsqueeze(0)
+        if start_state.position.ndim != 2 or start_state.dof != self.dof:
+            raise ValueError(
+                f"start_state: expected position shape [S, {self.dof}] (the robot's "
+                f"{self.dof} joints), received {tuple(position.shape)}"
+            )
+        start = start_state.to(self.tensor_args)
+        for name in ("position", "velocity", "acceleration"):
+            if not bool(torch.isfinite(getattr(start, name)).all()):
+                raise ValueError(f"start_state: {name} contains NaN or infinite values")
+        for name in ("velocity", "acceleration"):
+            peak = float(getattr(start, name).abs().max())
+            if peak > _REST_TOL:
+                raise ValueError(
+                    f"start_state: trajectory optimization plans from rest; expected zero "
+                    f"{name}, received max |{name}| = {peak:.3g}"
+                )
+        return JointState.from_position(start.position.clone(), self.robot_config.joint_names)
+
+    def _check_pose(self, goal_pose: Any, batch: int) -> Pose:
+        if not isinstance(goal_pose, Pose):
+            raise TypeError(f"goal_pose: expected a Pose, received {type(goal_pose).__name__}")
+        if goal_pose.batch != batch:
+            raise ValueError(f"goal_pose: expected batch {batch}, received {goal_pose.batch}")
+        pose = goal_pose.to(self.tensor_args)
+        if not (
+            bool(torch.isfinite(pose.position).all())
+            and bool(torch.isfinite(pose.quaternion).all())
+        ):
+            raise ValueError("goal_pose: contains NaN or infinite values")
+        norm = pose.quaternion.norm(dim=-1, keepdim=True)
+        if bool((norm < 1e-6).any()):
+            raise ValueError("goal_pose: quaternion of zero norm (expected unit wxyz)")
+        return Pose(pose.position.clone(), pose.quaternion / norm)
+
+    # --- phases ----------------------------------------------------------------------------------
+
+    def _report(self, line: str) -> None:
+        if self.progress is not None:
+            self.progress(line)
+
+    def _lbfgs(self, kind: str, config: LbfgsConfig, rollout: ArmReacher, S: int, n: int) -> Lbfgs:
+        key = (kind, S, n)
+        solver = self._solvers.get(key)
+        if solver is None:
+            solver = Lbfgs(replace(config, n_problems=S, num_seeds=n), rollout)
+            self._solvers[key] = solver
+        return solver
+
+    def _uniform_configs(self, shape: tuple[int, ...], margin: float) -> torch.Tensor:
+        """Uniform draws inside the position limits shrunk by ``margin`` of the range."""
+        low, high = self.joint_limits.position
+        span = high - low
+        u = torch.rand(*shape, self.dof, generator=self._gen, **self.tensor_args.as_kwargs())
+        return low + span * (margin + (1.0 - 2.0 * margin) * u)
+
+    def solve_ik(
+        self, start_position: torch.Tensor, goal_pose: Pose, n_select: int
+    ) -> tuple[torch.Tensor, torch.Tensor, OptResult]:
+        """Goal configurations for pose goals (phase 1 of the module docstring).
+
+        Args:
+            start_position: ``[S, D]`` start configurations (also the first IK seed).
+            goal_pose: goal poses of batch ``S``.
+            n_select: configurations to return per problem.
+
+        Returns:
+            ``(configs [S, n_select, D], reached [S, n_select] bool, OptResult)``: ranked
+            solutions (within the thresholds first, closest to the start first).
+        """
+        S, n_ik = start_position.shape[0], self.config.ik.num_seeds
+        seeds = self._uniform_configs((S, n_ik), 0.02)
+        low, high = self.joint_limits.position
+        seeds[:, 0] = torch.maximum(torch.minimum(start_position, high), low)
+        if n_ik > 1:
+            seeds[:, 1] = self.robot_config.retract_config
+        start = JointState.from_position(start_position)
+        self.ik_rollout.update_params(Goal(goal_pose=goal_pose), start)
+        solver = self._lbfgs("ik", self.ik_lbfgs_config, self.ik_rollout, S, n_ik)
+        result = solver.optimize(seeds.reshape(S * n_ik, 1, self.dof))
+        q = result.best_action[:, 0]
+        with torch.no_grad():
+            state = self.ik_rollout.rollout_fn(result.best_action).state
+            metrics = self.ik_rollout.convergence(state)
+        reached = (metrics.position_error <= self.config.position_threshold) & (
+            metrics.rotation_error <= self.config.rotation_threshold
+        )
+        reached = reached.view(S, n_ik)
+        q = q.view(S, n_ik, self.dof)
+        distance = ((q - start_position[:, None]).square() * self.robot_config.cspace_weights).sum(
+            -1
+        )
+        cost = result.best_cost.view(S, n_ik)
+        # reached solutions first (nearest the start first), the rest after them by cost
+        order_key = torch.where(
+            reached, distance, distance.new_full((), 1e6) + cost.clamp(max=1e12)
+        )
+        order = order_key.argsort(dim=1)
+        picks = order[:, torch.arange(n_select, device=order.device) % n_ik]
+        configs = q.gather(1, picks[..., None].expand(-1, -1, self.dof))
+        return configs, reached.gather(1, picks), result
+
+    def _min_jerk_profile(self) -> torch.Tensor:
+        """``[H]`` fraction of the way at each step (``s = 10t³ - 15t⁴ + 6t⁵``, ``t = h/(H-1)``)."""
+        t = torch.linspace(0.0, 1.0, self.horizon, **self.tensor_args.as_kwargs())
+        return t**3 * (10.0 - 15.0 * t + 6.0 * t * t)
+
+    def make_seeds(self, start_position: torch.Tensor, goal_configs: torch.Tensor) -> torch.Tensor:
+        """Action seeds ``[S * n, H, D]`` from ``start_position [S, D]`` to ``goal_configs
+        [S, n, D]`` (phase 2 of the module docstring), projected into the position limits.
+
+        With POSITION control the action at step ``h`` sets the position of step ``h+1``, so the
+        seed's action ``h`` is the interpolated configuration ``h+1`` (the last repeats the goal).
+        """
+        S, n, D = goal_configs.shape
+        s = self._seed_profile
+        path = start_position[:, None, None] + s[None, None, :, None] * (
+            goal_configs[:, :, None] - start_position[:, None, None]
+        )  # [S, n, H, D], path[..., 0, :] = start
+        noise = torch.randn(S, n, 1, D, generator=self._gen, **self.tensor_args.as_kwargs())
+        noise[:, 0] = 0.0
+        bump = torch.sin(
+            math.pi * torch.linspace(0.0, 1.0, self.horizon, **self.tensor_args.as_kwargs())
+        )
+        path = path + self.config.seed_noise * noise * bump[None, None, :, None]
+        act = torch.cat((path[:, :, 1:], path[:, :, -1:]), dim=2)
+        low, high = self.joint_limits.position
+        return torch.maximum(torch.minimum(act, high), low).reshape(S * n, self.horizon, D)
+
+    def retime(self, knots: torch.Tensor) -> torch.Tensor:
+        """``[B]`` retimed step for knot trajectories ``[B, H, D]`` optimized at the task's
+        ``dt`` (phase 4): cuRobo's scale factor with ``time_margin``, at least ``min_dt``, the
+        duration rounded up to whole ``interpolation_dt`` steps."""
+        cfg = self.config
+        plan_dt = torch.full((knots.shape[0],), self.plan_dt, **self.tensor_args.as_kwargs())
+        v, a, j = backward_differences(knots, plan_dt)
+        scale = time_scale(v, a, j, self.joint_limits) * (1.0 + cfg.time_margin)
+        return self._round_dt(torch.clamp(plan_dt * scale, min=cfg.min_dt))
+
+    def _round_dt(self, dt: torch.Tensor) -> torch.Tensor:
+        idt, segments = self.config.interpolation_dt, self.horizon - 1
+        n = torch.ceil(segments * dt / idt - 1e-6).clamp(min=1)
+        return n * idt / segments
+
+    def _interpolated_scale(self, interp: Interpolated) -> torch.Tensor:
+        """``[B]`` time-scale factor of an interpolated batch (spline derivatives, knot
+        accelerations and backward differences of the samples)."""
+        limits = self.joint_limits
+        state = interp.state
+        scale = time_scale(state.velocity, state.acceleration, state.jerk, limits)
+        idt = torch.full(
+            (state.position.shape[0],), self.config.interpolation_dt, **self.tensor_args.as_kwargs()
+        )
+        v, a, _ = backward_differences(state.position, idt)
+        scale = torch.maximum(scale, time_scale(v, a, None, limits))
+        if interp.knot_acceleration is not None:
+            scale = torch.maximum(scale, time_scale(None, interp.knot_acceleration, None, limits))
+        return scale
+
+    def interpolate_trajectory(
+        self, knots: torch.Tensor, dt: torch.Tensor
+    ) -> tuple[Interpolated, torch.Tensor, int]:
+        """Interpolate ``knots [B, H, D]`` at step ``dt [B]`` and correct ``dt`` until the samples
+        respect the limits with the time margin (phase 5).
+
+        Returns ``(interpolated, dt [B], corrections made)``.
+        """
+        cfg = self.config
+        target = 1.0 / (1.0 + cfg.time_margin)
+        iterations = 0
+        while True:
+            interp = interpolate(knots, dt, cfg.interpolation_dt, cfg.interpolation, self._spline)
+            scale = self._interpolated_scale(interp)
+            over = scale > target * (1.0 + 1e-6)
+            if iterations >= cfg.max_retime_iters or not bool(over.any()):
+                return interp, dt, iterations
+            grown = self._round_dt(dt * scale / target)
+            dt = torch.where(over, torch.maximum(grown, dt), dt)
+            iterations += 1
+
+    # --- the solve -------------------------------------------------------------------------------
+
+    def _solve(
+        self,
+        start: JointState,
+        goal_pose: Pose | None = None,
+        goal_config: torch.Tensor | None = None,
+    ) -> TrajOptResult:
+        """Phases 1-6 for ``S`` problems: a pose goal (``goal_pose``, batch ``S``) or a joint
+        goal (``goal_config [S, D]``)."""
+        t_start = time.perf_counter()
+        S, n, D = len(start), self.config.num_seeds, self.dof
+        self._gen.manual_seed(self.config.seed)
+        timings: dict[str, float] = {}
+        debug: dict[str, Any] = {}
+        t0 = time.perf_counter()
+        if goal_pose is not None:
+            goal_configs = self._ik_phase(start.position, goal_pose, debug)
+            timings["ik"] = time.perf_counter() - t0
+            goal = Goal(goal_pose=goal_pose)
+        else:
+            goal_configs = goal_config[:, None].expand(S, n, D)
+            fk = self.kinematics.forward(goal_config)
+            goal_pose = Pose(fk.ee_position, fk.ee_quaternion)
+            goal = Goal(goal_state=JointState.from_position(goal_config))
+
+        t0 = time.perf_counter()
+        knots, chosen_goal = self._trajopt_phase(start, goal, goal_configs, goal_config, debug)
+        timings["trajopt"] = time.perf_counter() - t0
+
+        t0 = time.perf_counter()
+        with torch.no_grad():
+            dt = self.retime(knots)
+            interp, dt, debug["retime_iterations"] = self.interpolate_trajectory(knots, dt)
+            names = self.robot_config.joint_names
+            solution = JointState(knots, *backward_differences(knots, dt), joint_names=names)
+            istate = interp.state
+            interpolated = JointState(
+                istate.position, istate.velocity, istate.acceleration, istate.jerk, names
+            )
+            violation = self._violations(interp)
+            final = knots[:, -1]
+            fk = self.kinematics.forward(final)
+            position_error = (fk.ee_position - goal_pose.position).norm(dim=-1)
+            rotation_error = quat_angle_error(fk.ee_quaternion, goal_pose.quaternion, eps=0.0)
+            target = goal_config if goal_config is not None else chosen_goal
+            cspace_error = (final - target).norm(dim=-1)
+            if goal_config is not None:
+                goal_ok = cspace_error <= self.config.cspace_threshold
+            else:
+                goal_ok = (position_error <= self.config.position_threshold) & (
+                    rotation_error <= self.config.rotation_threshold
+                )
+            limits_ok = torch.ones_like(goal_ok)
+            for name in ("position", "velocity", "acceleration"):
+                limits_ok &= violation[name] <= 0.0
+            success = goal_ok & limits_ok
+        timings["interpolation"] = time.perf_counter() - t0
+        solve_time = time.perf_counter() - t_start
+        self._report(
+            f"retime + interpolation: dt {_fmt_range(dt)} s, {int(interp.last_index.max()) + 1} "
+            f"samples every {self.config.interpolation_dt:g} s, "
+            f"{timings['interpolation']:.3f} s; success {int(success.sum())}/{S}"
+        )
+        return TrajOptResult(
+            success=success,
+            position_error=position_error,
+            rotation_error=rotation_error,
+            cspace_error=cspace_error,
+            solution=solution,
+            interpolated_solution=interpolated,
+            interpolated_last_index=interp.last_index,
+            interpolation_dt=self.config.interpolation_dt,
+            optimized_dt=dt,
+            solve_time=solve_time,
+            goal_state=target,
+            limit_violation=violation,
+            status=_status(goal_ok, violation),
+            timings=timings,
+            debug=debug,
+        )
+
+    def _ik_phase(
+        self, start_position: torch.Tensor, goal_pose: Pose, debug: dict[str, Any]
+    ) -> torch.Tensor:
+        """Goal configurations ``[S, num_seeds, D]`` for pose goals (IK)."""
+        S, n = start_position.shape[0], self.config.num_seeds
+        if active_session() is None:
+            configs, reached, result = self.solve_ik(start_position, goal_pose, n)
+        else:
+            # keep the IK's cost terms out of the caller's scale-tracking session
+            with track_scales() as ik_session:
+                configs, reached, result = self.solve_ik(start_position, goal_pose, n)
+            debug["ik_scales"] = ik_session
+        debug["ik_success"] = reached[:, 0]
+        debug["ik_iterations"] = result.n_iters
+        self._report(
+            f"ik: {S} problem(s) x {self.config.ik.num_seeds} seeds, {result.n_iters} "
+            f"iterations, {int(reached[:, 0].sum())}/{S} reached"
+        )
+        return configs
+
+    def _trajopt_phase(
+        self,
+        start: JointState,
+        goal: Goal,
+        goal_configs: torch.Tensor,
+        goal_config: torch.Tensor | None,
+        debug: dict[str, Any],
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Batched L-BFGS from the seeds; returns the chosen knots ``[S, H, D]`` (index 0 the
+        start) and the goal configuration each was seeded towards ``[S, D]``."""
+        S, n = len(start), self.config.num_seeds
+        seeds = self.make_seeds(start.position, goal_configs)
+        self.rollout.update_params(goal, start)
+        result = self._lbfgs("trajopt", self.lbfgs_config, self.rollout, S, n).optimize(seeds)
+        with torch.no_grad():
+            rolled = self.rollout.rollout_fn(result.best_action)
+            metrics = self.rollout.convergence(rolled.state)
+            feasible = self._reached(metrics, goal_config)
+            feasible &= metrics.limit_violation["position"] <= 1e-6
+            feasible = feasible.view(S, n)
+            cost = result.best_cost.view(S, n)
+            # the cheapest feasible seed; the cheapest of all where none is feasible
+            eligible = feasible | ~feasible.any(dim=1, keepdim=True)
+            seed_index = torch.where(eligible, cost, torch.full_like(cost, math.inf)).argmin(1)
+            rows = torch.arange(S, device=seed_index.device)
+            positions = rolled.state.state_seq.position.view(S, n, self.horizon, self.dof)
+            knots = torch.cat((start.position[:, None], positions[rows, seed_index, 1:]), 1)
+        debug.update(
+            seed_index=seed_index,
+            trajopt_iterations=result.n_iters,
+            best_cost=cost[rows, seed_index],
+        )
+        self._report(
+            f"trajopt: {S} problem(s) x {n} seeds, {result.n_iters} iterations, "
+            f"{int(feasible.any(dim=1).sum())}/{S} reached"
+        )
+        return knots, goal_configs[rows, seed_index]
+
+    def _reached(self, metrics: Any, goal_config: torch.Tensor | None) -> torch.Tensor:
+        cfg = self.config
+        if goal_config is None:
+            return (metrics.position_error <= cfg.position_threshold) & (
+                metrics.rotation_error <= cfg.rotation_threshold
+            )
+        return metrics.cspace_error <= cfg.cspace_threshold
+
+    def _violations(self, interp: Interpolated) -> dict[str, torch.Tensor]:
+        """Largest excess over the limits of the interpolated samples: the spline's derivatives
+        and the backward differences of the sampled positions."""
+        state, limits = interp.state, self.joint_limits
+        idt = torch.full(
+            (state.position.shape[0],), self.config.interpolation_dt, **self.tensor_args.as_kwargs()
+        )
+        v, a, _ = backward_differences(state.position, idt)
+        out = {"position": limit_excess(state.position, limits.position)}
+        out["velocity"] = torch.maximum(
+            limit_excess(state.velocity, limits.velocity), limit_excess(v, limits.velocity)
+        )
+        out["acceleration"] = torch.maximum(
+            limit_excess(state.acceleration, limits.acceleration),
+            limit_excess(a, limits.acceleration),
+        )
+        out["jerk"] = limit_excess(state.jerk, limits.jerk)
+        return out
+
+    def __repr__(self) -> str:
+        return (
+            f"TrajOptSolver(robot={self.robot_config.name!r}, horizon={self.horizon}, "
+            f"plan_dt={self.plan_dt:g}, num_seeds={self.config.num_seeds}, ik_seeds="
+            f"{self.config.ik.num_seeds}, interpolation={self.config.interpolation} every "
+            f"{self.config.interpolation_dt:g} s)"
+        )
+
+
+def _status(goal_ok: torch.Tensor, violation: dict[str, torch.Tensor]) -> list[str]:
+    """Per problem ``"success"`` or the reasons of the failure."""
+    status = []
+    for b in range(goal_ok.shape[0]):
+        reasons = [] if bool(goal_ok[b]) else ["goal not reached"]
+        bad = [q for q in ("position", "velocity", "acceleration") if violation[q][b] > 0]
+        if bad:
+            reasons.append("limits violated: " + ", ".join(bad))
+        status.append("; ".join(reasons) if reasons else "success")
+    return status
+
+
+def _fmt_range(t: torch.Tensor) -> str:
+    lo, hi = float(t.min()), float(t.max())
+    return f"{lo:.4f}" if math.isclose(lo, hi) else f"{lo:.4f}..{hi:.4f}"
