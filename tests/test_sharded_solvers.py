@@ -44,13 +44,39 @@ def _mppi_problem(process_group=None):
     return {"mean": result.action, "best_cost": result.best_cost, "cov": mppi.cov_action.clone()}
 
 
+def _trajopt_problem(process_group=None):
+    from curobo_lite.robot import Kinematics, RobotConfig
+    from curobo_lite.types import JointState, Pose, TensorDeviceType
+    from curobo_lite.wrap import TrajOptSolver
+
+    torch.set_num_threads(1)
+    tensor_args = TensorDeviceType(dtype=torch.float64)
+    robot = RobotConfig.load("franka").to(tensor_args)
+    solver = TrajOptSolver.from_config(
+        robot=robot, num_seeds=4, tensor_args=tensor_args, process_group=process_group
+    )
+    targets = robot.retract_config + torch.tensor([[0.3], [-0.25]], dtype=torch.float64)
+    fk = Kinematics(robot, tensor_args).forward(targets)
+    start = JointState.from_position(robot.retract_config.expand(2, 7).clone())
+    result = solver.solve_batch_pose(start, Pose(fk.ee_position, fk.ee_quaternion))
+    return {
+        "best_cost": result.debug["best_cost"],
+        "seed_index": result.debug["seed_index"],
+        "knots": result.solution.position,
+        "success": result.success,
+    }
+
+
 def _worker(rank: int, world: int, port: int, out_dir: str) -> None:
     import torch.distributed as dist
 
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     dist.init_process_group("gloo", rank=rank, world_size=world, timeout=timedelta(seconds=60))
     try:
-        outcome = {"mppi": _mppi_problem(dist.group.WORLD)}
+        outcome = {
+            "mppi": _mppi_problem(dist.group.WORLD),
+            "trajopt": _trajopt_problem(dist.group.WORLD),
+        }
     except Exception as err:  # reported to the parent, which fails the test with it
         outcome = {"error": repr(err)}
     finally:
@@ -92,3 +118,54 @@ def test_sharded_mppi_agrees_across_ranks_and_with_one_process(sharded):
     single = _mppi_problem()
     torch.testing.assert_close(rank0["best_cost"], single["best_cost"], rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(rank0["mean"], single["mean"], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.slow
+def test_sharded_trajopt_agrees_across_ranks_and_with_one_process(sharded):
+    rank0, rank1 = (r["trajopt"] for r in sharded)
+    for key in ("best_cost", "seed_index", "knots", "success"):
+        assert torch.equal(rank0[key], rank1[key]), key
+    single = _trajopt_problem()
+    assert torch.equal(rank0["seed_index"], single["seed_index"])
+    torch.testing.assert_close(rank0["best_cost"], single["best_cost"], rtol=1e-6, atol=1e-9)
+    torch.testing.assert_close(rank0["knots"], single["knots"], rtol=1e-6, atol=1e-8)
+    assert bool(single["success"].all())
+
+
+@pytest.mark.slow
+def test_torchrun_entry_point(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    out = tmp_path / "result.json"
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node",
+        "2",
+        "-m",
+        "curobo_lite.distributed.solve",
+        "--robot",
+        "franka",
+        "--goal",
+        "0.45",
+        "0.2",
+        "0.45",
+        "0",
+        "1",
+        "0",
+        "0",
+        "--seeds",
+        "4",
+        "--json",
+        str(out),
+    ]
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=DEADLINE_S, env=env)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    summary = json.loads(out.read_text())
+    assert summary["world_size"] == 2 and summary["seeds"] == 4
+    assert summary["success"] and summary["position_error"] < 0.005

@@ -69,6 +69,7 @@ from typing import Any
 import torch
 
 from curobo_lite.debug import active_session, track_scales
+from curobo_lite.distributed import all_gather_with_grad, get_rank, get_world_size, shard_range
 from curobo_lite.opt import Lbfgs, LbfgsConfig, OptResult
 from curobo_lite.opt.base import as_choice, as_float, as_int, check_keys
 from curobo_lite.robot import JointLimits, Kinematics, RobotConfig
@@ -446,6 +447,7 @@ class TrajOptSolver:
         lbfgs_config: LbfgsConfig,
         ik_rollout: ArmReacher,
         ik_lbfgs_config: LbfgsConfig,
+        process_group: Any = None,
     ) -> None:
         model = rollout.dynamics_model
         if model.control_space is not StateType.POSITION or model.config.teleport_mode:
@@ -466,7 +468,15 @@ class TrajOptSolver:
                 "model.dt_traj_params: the spline interpolation needs a uniform schedule "
                 f"(base_ratio 1 or max_dt = base_dt), received traj_dt {model.traj_dt.tolist()}"
             )
+        world_size = get_world_size(process_group)
+        if world_size > config.num_seeds:
+            raise ValueError(
+                f"trajopt.num_seeds: expected at least one seed per rank ({world_size} ranks), "
+                f"received {config.num_seeds}"
+            )
         self.config = config
+        self.process_group = process_group
+        self._seed_shard = shard_range(config.num_seeds, get_rank(process_group), world_size)
         self.rollout = rollout
         self.ik_rollout = ik_rollout
         self.lbfgs_config = lbfgs_config
@@ -491,6 +501,7 @@ class TrajOptSolver:
         task: str | TaskConfig = "gradient_trajopt",
         num_seeds: int | None = 4,
         tensor_args: TensorDeviceType | None = None,
+        process_group: Any = None,
         **overrides: Any,
     ) -> TrajOptSolver:
         """Build from a robot (bundled name, path or :class:`RobotConfig`) and a task file.
@@ -498,6 +509,10 @@ class TrajOptSolver:
         Args:
             num_seeds: trajectory seeds per problem (``None``: the task's ``trajopt.num_seeds``).
             tensor_args: device and dtype (default: the robot's).
+            process_group: a ``torch.distributed`` group to shard the seeds over: every rank
+                builds the same seeds, optimizes its contiguous share, and the best seed per
+                problem is chosen from all ranks' results, so every rank returns the same
+                result. ``None`` (or no initialized group): single process.
             overrides: keys of the ``trajopt`` section (e.g. ``interpolation_dt=0.02``,
                 ``ik={"num_seeds": 16}``), plus ``model``, ``cost`` and ``lbfgs`` mappings
                 merged into those sections of the task (one level deep).
@@ -550,7 +565,7 @@ class TrajOptSolver:
             raise ik_task.error(err) from None
         ik_rollout = ArmReacher(ArmReacherConfig(model=model, cost=ik_task.cost, task=ik_task))
         try:
-            return cls(config, rollout, lbfgs_config, ik_rollout, ik_lbfgs_config)
+            return cls(config, rollout, lbfgs_config, ik_rollout, ik_lbfgs_config, process_group)
         except ValueError as err:
             raise task.error(err) from None
 
@@ -916,21 +931,30 @@ class TrajOptSolver:
         """Batched L-BFGS from the seeds; returns the chosen knots ``[S, H, D]`` (index 0 the
         start) and the goal configuration each was seeded towards ``[S, D]``."""
         S, n = len(start), self.config.num_seeds
+        # every rank builds all seeds (same generator) and optimizes its own share of them
+        first, last = self._seed_shard
+        n_local = last - first
         seeds = self.make_seeds(start.position, goal_configs)
+        seeds = seeds.view(S, n, self.horizon, self.dof)[:, first:last].reshape(
+            -1, self.horizon, self.dof
+        )
         self.rollout.update_params(goal, start)
-        result = self._lbfgs("trajopt", self.lbfgs_config, self.rollout, S, n).optimize(seeds)
+        solver = self._lbfgs("trajopt", self.lbfgs_config, self.rollout, S, n_local)
+        result = solver.optimize(seeds)
         with torch.no_grad():
             rolled = self.rollout.rollout_fn(result.best_action)
             metrics = self.rollout.convergence(rolled.state)
             feasible = self._reached(metrics, goal_config)
             feasible &= metrics.limit_violation["position"] <= 1e-6
-            feasible = feasible.view(S, n)
-            cost = result.best_cost.view(S, n)
+            feasible = self._gather_seeds(feasible.view(S, n_local))
+            cost = self._gather_seeds(result.best_cost.view(S, n_local))
+            positions = self._gather_seeds(
+                rolled.state.state_seq.position.view(S, n_local, self.horizon, self.dof)
+            )
             # the cheapest feasible seed; the cheapest of all where none is feasible
             eligible = feasible | ~feasible.any(dim=1, keepdim=True)
             seed_index = torch.where(eligible, cost, torch.full_like(cost, math.inf)).argmin(1)
             rows = torch.arange(S, device=seed_index.device)
-            positions = rolled.state.state_seq.position.view(S, n, self.horizon, self.dof)
             knots = torch.cat((start.position[:, None], positions[rows, seed_index, 1:]), 1)
         debug.update(
             seed_index=seed_index,
@@ -942,6 +966,16 @@ class TrajOptSolver:
             f"{int(feasible.any(dim=1).sum())}/{S} reached"
         )
         return knots, goal_configs[rows, seed_index]
+
+    def _gather_seeds(self, local: torch.Tensor) -> torch.Tensor:
+        """``[S, n_local, ...]`` per-rank seed results to ``[S, n, ...]`` (seed order kept)."""
+        if local.shape[1] == self.config.num_seeds:
+            return local
+        # bool is not a collective dtype on every backend: gather flags as bytes
+        send = local.to(torch.uint8) if local.dtype == torch.bool else local
+        gathered = all_gather_with_grad(send.transpose(0, 1).contiguous(), self.process_group)
+        gathered = gathered.transpose(0, 1)
+        return gathered.bool() if local.dtype == torch.bool else gathered
 
     def _reached(self, metrics: Any, goal_config: torch.Tensor | None) -> torch.Tensor:
         cfg = self.config
