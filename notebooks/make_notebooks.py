@@ -19,7 +19,6 @@ STEP_KERNELS = [
         "adjoint (Warp kernels on CPU and CUDA)."
     ),
     new_code_cell(
-        "import matplotlib\n"
         "import matplotlib.pyplot as plt\n"
         "import torch\n\n"
         "from curobo_lite.kernels import tensor_step\n\n"
@@ -36,7 +35,7 @@ STEP_KERNELS = [
         "integrated trajectories agree up to the discretisation of each scheme."
     ),
     new_code_cell(
-        "import math\n"
+        "import math\n\n"
         "T = t[-1].item()\n"
         "w = math.pi / T\n"
         "t64 = t.double()\n"
@@ -59,8 +58,10 @@ STEP_KERNELS = [
         "for k, ax in enumerate(axes):\n"
         "    for space, out in outputs.items():\n"
         "        ax.plot(t, out[k][0, :, 0], label=space)\n"
-        "    ax.set_title(names[k]); ax.set_xlabel('t [s]')\n"
-        "axes[0].legend(); plt.tight_layout()"
+        "    ax.set_title(names[k])\n"
+        "    ax.set_xlabel('t [s]')\n"
+        "axes[0].legend()\n"
+        "plt.tight_layout()"
     ),
     new_markdown_cell(
         "## Backward vs central differences (POSITION control)\n\n"
@@ -78,10 +79,14 @@ STEP_KERNELS = [
         "fig, axes = plt.subplots(1, 3, figsize=(14, 3.2))\n"
         "for k, (ax, key) in enumerate(zip(axes, ['VELOCITY', 'ACCELERATION', 'JERK'])):\n"
         "    inner = slice(2, H - 2)\n"
-        "    ax.semilogy(t[inner], (backward[k + 1][0, inner, 0] - ref[key][inner]).abs(), label='backward')\n"
-        "    ax.semilogy(t[inner], (central[k + 1][0, inner, 0] - ref[key][inner]).abs(), label='central')\n"
-        "    ax.set_title(f'|error| of {key.lower()}'); ax.set_xlabel('t [s]')\n"
-        "axes[0].legend(); plt.tight_layout()\n"
+        "    ax.semilogy(t[inner], (backward[k + 1][0, inner, 0] - ref[key][inner]).abs(),\n"
+        "                label='backward')\n"
+        "    ax.semilogy(t[inner], (central[k + 1][0, inner, 0] - ref[key][inner]).abs(),\n"
+        "                label='central')\n"
+        "    ax.set_title(f'|error| of {key.lower()}')\n"
+        "    ax.set_xlabel('t [s]')\n"
+        "axes[0].legend()\n"
+        "plt.tight_layout()\n"
         "for k, key in enumerate(['VELOCITY', 'ACCELERATION', 'JERK']):\n"
         "    inner = slice(2, H - 2)\n"
         "    b = (backward[k + 1][0, inner, 0] - ref[key][inner]).abs().max().item()\n"
@@ -98,9 +103,102 @@ STEP_KERNELS = [
         "u = torch.randn(2, 8, 3, dtype=torch.float64, requires_grad=True)\n"
         "p, v, a = (torch.randn(2, 3, dtype=torch.float64, requires_grad=True) for _ in range(3))\n"
         "traj_dt = 0.02 + 0.05 * torch.rand(8, dtype=torch.float64)  # a non-uniform schedule\n"
-        "for space in ['POSITION', 'VELOCITY', 'ACCELERATION', 'JERK']:\n"
-        "    f = lambda *x: tensor_step(*x, traj_dt, space)\n"
-        "    print(space, torch.autograd.gradcheck(f, (u, p, v, a)), torch.autograd.gradgradcheck(f, (u, p, v, a)))"
+        "for space in ['POSITION', 'VELOCITY', 'ACCELERATION', 'JERK']:\n\n"
+        "    def step(*x, space=space):\n"
+        "        return tensor_step(*x, traj_dt, space)\n\n"
+        "    inputs = (u, p, v, a)\n"
+        "    print(space, torch.autograd.gradcheck(step, inputs),\n"
+        "          torch.autograd.gradgradcheck(step, inputs))"
+    ),
+]
+
+
+TRAJOPT = [
+    new_markdown_cell(
+        "# Trajectory optimization on the Franka\n\n"
+        "`TrajOptSolver` plans smooth, limit-respecting joint trajectories to end-effector poses: "
+        "batched IK for goal configurations, seeds interpolated in joint space, batched L-BFGS over "
+        "all problems x seeds at once, retiming so velocity/acceleration/jerk stay within the "
+        "limits, and cubic resampling to a 100 Hz controller."
+    ),
+    new_code_cell(
+        "import matplotlib.pyplot as plt\n"
+        "import torch\n\n"
+        "from curobo_lite.robot import Kinematics\n"
+        "from curobo_lite.types import JointState, Pose\n"
+        "from curobo_lite.wrap import TrajOptSolver\n\n"
+        "%matplotlib inline\n"
+        "torch.set_num_threads(1)  # small batches: one thread avoids contention on shared CPUs\n"
+        "solver = TrajOptSolver.from_config(robot='franka', task='gradient_trajopt', num_seeds=4)\n"
+        "robot = solver.robot_config\n"
+        "solver"
+    ),
+    new_markdown_cell(
+        "## A batch of reachable goals\n\n"
+        "Goals are the end-effector poses of random configurations inside the joint limits, so each "
+        "is reachable; all problems start at the retract configuration and are solved in one batch."
+    ),
+    new_code_cell(
+        "g = torch.Generator().manual_seed(0)\n"
+        "low, high = robot.joint_limits.position\n"
+        "n_goals = 8\n"
+        "q_goal = low + (high - low) * (0.1 + 0.8 * torch.rand(n_goals, 7, generator=g))\n"
+        "fk = Kinematics(robot).forward(q_goal)\n"
+        "goals = Pose(fk.ee_position, fk.ee_quaternion)\n"
+        "start = JointState.from_position(robot.retract_config.expand(n_goals, 7).clone())\n"
+        "result = solver.solve_batch_pose(start, goals)\n"
+        "result"
+    ),
+    new_code_cell(
+        "print(f\"{'goal':>4} {'success':>8} {'pos err [mm]':>13} {'rot err [rad]':>14}\"\n"
+        "      f\" {'motion [s]':>11}\")\n"
+        "for i in range(n_goals):\n"
+        "    print(f'{i:>4} {str(bool(result.success[i])):>8}'\n"
+        "          f' {1e3 * result.position_error[i].item():>13.3f}'\n"
+        "          f' {result.rotation_error[i].item():>14.4f}'\n"
+        "          f' {result.motion_time[i].item():>11.2f}')\n"
+        "print(f'solve time for all {n_goals}: {result.solve_time:.2f} s')"
+    ),
+    new_markdown_cell(
+        "## One plan with its limits\n\n"
+        "Position, velocity, acceleration and jerk of the interpolated plan, with the joint limits "
+        "drawn dashed (shown for the first three joints)."
+    ),
+    new_code_cell(
+        "plan = result.get_interpolated_plan(0)\n"
+        "t = torch.arange(plan.position.shape[0]) * result.interpolation_dt\n"
+        "limits = robot.joint_limits\n"
+        "fig, axes = plt.subplots(1, 4, figsize=(16, 3.2))\n"
+        "for ax, name in zip(axes, ['position', 'velocity', 'acceleration', 'jerk']):\n"
+        "    values = getattr(plan, name)\n"
+        "    for j in range(3):\n"
+        "        line, = ax.plot(t, values[:, j], label=robot.joint_names[j])\n"
+        "        if name != 'jerk':\n"
+        "            bound = getattr(limits, name)[:, j]\n"
+        "            ax.axhline(bound[0], color=line.get_color(), ls='--', lw=0.8)\n"
+        "            ax.axhline(bound[1], color=line.get_color(), ls='--', lw=0.8)\n"
+        "    ax.set_title(name)\n"
+        "    ax.set_xlabel('t [s]')\n"
+        "axes[0].legend(fontsize=7)\n"
+        "plt.tight_layout()"
+    ),
+    new_markdown_cell(
+        "## Which cost term dominates? The scale tracker\n\n"
+        "Inside `track_scales()`, the rollout records the standard deviation of every cost term "
+        "(forward) and of the gradient flowing into each term's inputs (backward) at every "
+        "iteration. Terms whose backward scale dwarfs the others steer the optimization."
+    ),
+    new_code_cell(
+        "import os\n"
+        "import tempfile\n\n"
+        "from curobo_lite.debug import track_scales\n\n"
+        "with track_scales() as session:\n"
+        "    solver.solve_pose(start[:1], goals[0])\n"
+        "print(session.table())\n"
+        "path = session.plot(os.path.join(tempfile.gettempdir(), 'curobo_lite_scales.png'))\n"
+        "plt.figure(figsize=(10, 6))\n"
+        "plt.imshow(plt.imread(path))\n"
+        "plt.axis('off')"
     ),
 ]
 
@@ -117,6 +215,7 @@ def write(name: str, cells: list) -> None:
 
 def main() -> None:
     write("01_step_kernels.ipynb", STEP_KERNELS)
+    write("03_trajopt.ipynb", TRAJOPT)
 
 
 if __name__ == "__main__":
