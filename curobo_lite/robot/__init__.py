@@ -1,1 +1,24 @@
-"""robot."""
+"""Robot model: robot files (YAML / URDF), validated configuration, batched kinematics."""
+
+from curobo_lite.robot.config import (
+    JointLimits,
+    JointSpec,
+    MimicSpec,
+    RobotConfig,
+    available_robots,
+    resolve_robot_file,
+    robot_config_dirs,
+)
+from curobo_lite.robot.kinematics import Kinematics, KinematicsState
+
+__all__ = [
+    "JointLimits",
+    "JointSpec",
+    "Kinematics",
+    "KinematicsState",
+    "MimicSpec",
+    "RobotConfig",
+    "available_robots",
+    "resolve_robot_file",
+    "robot_config_dirs",
+]

@@ -1,0 +1,187 @@
+"""Warp kernels for serial-chain forward kinematics and its exact adjoint.
+
+One thread per configuration walks the chain. Quaternions are stored ``wxyz`` in the arrays
+(the package convention) and converted to Warp's ``xyzw`` quaternion type inside the kernels.
+Both kernels are generic over the scalar type and instantiated for float32 and float64.
+
+Chain description (``M`` moving joints, fixed joints already folded into the origins):
+
+- ``origin [M, 7]``: folded joint origin, position ``xyz`` then quaternion ``wxyz``.
+- ``axis [M, 3]``: unit joint axis in the joint frame.
+- ``source [M]``, ``scale [M]``, ``offset [M]``: the joint value is
+  ``scale * q[source] + offset`` (identity for actuated joints, the mimic rule otherwise).
+- ``joint_type [M]``: 0 revolute, 1 prismatic.
+- ``ee_origin [7]`` and ``has_ee``: a constant end-effector offset after the last joint.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import torch
+import warp as wp
+
+# Warp logs a banner and module loads at INFO; keep library users' logs clean.
+wp.config.log_level = 30  # WARNING
+# the adjoint below is written by hand; Warp's tape adjoints are not needed
+wp.set_module_options({"enable_backward": False})
+
+REVOLUTE = 0
+PRISMATIC = 1
+
+
+@wp.func
+def _load_vec3(a: wp.array2d(dtype=Any), row: int, col: int):
+    return wp.vector(a[row, col], a[row, col + 1], a[row, col + 2])
+
+
+@wp.func
+def _load_quat_wxyz(a: wp.array2d(dtype=Any), row: int, col: int):
+    return wp.quaternion(a[row, col + 1], a[row, col + 2], a[row, col + 3], a[row, col])
+
+
+@wp.func
+def _store_frame(
+    link_position: wp.array3d(dtype=Any),
+    link_quaternion: wp.array3d(dtype=Any),
+    i: int,
+    k: int,
+    p: Any,
+    r: Any,
+):
+    link_position[i, k, 0] = p[0]
+    link_position[i, k, 1] = p[1]
+    link_position[i, k, 2] = p[2]
+    # one hemisphere (w >= 0), so equal rotations compare equal
+    sign = link_quaternion.dtype(1.0)
+    if r[3] < link_quaternion.dtype(0.0):
+        sign = link_quaternion.dtype(-1.0)
+    link_quaternion[i, k, 0] = sign * r[3]
+    link_quaternion[i, k, 1] = sign * r[0]
+    link_quaternion[i, k, 2] = sign * r[1]
+    link_quaternion[i, k, 3] = sign * r[2]
+
+
+@wp.kernel
+def fk_forward(
+    q: wp.array2d(dtype=Any),
+    origin: wp.array2d(dtype=Any),
+    axis: wp.array2d(dtype=Any),
+    scale: wp.array(dtype=Any),
+    offset: wp.array(dtype=Any),
+    source: wp.array(dtype=wp.int32),
+    joint_type: wp.array(dtype=wp.int32),
+    ee_origin: wp.array2d(dtype=Any),
+    num_moving: int,
+    has_ee: int,
+    link_position: wp.array3d(dtype=Any),
+    link_quaternion: wp.array3d(dtype=Any),
+    joint_axis: wp.array3d(dtype=Any),
+):
+    """Link frames ``[N, L, 3|4]`` and base-frame joint axes ``[N, M, 3]`` of ``q [N, D]``."""
+    i = wp.tid()
+    zero = q.dtype(0.0)
+    p = wp.vector(zero, zero, zero)
+    r = wp.quaternion(zero, zero, zero, q.dtype(1.0))
+    for j in range(num_moving):
+        value = scale[j] * q[i, source[j]] + offset[j]
+        p = p + wp.quat_rotate(r, _load_vec3(origin, j, 0))
+        r = wp.mul(r, _load_quat_wxyz(origin, j, 3))
+        a = _load_vec3(axis, j, 0)
+        z = wp.quat_rotate(r, a)
+        if joint_type[j] == REVOLUTE:
+            r = wp.mul(r, wp.quat_from_axis_angle(a, value))
+        else:
+            p = p + z * value
+        joint_axis[i, j, 0] = z[0]
+        joint_axis[i, j, 1] = z[1]
+        joint_axis[i, j, 2] = z[2]
+        _store_frame(link_position, link_quaternion, i, j, p, r)
+    if has_ee != 0:
+        p = p + wp.quat_rotate(r, _load_vec3(ee_origin, 0, 0))
+        r = wp.mul(r, _load_quat_wxyz(ee_origin, 0, 3))
+        _store_frame(link_position, link_quaternion, i, num_moving, p, r)
+
+
+@wp.kernel
+def fk_adjoint(
+    link_position: wp.array3d(dtype=Any),
+    link_quaternion: wp.array3d(dtype=Any),
+    joint_axis: wp.array3d(dtype=Any),
+    grad_position: wp.array3d(dtype=Any),
+    grad_quaternion: wp.array3d(dtype=Any),
+    scale: wp.array(dtype=Any),
+    source: wp.array(dtype=wp.int32),
+    joint_type: wp.array(dtype=wp.int32),
+    num_moving: int,
+    num_links: int,
+    grad_q: wp.array2d(dtype=Any),
+):
+    """Accumulate ``dL/dq [N, D]`` (zero-initialised by the caller) from link-frame gradients.
+
+    Revolute joint j (base axis z_j through p_j): dp_k/dt = z_j x (p_k - p_j) and
+    dq_k/dt = 0.5 (0, z_j) (x) q_k for every link k >= j, hence
+    dL/dt_j = z_j . sum_{k>=j} [(p_k - p_j) x g_k + 0.5 (w_k gv_k - gw_k v_k + v_k x gv_k)].
+    Prismatic: dL/dd_j = z_j . sum_{k>=j} g_k. One reverse sweep keeps the suffix sums.
+    """
+    i = wp.tid()
+    zero = grad_q.dtype(0.0)
+    half = grad_q.dtype(0.5)
+    moment = wp.vector(zero, zero, zero)
+    force = wp.vector(zero, zero, zero)
+    for step in range(num_links):
+        k = num_links - 1 - step
+        p = wp.vector(link_position[i, k, 0], link_position[i, k, 1], link_position[i, k, 2])
+        g = wp.vector(grad_position[i, k, 0], grad_position[i, k, 1], grad_position[i, k, 2])
+        w = link_quaternion[i, k, 0]
+        v = wp.vector(link_quaternion[i, k, 1], link_quaternion[i, k, 2], link_quaternion[i, k, 3])
+        gw = grad_quaternion[i, k, 0]
+        gv = wp.vector(grad_quaternion[i, k, 1], grad_quaternion[i, k, 2], grad_quaternion[i, k, 3])
+        moment = moment + wp.cross(p, g) + half * (w * gv - gw * v + wp.cross(v, gv))
+        force = force + g
+        if k < num_moving:
+            z = wp.vector(joint_axis[i, k, 0], joint_axis[i, k, 1], joint_axis[i, k, 2])
+            value = wp.dot(z, force)
+            if joint_type[k] == REVOLUTE:
+                value = wp.dot(z, moment - wp.cross(p, force))
+            col = source[k]
+            grad_q[i, col] = grad_q[i, col] + scale[k] * value
+
+
+def _declare_overloads() -> None:
+    """Instantiate both kernels for float32 and float64 so one module build serves both."""
+    index = wp.array(dtype=wp.int32)
+    for scalar in (wp.float32, wp.float64):
+        a3, a2, a1 = wp.array3d(dtype=scalar), wp.array2d(dtype=scalar), wp.array(dtype=scalar)
+        wp.overload(fk_forward, [a2, a2, a2, a1, a1, index, index, a2, int, int, a3, a3, a3])
+        wp.overload(fk_adjoint, [a3, a3, a3, a3, a3, a1, index, index, int, int, a2])
+
+
+_declare_overloads()
+
+_SCALAR = {torch.float32: wp.float32, torch.float64: wp.float64}
+
+
+@functools.cache
+def kernel_for(name: str, dtype: torch.dtype) -> wp.Kernel:
+    """The float32 or float64 instance of ``fk_forward`` / ``fk_adjoint``."""
+    scalar = _SCALAR[dtype]
+    index = wp.array(dtype=wp.int32)
+    a3, a2, a1 = wp.array3d(dtype=scalar), wp.array2d(dtype=scalar), wp.array(dtype=scalar)
+    if name == "forward":
+        return fk_forward.get_overload([a2, a2, a2, a1, a1, index, index, a2, int, int, a3, a3, a3])
+    return fk_adjoint.get_overload([a3, a3, a3, a3, a3, a1, index, index, int, int, a2])
+
+
+def as_warp(t: torch.Tensor):
+    """Zero-copy Warp view of a tensor (no Warp gradient array: autograd is ours)."""
+    return wp.from_torch(t, requires_grad=False, return_ctype=True)
+
+
+def launch(kernel: wp.Kernel, dim: int, device: torch.device, args: list) -> None:
+    """Launch ``kernel`` over ``dim`` threads on ``device``, on torch's current CUDA stream."""
+    if dim == 0:
+        return
+    stream = wp.stream_from_torch(device) if device.type == "cuda" else None
+    wp.launch(kernel, dim=dim, inputs=args, device=wp.device_from_torch(device), stream=stream)

@@ -1,0 +1,171 @@
+"""URDF import through `yourdfpy <https://pypi.org/project/yourdfpy/>`_ (XML parsing is theirs).
+
+Only the tree (joint origins, axes, types, limits, mimic tags) is read; meshes are not loaded.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from curobo_lite.robot.config import (
+    CONTINUOUS_JOINT_LIMIT,
+    URDF_JOINT_TYPES,
+    JointSpec,
+    MimicSpec,
+)
+from curobo_lite.robot.geometry import matrix_to_rpy_np
+
+
+def _load_urdf(path: Path):
+    try:
+        import yourdfpy
+    except ImportError as err:
+        raise ImportError("URDF import needs the 'yourdfpy' package: pip install yourdfpy") from err
+    if not path.is_file():
+        raise ValueError(f"{path}: URDF file does not exist")
+    try:
+        return yourdfpy.URDF.load(
+            str(path),
+            build_scene_graph=False,
+            build_collision_scene_graph=False,
+            load_meshes=False,
+            load_collision_meshes=False,
+        )
+    except Exception as err:  # the parser raises many types for malformed files
+        raise ValueError(f"{path}: cannot parse URDF: {err}") from None
+
+
+def _joint_from_urdf(joint: Any, path: Path) -> JointSpec:
+    if joint.type not in URDF_JOINT_TYPES:
+        raise ValueError(f"{path}: joint '{joint.name}': unknown type {joint.type!r}")
+    if joint.origin is None:
+        xyz, rpy = (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
+    else:
+        origin = np.asarray(joint.origin, dtype=np.float64)
+        xyz = tuple(float(v) for v in origin[:3, 3])
+        rpy = matrix_to_rpy_np(origin[:3, :3])
+    axis = (1.0, 0.0, 0.0) if joint.axis is None else tuple(float(v) for v in joint.axis)
+    mimic = None
+    if joint.mimic is not None:
+        mimic = MimicSpec(
+            joint=joint.mimic.joint,
+            multiplier=1.0 if joint.mimic.multiplier is None else float(joint.mimic.multiplier),
+            offset=0.0 if joint.mimic.offset is None else float(joint.mimic.offset),
+        )
+    return JointSpec(
+        name=joint.name,
+        type=joint.type,
+        parent=joint.parent,
+        child=joint.child,
+        origin_xyz=xyz,
+        origin_rpy=rpy,
+        axis=axis,
+        mimic=mimic,
+    )
+
+
+def read_urdf_joints(path: str | os.PathLike) -> list[JointSpec]:
+    """Every joint of a URDF file as :class:`JointSpec` (origins converted to xyz + rpy)."""
+    path = Path(path)
+    urdf = _load_urdf(path)
+    return [_joint_from_urdf(j, path) for j in urdf.robot.joints]
+
+
+def _per_joint(value: float | Sequence[float], dof: int, label: str) -> list[float]:
+    values = [float(value)] * dof if isinstance(value, int | float) else [float(v) for v in value]
+    if len(values) != dof or not all(math.isfinite(v) and v > 0 for v in values):
+        raise ValueError(
+            f"{label}: expected a positive finite number or {dof} of them, received {value!r}"
+        )
+    return values
+
+
+def config_dict_from_urdf(
+    path: str | os.PathLike,
+    base_link: str,
+    ee_link: str,
+    acceleration_limit: float | Sequence[float] = 15.0,
+    jerk_limit: float | Sequence[float] = 500.0,
+    name: str | None = None,
+) -> tuple[dict[str, Any], str]:
+    """A robot-file mapping (see :mod:`curobo_lite.robot.config`) for one URDF chain.
+
+    Returns ``(data, source)``; ``RobotConfig.from_dict(data, source=source)`` validates it.
+    """
+    path = Path(path)
+    source = str(path)
+    urdf = _load_urdf(path)
+    joints = {j.name: j for j in urdf.robot.joints}
+    parent_joint = {j.child: j for j in urdf.robot.joints}
+    links = {link.name for link in urdf.robot.links}
+    for key, link in (("base_link", base_link), ("ee_link", ee_link)):
+        if link not in links:
+            raise ValueError(
+                f"{source}: '{key}': unknown link '{link}'; links: {sorted(links)[:20]}"
+            )
+    chain = []
+    link = ee_link
+    while link != base_link:
+        if link not in parent_joint or len(chain) > len(joints):
+            raise ValueError(
+                f"{source}: 'ee_link': the chain does not connect base_link '{base_link}' to "
+                f"ee_link '{ee_link}': walking up from '{ee_link}' ends at '{link}'"
+            )
+        chain.append(parent_joint[link])
+        link = parent_joint[link].parent
+    chain.reverse()
+
+    joint_names = [j.name for j in chain if j.type != "fixed" and j.mimic is None]
+    for j in chain:
+        if j.mimic is not None and j.mimic.joint not in joint_names:
+            if j.mimic.joint not in joints:
+                raise ValueError(
+                    f"{source}: joint '{j.name}': mimics unknown joint '{j.mimic.joint}'"
+                )
+            joint_names.append(j.mimic.joint)
+    chain_names = {j.name for j in chain}
+    kept = [*chain, *(joints[n] for n in joint_names if n not in chain_names)]
+
+    position_lower, position_upper, velocity = [], [], []
+    for jname in joint_names:
+        joint = joints[jname]
+        limit = joint.limit
+        if joint.type == "continuous":
+            low, high = -CONTINUOUS_JOINT_LIMIT, CONTINUOUS_JOINT_LIMIT
+        elif limit is None or limit.lower is None or limit.upper is None:
+            raise ValueError(f"{source}: joint '{jname}': <limit> needs 'lower' and 'upper'")
+        else:
+            low, high = float(limit.lower), float(limit.upper)
+        if limit is None or limit.velocity is None or not float(limit.velocity) > 0:
+            raise ValueError(
+                f"{source}: joint '{jname}': <limit> needs a positive 'velocity', received "
+                f"{None if limit is None else limit.velocity!r}"
+            )
+        position_lower.append(low)
+        position_upper.append(high)
+        velocity.append(float(limit.velocity))
+    dof = len(joint_names)
+    acceleration = _per_joint(acceleration_limit, dof, "acceleration_limit")
+    jerk = _per_joint(jerk_limit, dof, "jerk_limit")
+    data = {
+        "name": name or path.stem,
+        "base_link": base_link,
+        "ee_link": ee_link,
+        "joint_names": joint_names,
+        "joints": [_joint_from_urdf(j, path).to_dict() for j in kept],
+        "joint_limits": {
+            "position": {"lower": position_lower, "upper": position_upper},
+            "velocity": {"lower": [-v for v in velocity], "upper": velocity},
+            "acceleration": {"lower": [-a for a in acceleration], "upper": acceleration},
+            "jerk": {"lower": [-j for j in jerk], "upper": jerk},
+        },
+        "retract_config": [0.5 * (lo + hi) for lo, hi in zip(position_lower, position_upper)],
+        "cspace_weights": [1.0] * dof,
+    }
+    return data, source
