@@ -68,8 +68,12 @@ def bench_case(batch: int, horizon: int, task: str, device: torch.device) -> dic
     model = reacher.dynamics_model
     start = reacher.start_state
     problem_index = reacher._problem_index(batch)
-    row: dict = {"batch": batch, "horizon": horizon, "task": task,
-                 "control_space": model.control_space.value}
+    row: dict = {
+        "batch": batch,
+        "horizon": horizon,
+        "task": task,
+        "control_space": model.control_space.value,
+    }
 
     with torch.no_grad():
         row["rollout_fwd"] = timeit(lambda: reacher.rollout_fn(act), device)
@@ -85,8 +89,9 @@ def bench_case(batch: int, horizon: int, task: str, device: torch.device) -> dic
     with torch.no_grad():
         state = model.forward(start, act, problem_index)
         positions = state.state_seq.position.clone()
-        row["kernel_fwd"] = timeit(lambda: model.get_state_from_action(start, act, problem_index),
-                                   device)
+        row["kernel_fwd"] = timeit(
+            lambda: model.get_state_from_action(start, act, problem_index), device
+        )
         row["kinematics_fwd"] = timeit(lambda: model.kinematics.forward(positions), device)
         row["costs_fwd"] = timeit(lambda: reacher._cost_terms(state, problem_index), device)
 
@@ -103,18 +108,35 @@ def bench_case(batch: int, horizon: int, task: str, device: torch.device) -> dic
 
     def kinematics_fb():
         fk = model.kinematics.forward(q)
-        torch.autograd.backward([fk.ee_position, fk.ee_quaternion],
-                                [torch.ones_like(fk.ee_position), torch.ones_like(fk.ee_quaternion)])
+        torch.autograd.backward(
+            [fk.ee_position, fk.ee_quaternion],
+            [torch.ones_like(fk.ee_position), torch.ones_like(fk.ee_quaternion)],
+        )
         q.grad = None
 
-    leaf_state = JointState(*(t.detach().clone().requires_grad_() for t in (
-        state.state_seq.position, state.state_seq.velocity, state.state_seq.acceleration,
-        state.state_seq.jerk)))
+    leaf_state = JointState(
+        *(
+            t.detach().clone().requires_grad_()
+            for t in (
+                state.state_seq.position,
+                state.state_seq.velocity,
+                state.state_seq.acceleration,
+                state.state_seq.jerk,
+            )
+        )
+    )
     ee_pos = state.ee_position.detach().clone().requires_grad_()
     ee_quat = state.ee_quaternion.detach().clone().requires_grad_()
-    grad_state = type(state)(leaf_state, type(state.kinematics)(
-        ee_pos, ee_quat, state.kinematics.link_position, state.kinematics.link_quaternion,
-        state.kinematics.link_names))
+    grad_state = type(state)(
+        leaf_state,
+        type(state.kinematics)(
+            ee_pos,
+            ee_quat,
+            state.kinematics.link_position,
+            state.kinematics.link_quaternion,
+            state.kinematics.link_names,
+        ),
+    )
 
     def costs_fb():
         terms = reacher._cost_terms(grad_state, problem_index)
@@ -138,36 +160,50 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads")
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results",
-                                                      "rollout.json"))
+    parser.add_argument(
+        "--out", default=os.path.join(os.path.dirname(__file__), "results", "rollout.json")
+    )
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)
-    print(f"ArmReacher.rollout_fn on the Franka, float32, device {device}, torch threads "
-          f"{torch.get_num_threads()} (ms, median)")
-    header = (f"{'B x H':>9} {'space':>13} | {'rollout fwd':>11} {'f+b':>8} | "
-              f"{'kernel':>7} {'kin':>7} {'costs':>7} (fwd) | "
-              f"{'kernel':>7} {'kin':>7} {'costs':>7} (f+b) | shares fwd, f+b")
+    print(
+        f"ArmReacher.rollout_fn on the Franka, float32, device {device}, torch threads "
+        f"{torch.get_num_threads()} (ms, median)"
+    )
+    header = (
+        f"{'B x H':>9} {'space':>13} | {'rollout fwd':>11} {'f+b':>8} | "
+        f"{'kernel':>7} {'kin':>7} {'costs':>7} (fwd) | "
+        f"{'kernel':>7} {'kin':>7} {'costs':>7} (f+b) | shares fwd, f+b"
+    )
     print(header)
     print("-" * len(header))
     rows = []
     for batch, horizon, task in CASES:
         row = bench_case(batch, horizon, task, device)
         rows.append(row)
-        ms = {k: v * 1e3 for k, v in row.items() if isinstance(v, float) and not k.startswith("share")}
+        ms = {
+            k: v * 1e3 for k, v in row.items() if isinstance(v, float) and not k.startswith("share")
+        }
         shares = " ".join(
             f"{c[:3]} {row[f'share_{c}_fwd']:.0%}/{row[f'share_{c}_fwd_bwd']:.0%}"
             for c in ("kernel", "kinematics", "costs")
         )
-        print(f"{batch:>4} x {horizon:<3} {row['control_space']:>13} | {ms['rollout_fwd']:>11.2f} "
-              f"{ms['rollout_fwd_bwd']:>8.2f} | {ms['kernel_fwd']:>7.2f} {ms['kinematics_fwd']:>7.2f} "
-              f"{ms['costs_fwd']:>7.2f}       | {ms['kernel_fwd_bwd']:>7.2f} "
-              f"{ms['kinematics_fwd_bwd']:>7.2f} {ms['costs_fwd_bwd']:>7.2f}       | {shares}")
+        print(
+            f"{batch:>4} x {horizon:<3} {row['control_space']:>13} | {ms['rollout_fwd']:>11.2f} "
+            f"{ms['rollout_fwd_bwd']:>8.2f} | {ms['kernel_fwd']:>7.2f} "
+            f"{ms['kinematics_fwd']:>7.2f} "
+            f"{ms['costs_fwd']:>7.2f}       | {ms['kernel_fwd_bwd']:>7.2f} "
+            f"{ms['kinematics_fwd_bwd']:>7.2f} {ms['costs_fwd_bwd']:>7.2f}       | {shares}"
+        )
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    meta = {"device": str(device), "torch": torch.__version__,
-            "torch_threads": torch.get_num_threads(), "cpu_count": os.cpu_count(),
-            "unit": "seconds (median)"}
+    meta = {
+        "device": str(device),
+        "torch": torch.__version__,
+        "torch_threads": torch.get_num_threads(),
+        "cpu_count": os.cpu_count(),
+        "unit": "seconds (median)",
+    }
     with open(args.out, "w") as f:
         json.dump({"meta": meta, "rows": rows}, f, indent=2)
     print(f"wrote {args.out}")
