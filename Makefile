@@ -26,11 +26,19 @@ install: $(VENV)/.installed
 test: install
 	$(PY) -m pytest
 
+# the bundled defaults: plan a Franka trajectory to a reachable pose, plot it
+DEMO_ARGS ?= trajopt --robot franka --goal 0.45 0.2 0.45 0 1 0 0 --plot out/trajopt_demo.png
+
 demo: install
-	$(PY) -m curobo_lite.cli demo
+	@mkdir -p out
+	$(VENV)/bin/curobo-lite $(DEMO_ARGS)
 
 bench: install
+	$(PIP) install -e ".[bench]"
 	$(PY) benchmarks/step_kernels.py
+	$(PY) benchmarks/kinematics.py
+	$(PY) benchmarks/rollout.py
+	$(PY) benchmarks/trajopt.py
 
 lint: install
 	$(VENV)/bin/ruff check curobo_lite tests benchmarks
