@@ -26,8 +26,8 @@ install: $(VENV)/.installed
 test: install
 	$(PY) -m pytest
 
-# the bundled defaults: plan a Franka trajectory to a reachable pose, plot it
-DEMO_ARGS ?= trajopt --robot franka --goal 0.45 0.2 0.45 0 1 0 0 --plot out/trajopt_demo.png
+# the bundled defaults: MPC drives the Franka to a reachable pose; the plot lands in out/
+DEMO_ARGS ?= mpc --robot franka --goal 0.45 0.2 0.45 0 1 0 0 --steps 250 --plot out/mpc_demo.png
 
 demo: install
 	@mkdir -p out
@@ -38,6 +38,7 @@ bench: install
 	$(PY) benchmarks/step_kernels.py
 	$(PY) benchmarks/kinematics.py
 	$(PY) benchmarks/rollout.py
+	$(PY) benchmarks/mpc.py
 	$(PY) benchmarks/trajopt.py
 
 lint: install

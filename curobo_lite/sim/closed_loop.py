@@ -1,0 +1,119 @@
+"""An ideal joint-state tracker and a closed-loop runner."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from curobo_lite.types import JointState, Pose
+
+
+class IdealTracker:
+    """A robot that reaches every commanded joint state exactly by the next control step.
+
+    Args:
+        state: the initial :class:`JointState` ``[1, D]``.
+    """
+
+    def __init__(self, state: JointState) -> None:
+        self.reset(state)
+
+    def reset(self, state: JointState) -> None:
+        self.state = state.detach().clone()
+
+    def step(self, command: JointState) -> JointState:
+        """Apply ``command [1, D]``; returns the new measured state (a copy)."""
+        if command.position.shape != self.state.position.shape:
+            raise ValueError(
+                f"command: expected position shape {tuple(self.state.position.shape)}, received "
+                f"{tuple(command.position.shape)}"
+            )
+        self.state = command.detach().clone()
+        return self.state.clone()
+
+
+@dataclass
+class ClosedLoopRecord:
+    """What a closed-loop run measured, one row per control step (after the command).
+
+    Attributes:
+        position, velocity, acceleration: ``[T, D]`` measured joint states.
+        position_error, rotation_error: ``[T]`` end-effector errors of the measured state (m,
+            rad) to the goal active at that step.
+        solve_time: ``[T]`` seconds per :meth:`MpcSolver.step`.
+        control_dt: seconds between rows.
+    """
+
+    position: torch.Tensor
+    velocity: torch.Tensor
+    acceleration: torch.Tensor
+    position_error: torch.Tensor
+    rotation_error: torch.Tensor
+    solve_time: torch.Tensor
+    control_dt: float
+
+    @property
+    def time(self) -> torch.Tensor:
+        return torch.arange(1, self.position.shape[0] + 1) * self.control_dt
+
+    def __repr__(self) -> str:
+        return (
+            f"ClosedLoopRecord(steps={self.position.shape[0]}, final position_error="
+            f"{float(self.position_error[-1]):.4g} m, final rotation_error="
+            f"{float(self.rotation_error[-1]):.4g} rad, median solve_time="
+            f"{float(self.solve_time.median()) * 1e3:.2f} ms)"
+        )
+
+
+def run_closed_loop(
+    solver,
+    tracker: IdealTracker,
+    goal: Pose,
+    steps: int,
+    goal_changes: dict[int, Pose] | None = None,
+    on_step: Callable[[int], None] | None = None,
+) -> ClosedLoopRecord:
+    """Run ``solver`` (an :class:`~curobo_lite.wrap.MpcSolver`) against ``tracker`` for ``steps``
+    control steps towards ``goal``; ``goal_changes`` maps a step index to a new goal pose;
+    ``on_step(i)`` is called after every step (e.g. a progress bar's ``update``)."""
+    if steps < 1:
+        raise ValueError(f"steps: expected >= 1, received {steps}")
+    goal_changes = dict(goal_changes or {})
+    solver.update_goal(goal)
+    state = tracker.state.clone()
+    rows: dict[str, list] = {
+        k: []
+        for k in (
+            "position",
+            "velocity",
+            "acceleration",
+            "position_error",
+            "rotation_error",
+            "solve_time",
+        )
+    }
+    for i in range(steps):
+        if i in goal_changes:
+            solver.update_goal(goal_changes[i])
+        result = solver.step(state)
+        state = tracker.step(result.action)
+        rows["position"].append(state.position[0].cpu())
+        rows["velocity"].append(state.velocity[0].cpu())
+        rows["acceleration"].append(state.acceleration[0].cpu())
+        rows["solve_time"].append(result.solve_time)
+        error = solver.pose_error(state)
+        rows["position_error"].append(error[0])
+        rows["rotation_error"].append(error[1])
+        if on_step is not None:
+            on_step(i)
+    return ClosedLoopRecord(
+        position=torch.stack(rows["position"]),
+        velocity=torch.stack(rows["velocity"]),
+        acceleration=torch.stack(rows["acceleration"]),
+        position_error=torch.tensor(rows["position_error"]),
+        rotation_error=torch.tensor(rows["rotation_error"]),
+        solve_time=torch.tensor(rows["solve_time"]),
+        control_dt=solver.control_dt,
+    )

@@ -1,0 +1,112 @@
+"""``curobo-lite mpc``: closed-loop reaching under MPC with an ideal tracker."""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "mpc",
+        help="run MPC (MPPI) in closed loop to an end-effector pose",
+        description="Closed-loop reaching: MPPI re-plans every control step, an ideal tracker "
+        "follows the commands. Prints the final errors and the median step time.",
+    )
+    parser.add_argument("--robot", default="franka", help="bundled robot name or robot file")
+    parser.add_argument("--task", default="particle_mpc", help="bundled task name or task file")
+    parser.add_argument(
+        "--goal",
+        type=float,
+        nargs=7,
+        required=True,
+        metavar=("X", "Y", "Z", "QW", "QX", "QY", "QZ"),
+        help="goal pose in the base frame (metres, wxyz quaternion)",
+    )
+    parser.add_argument("--steps", type=int, default=300, help="control steps (default 300)")
+    parser.add_argument("--seed", type=int, default=None, help="MPPI seed (default: the task's)")
+    parser.add_argument("--plot", default=None, help="save joint and error plots to this file")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.steps < 1:
+        print(f"curobo-lite mpc: --steps must be >= 1, received {args.steps}", file=sys.stderr)
+        return 2
+    from tqdm import tqdm
+
+    from curobo_lite.sim import IdealTracker, run_closed_loop
+    from curobo_lite.types import JointState, Pose
+    from curobo_lite.wrap.mpc_solver import MpcSolver
+
+    overrides = {} if args.seed is None else {"seed": args.seed}
+    try:
+        solver = MpcSolver.from_config(robot=args.robot, task=args.task, **overrides)
+        goal = Pose.from_list(args.goal, solver.tensor_args)
+    except (TypeError, ValueError) as err:
+        print(f"curobo-lite mpc: {err}", file=sys.stderr)
+        return 2
+    print(solver)
+    start = JointState.from_position(solver.robot_config.retract_config[None].clone())
+    with tqdm(total=args.steps, desc="mpc", unit="step", disable=args.no_progress) as bar:
+        record = run_closed_loop(
+            solver, IdealTracker(start), goal, args.steps, on_step=lambda _: bar.update()
+        )
+    median_ms = statistics.median(record.solve_time.tolist()) * 1e3
+    print(
+        f"final position error {float(record.position_error[-1]) * 100:.2f} cm, rotation error "
+        f"{float(record.rotation_error[-1]):.4f} rad, final joint speed "
+        f"{float(record.velocity[-1].abs().max()):.3f} rad/s"
+    )
+    print(
+        f"median step time {median_ms:.2f} ms over {args.steps} steps "
+        f"(control period {solver.control_dt * 1e3:.0f} ms)"
+    )
+    if args.plot:
+        path = plot_record(record, solver.robot_config, args.plot)
+        print(f"plot written to {path}")
+    return 0
+
+
+def plot_record(record, robot_config, path: str) -> str:
+    """Joint positions, velocities (limits dashed) and end-effector errors over time."""
+    import os
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    directory = os.path.dirname(path)
+    if directory:
+        os.makedirs(directory, exist_ok=True)
+    t = record.time.numpy()
+    fig = Figure(figsize=(13, 3.6))
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(1, 3)
+    for j, name in enumerate(robot_config.joint_names):
+        axes[0].plot(t, record.position[:, j].numpy(), label=name)
+        (line,) = axes[1].plot(t, record.velocity[:, j].numpy())
+        limit = float(robot_config.joint_limits.velocity[1, j])
+        axes[1].axhline(limit, color=line.get_color(), ls="--", lw=0.6)
+        axes[1].axhline(-limit, color=line.get_color(), ls="--", lw=0.6)
+    axes[2].semilogy(t, record.position_error.numpy(), label="position [m]")
+    axes[2].semilogy(t, record.rotation_error.numpy(), label="rotation [rad]")
+    for ax, title in zip(
+        axes, ("joint position [rad]", "joint velocity [rad/s]", "end-effector error")
+    ):
+        ax.set_title(title)
+        ax.set_xlabel("t [s]")
+    axes[0].legend(fontsize=6)
+    axes[2].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path)
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="curobo-lite")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return args.func(args)

@@ -1,0 +1,275 @@
+"""Model-predictive control: batched MPPI over the ArmReacher rollout, warm-started by shifting.
+
+Each :meth:`MpcSolver.step` sets the measured state as the rollout's start, shifts the MPPI mean by
+the steps consumed since the last call (``mpc.shift_steps``), runs ``mppi.n_iters`` iterations
+and returns the state ``shift_steps`` ahead along the optimized plan as the command. The
+command is made to respect the joint limits exactly (see :meth:`MpcSolver.enforce_limits`).
+
+Task ``mpc:`` section (unknown keys are an error):
+
+- ``shift_steps`` (int >= 1, default 1): plan steps consumed per control step.
+- ``control_dt`` (s > 0, default: the model's first step): period between control steps; must
+  equal the plan's ``traj_dt`` over the consumed steps.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import torch
+
+from curobo_lite.opt import Mppi, MppiConfig
+from curobo_lite.opt.base import as_float, as_int, check_keys
+from curobo_lite.robot import Kinematics, RobotConfig
+from curobo_lite.rollout import ArmReacher, ArmReacherConfig, Goal, TaskConfig
+from curobo_lite.types import JointState, Pose, TensorDeviceType, quat_angle_error
+
+_SECTION = "mpc"
+
+
+@dataclass
+class MpcSolverConfig:
+    shift_steps: int = 1
+    control_dt: float | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> MpcSolverConfig:
+        data = dict(data or {})
+        check_keys(_SECTION, data, ["shift_steps", "control_dt"])
+        config = cls()
+        if "shift_steps" in data:
+            config.shift_steps = as_int(_SECTION, "shift_steps", data["shift_steps"], minimum=1)
+        if data.get("control_dt") is not None:
+            config.control_dt = as_float(
+                _SECTION, "control_dt", data["control_dt"], low=0.0, low_open=True
+            )
+        return config
+
+
+@dataclass
+class MpcResult:
+    """One control step.
+
+    Attributes:
+        action: the next commanded :class:`JointState` ``[1, D]`` (position, velocity,
+            acceleration), within the joint limits.
+        solve_time: seconds spent in :meth:`MpcSolver.step`.
+        metrics: ``position_error`` (m) and ``rotation_error`` (rad) of the *measured* state's end
+            effector to the goal (``nan`` for a joint goal), ``cspace_error`` (rad, joint goals),
+            ``cost`` (best sampled total), ``limit_clamped`` (the command had to be clamped).
+        plan: the optimized action sequence ``[1, H, D]`` (the MPPI mean), a copy.
+    """
+
+    action: JointState
+    solve_time: float
+    metrics: dict[str, float]
+    plan: torch.Tensor = field(repr=False)
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{k}={v:.4g}" for k, v in self.metrics.items())
+        return (
+            f"MpcResult(action position={[round(x, 4) for x in self.action.position[0].tolist()]},"
+            f" solve_time={self.solve_time * 1e3:.2f} ms, {shown})"
+        )
+
+
+class MpcSolver:
+    """Reactive reaching with MPPI. Build with :meth:`from_config`.
+
+    Args:
+        config: :class:`MpcSolverConfig`.
+        rollout: the :class:`ArmReacher` the particles are rolled out with.
+        mppi_config: :class:`MppiConfig` (``n_problems`` is 1).
+        process_group: optional ``torch.distributed`` group to shard the particles over (every
+            rank computes the same command).
+    """
+
+    def __init__(
+        self,
+        config: MpcSolverConfig,
+        rollout: ArmReacher,
+        mppi_config: MppiConfig,
+        process_group: Any = None,
+    ) -> None:
+        if mppi_config.n_problems != 1:
+            raise ValueError(
+                f"mppi.n_problems: MpcSolver controls one robot, expected 1, received "
+                f"{mppi_config.n_problems}"
+            )
+        self.config = config
+        self.rollout = rollout
+        self.tensor_args = rollout.tensor_args
+        self.robot_config: RobotConfig = rollout.robot_config
+        self.kinematics = Kinematics(self.robot_config, self.tensor_args)
+        self.dynamics_model = rollout.dynamics_model
+        horizon = self.dynamics_model.horizon
+        if not config.shift_steps < horizon:
+            raise ValueError(
+                f"mpc.shift_steps: expected fewer than the horizon {horizon}, received "
+                f"{config.shift_steps}"
+            )
+        plan_dt = float(self.dynamics_model.traj_dt[1 : config.shift_steps + 1].sum())
+        control_dt = config.control_dt if config.control_dt is not None else plan_dt
+        if abs(control_dt - plan_dt) > 1e-6 * max(1.0, plan_dt):
+            raise ValueError(
+                f"mpc.control_dt: expected the plan's time over shift_steps ({plan_dt:g} s), "
+                f"received {control_dt:g}"
+            )
+        self.control_dt = control_dt
+        self.mppi = Mppi(mppi_config, rollout, process_group=process_group)
+        self.mppi.update_init_mean(self.dynamics_model.init_action_mean)
+        limits = self.robot_config.joint_limits
+        self._position_limits = limits.position
+        self._velocity_limits = limits.velocity * self.dynamics_model.config.vel_scale
+        self._acceleration_limits = limits.acceleration * self.dynamics_model.config.vel_scale
+        self.goal: Goal | None = None
+        self._steps = 0
+
+    @classmethod
+    def from_config(
+        cls,
+        robot: str | RobotConfig = "franka",
+        task: str | TaskConfig = "particle_mpc",
+        tensor_args: TensorDeviceType | None = None,
+        process_group: Any = None,
+        **mppi_overrides: Any,
+    ) -> MpcSolver:
+        """Build from a robot (bundled name, path or :class:`RobotConfig`) and a task (bundled
+        name, path or :class:`TaskConfig`); ``mppi_overrides`` replace keys of the task's
+        ``mppi`` section (e.g. ``num_particles=200, seed=3``)."""
+        task = TaskConfig.load(task)
+        if not isinstance(robot, RobotConfig):
+            robot = RobotConfig.load(robot)
+        mppi_dict = dict(task.mppi or {})
+        mppi_dict.update(mppi_overrides)
+        try:
+            mppi_config = MppiConfig.from_dict(mppi_dict)
+            config = MpcSolverConfig.from_dict(task.mpc)
+        except (TypeError, ValueError) as err:
+            raise task.error(err) from None
+        rollout = ArmReacher(
+            ArmReacherConfig.from_task(replace(task, mppi=mppi_dict), robot, tensor_args)
+        )
+        try:
+            return cls(config, rollout, mppi_config, process_group)
+        except ValueError as err:
+            raise task.error(err) from None
+
+    # --- goals and state -------------------------------------------------------------------------
+    def update_goal(self, goal: Pose | JointState) -> None:
+        """Aim at an end-effector pose (batch 1) or a joint configuration ``[1, D]``; the plan
+        keeps its warm start."""
+        if isinstance(goal, Pose):
+            if goal.batch != 1:
+                raise ValueError(
+                    f"goal: expected a single pose (batch 1), received batch {goal.batch}"
+                )
+            new_goal = Goal(goal_pose=goal.to(self.tensor_args))
+        elif isinstance(goal, JointState):
+            new_goal = Goal(goal_state=goal.to(self.tensor_args))
+        else:
+            raise TypeError(
+                f"goal: expected a Pose or a JointState, received {type(goal).__name__}"
+            )
+        self.rollout.update_params(new_goal)
+        self.goal = new_goal
+
+    def reset(self) -> None:
+        """Forget the warm start (the next step starts from the neutral plan) and the filter."""
+        self.mppi.reset()
+        self.dynamics_model.state_filter.reset()
+        self._steps = 0
+
+    def _check_state(self, current_state: Any) -> JointState:
+        if not isinstance(current_state, JointState):
+            raise TypeError(
+                f"current_state: expected a JointState, received {type(current_state).__name__}"
+            )
+        state = current_state.unsqueeze(0) if current_state.position.ndim == 1 else current_state
+        if state.position.shape != (1, self.dynamics_model.d_action):
+            raise ValueError(
+                f"current_state: expected position shape [1, {self.dynamics_model.d_action}], "
+                f"received {tuple(current_state.position.shape)}"
+            )
+        state = state.to(self.tensor_args)
+        if not bool(torch.isfinite(state.to_state_tensor()).all()):
+            raise ValueError("current_state: contains NaN or infinite values")
+        return state
+
+    # --- control ---------------------------------------------------------------------------------
+    @torch.no_grad()
+    def step(self, current_state: JointState) -> MpcResult:
+        """One control step from the measured ``current_state [1, D]``."""
+        t_start = time.perf_counter()
+        state = self._check_state(current_state)
+        if self.goal is None:
+            raise ValueError("step: call update_goal(...) first")
+        state = self.dynamics_model.filter_robot_state(state)
+        self.rollout.update_start_state(state)
+        if self._steps > 0:
+            self.mppi.shift(self.config.shift_steps)
+        result = self.mppi.optimize()
+        command = self.dynamics_model.get_robot_command(
+            state, result.action, self.config.shift_steps
+        )
+        command, clamped = self.enforce_limits(state, command)
+        self._steps += 1
+        metrics = self._metrics(state, result.best_cost, clamped)
+        return MpcResult(command, time.perf_counter() - t_start, metrics, result.action.clone())
+
+    def enforce_limits(self, state: JointState, command: JointState) -> tuple[JointState, bool]:
+        """Make ``command`` respect the acceleration, velocity and position limits, keeping it
+        consistent with one control step from ``state`` (``v = v0 + a dt``, ``x = x0 + v dt``):
+        the acceleration is clamped, then the velocity (recomputing the acceleration), then the
+        position (recomputing velocity and acceleration). Returns ``(command, clamped)``."""
+        dt = self.control_dt
+        a_low, a_high = self._acceleration_limits
+        v_low, v_high = self._velocity_limits
+        x_low, x_high = self._position_limits
+        acceleration = command.acceleration.clamp(a_low, a_high)
+        velocity = (state.velocity + acceleration * dt).clamp(v_low, v_high)
+        position = (state.position + velocity * dt).clamp(x_low, x_high)
+        velocity = (position - state.position) / dt
+        acceleration = (velocity - state.velocity) / dt
+        clamped = not (
+            torch.allclose(position, command.position, rtol=1e-5, atol=1e-6)
+            and torch.allclose(velocity, command.velocity, rtol=1e-4, atol=1e-5)
+        )
+        if not clamped:
+            # keep the plan's own numbers (identical up to rounding) when nothing was clamped
+            return command, False
+        return JointState(
+            position, velocity, acceleration, joint_names=self.robot_config.joint_names
+        ), True
+
+    @torch.no_grad()
+    def pose_error(self, state: JointState) -> tuple[float, float]:
+        """``(position error m, rotation error rad)`` of ``state``'s end effector to the pose
+        goal (``nan`` for a joint goal)."""
+        goal = self.goal
+        if goal is None or goal.goal_pose is None:
+            return float("nan"), float("nan")
+        fk = self.kinematics.forward(state.position.to(**self.tensor_args.as_kwargs()))
+        return (
+            float((fk.ee_position - goal.goal_pose.position).norm()),
+            float(quat_angle_error(fk.ee_quaternion, goal.goal_pose.quaternion)[0]),
+        )
+
+    def _metrics(self, state: JointState, best_cost: torch.Tensor, clamped: bool) -> dict:
+        position_error, rotation_error = self.pose_error(state)
+        metrics = {"position_error": position_error, "rotation_error": rotation_error}
+        if self.goal.goal_state is not None:
+            metrics["cspace_error"] = float((state.position - self.goal.goal_state.position).norm())
+        metrics["cost"] = float(best_cost[0])
+        metrics["limit_clamped"] = float(clamped)
+        return metrics
+
+    def __repr__(self) -> str:
+        cfg = self.mppi.config
+        return (
+            f"MpcSolver(robot={self.robot_config.name!r}, horizon={self.dynamics_model.horizon},"
+            f" control_space={self.dynamics_model.control_space.value}, particles="
+            f"{cfg.num_particles}, iters/step={cfg.n_iters}, control_dt={self.control_dt:g} s)"
+        )
