@@ -7,7 +7,6 @@ import statistics
 import sys
 
 
-
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "mpc",
