@@ -67,6 +67,20 @@ def _trajopt_problem(process_group=None):
     }
 
 
+def _mpc_commands(process_group=None):
+    from curobo_lite.sim import IdealTracker, run_closed_loop
+    from curobo_lite.types import JointState, Pose
+    from curobo_lite.wrap import MpcSolver
+
+    torch.set_num_threads(1)
+    solver = MpcSolver.from_config(
+        robot="franka", task="particle_mpc", num_particles=64, process_group=process_group
+    )
+    start = JointState.from_position(solver.robot_config.retract_config[None].clone())
+    goal = Pose.from_list([0.45, 0.2, 0.45, 0.0, 1.0, 0.0, 0.0])
+    return run_closed_loop(solver, IdealTracker(start), goal, 4).position
+
+
 def _worker(rank: int, world: int, port: int, out_dir: str) -> None:
     import torch.distributed as dist
 
@@ -76,6 +90,7 @@ def _worker(rank: int, world: int, port: int, out_dir: str) -> None:
         outcome = {
             "mppi": _mppi_problem(dist.group.WORLD),
             "trajopt": _trajopt_problem(dist.group.WORLD),
+            "mpc": _mpc_commands(dist.group.WORLD),
         }
     except Exception as err:  # reported to the parent, which fails the test with it
         outcome = {"error": repr(err)}
@@ -118,6 +133,13 @@ def test_sharded_mppi_agrees_across_ranks_and_with_one_process(sharded):
     single = _mppi_problem()
     torch.testing.assert_close(rank0["best_cost"], single["best_cost"], rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(rank0["mean"], single["mean"], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.slow
+def test_sharded_mpc_commands_agree_across_ranks_and_with_one_process(sharded):
+    rank0, rank1 = (r["mpc"] for r in sharded)
+    assert torch.equal(rank0, rank1)
+    torch.testing.assert_close(rank0, _mpc_commands(), rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.slow
