@@ -15,13 +15,13 @@ skipped when missing).
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import statistics
-import time
 from collections.abc import Callable
+from functools import partial
 
 import torch
+from timing import timeit as _timeit
+from timing import write_json
 
 from curobo_lite.opt import Mppi, MppiConfig
 from curobo_lite.robot import Kinematics
@@ -29,6 +29,8 @@ from curobo_lite.rollout import ArmReacher, Goal, TaskConfig
 from curobo_lite.rollout.cost import BoundCost, PoseCost, SmoothnessCost
 from curobo_lite.types import JointState, Pose, TensorDeviceType
 from curobo_lite.wrap import MpcSolver
+
+timeit = partial(_timeit, min_time=1.0, min_reps=10)
 
 PARTICLES, HORIZON, DT = 400, 30, 0.02
 COSTS = {
@@ -39,24 +41,6 @@ COSTS = {
     },
     "smooth_cost": {"acceleration_weight": 0.002},
 }
-
-
-def timeit(fn: Callable[[], object], device: torch.device, min_time: float = 1.0) -> float:
-    def sync() -> None:
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-
-    for _ in range(3):
-        fn()
-    sync()
-    samples = []
-    start = time.perf_counter()
-    while time.perf_counter() - start < min_time or len(samples) < 10:
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        samples.append(time.perf_counter() - t0)
-    return statistics.median(samples)
 
 
 def problem(tensor_args: TensorDeviceType):
@@ -194,20 +178,15 @@ def main() -> None:
         f"  MpcSolver.step (particle_mpc: {cfg.num_particles} particles, {cfg.n_iters} "
         f"iteration(s), horizon {solver.dynamics_model.horizon}): {rows['mpc_step'] * 1e3:.2f}"
     )
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
     meta = {
         "device": str(device),
-        "torch": torch.__version__,
-        "torch_threads": torch.get_num_threads(),
         "particles": PARTICLES,
         "horizon": HORIZON,
         "mpc_task_particles": cfg.num_particles,
         "mpc_task_iters": cfg.n_iters,
         "unit": "seconds (median)",
     }
-    with open(args.out, "w") as f:
-        json.dump({"meta": meta, "rows": rows}, f, indent=2)
-    print(f"wrote {args.out}")
+    write_json(args.out, meta, rows)
 
 
 if __name__ == "__main__":

@@ -13,37 +13,16 @@ Usage: ``python benchmarks/rollout.py [--device cuda] [--threads N]``; writes
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import statistics
-import time
-from collections.abc import Callable
 
 import torch
+from timing import timeit, write_json
 
 from curobo_lite.robot import Kinematics
 from curobo_lite.rollout import ArmReacher, Goal
 from curobo_lite.types import JointState, Pose, TensorDeviceType
 
 CASES = [(400, 30, "particle_mpc"), (4, 32, "gradient_trajopt")]
-
-
-def timeit(fn: Callable[[], object], device: torch.device, min_time: float = 0.5) -> float:
-    def sync() -> None:
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-
-    for _ in range(3):
-        fn()
-    sync()
-    samples = []
-    start = time.perf_counter()
-    while time.perf_counter() - start < min_time or len(samples) < 5:
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        samples.append(time.perf_counter() - t0)
-    return statistics.median(samples)
 
 
 def build(task: str, batch: int, horizon: int, device: torch.device):
@@ -196,17 +175,11 @@ def main() -> None:
             f"{ms['costs_fwd']:>7.2f}       | {ms['kernel_fwd_bwd']:>7.2f} "
             f"{ms['kinematics_fwd_bwd']:>7.2f} {ms['costs_fwd_bwd']:>7.2f}       | {shares}"
         )
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
     meta = {
         "device": str(device),
-        "torch": torch.__version__,
-        "torch_threads": torch.get_num_threads(),
-        "cpu_count": os.cpu_count(),
         "unit": "seconds (median)",
     }
-    with open(args.out, "w") as f:
-        json.dump({"meta": meta, "rows": rows}, f, indent=2)
-    print(f"wrote {args.out}")
+    write_json(args.out, meta, rows)
 
 
 if __name__ == "__main__":

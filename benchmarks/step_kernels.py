@@ -16,42 +16,21 @@ Usage: ``python benchmarks/step_kernels.py [--device cuda] [--quick]``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
-import statistics
-import time
-from collections.abc import Callable
+from functools import partial
 
 import torch
+from timing import timeit as _timeit
+from timing import write_json
 
 from curobo_lite.kernels import StepBuffers, tensor_step
 from curobo_lite.rollout.dynamics_model import integration_utils as iu
 from curobo_lite.types import TensorDeviceType
 
+timeit = partial(_timeit, min_time=0.3, max_reps=200)
+
 DOF = 7
-
-
-def timeit(
-    fn: Callable[[], object], device: torch.device, min_time: float = 0.3, max_reps: int = 200
-) -> float:
-    """Median seconds per call after a warm-up, repeating until ``min_time`` has elapsed."""
-
-    def sync() -> None:
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-
-    for _ in range(2):
-        fn()
-    sync()
-    samples: list[float] = []
-    start = time.perf_counter()
-    while len(samples) < max_reps and (time.perf_counter() - start < min_time or len(samples) < 5):
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        samples.append(time.perf_counter() - t0)
-    return statistics.median(samples)
 
 
 def dense_position(act, p, traj_dt, matrices):
@@ -168,22 +147,16 @@ def main() -> None:
                     f"{ms['dense_fwd']:>10.3f}{ms['dense_fwd_bwd']:>10.3f} | {ms['copy']:>8.3f} | "
                     f"{row['fwd_over_copy']:>8.2f}{row['dense_over_ours_fwd_bwd']:>15.2f}"
                 )
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
     meta = {
         "device": str(device),
         "device_name": torch.cuda.get_device_name(device)
         if device.type == "cuda"
         else platform.processor() or platform.machine(),
-        "cpu_count": os.cpu_count(),
-        "torch": torch.__version__,
-        "torch_threads": torch.get_num_threads(),
         "dof": DOF,
         "dtype": "float32",
         "unit": "seconds (median)",
     }
-    with open(args.out, "w") as f:
-        json.dump({"meta": meta, "rows": rows}, f, indent=2)
-    print(f"wrote {args.out}")
+    write_json(args.out, meta, rows)
 
 
 if __name__ == "__main__":
