@@ -122,288 +122,135 @@ def _seed_jvp(ctx, t_act, t_pos, t_vel, t_acc):
     return tuple(_to_step_layout(o, ctx.dof_major) for o in outputs)
 
 
-class CliqueTensorStepKernel(torch.autograd.Function):
-    """POSITION control, backward differences (SPEC §2), ``[B, H, D]``."""
+def _seed_class(name: str, mode: StepMode, dof_major: bool, with_idx: bool, doc: str) -> type:
+    """One seed class: the seed's exact forward signature (with or without ``start_idx``) over
+    the shared forward/backward/jvp above."""
+    if with_idx:
 
-    @staticmethod
-    def forward(
-        ctx,
-        u_act,
-        start_position,
-        start_velocity,
-        start_acceleration,
-        out_position,
-        out_velocity,
-        out_acceleration,
-        out_jerk,
-        traj_dt,
-        out_grad_position,
-    ):
-        return _seed_forward(
+        def forward(
             ctx,
-            StepMode.POSITION_BACKWARD,
-            False,
-            u_act,
-            start_position,
-            start_velocity,
-            start_acceleration,
-            None,
-            (out_position, out_velocity, out_acceleration, out_jerk),
-            traj_dt,
-            out_grad_position,
-        )
-
-    @staticmethod
-    def backward(ctx, grad_out_p, grad_out_v, grad_out_a, grad_out_j):
-        return _seed_backward(ctx, (grad_out_p, grad_out_v, grad_out_a, grad_out_j), 6)
-
-    @staticmethod
-    def jvp(ctx, t_act, t_pos, t_vel, t_acc, *_buffers):
-        return _seed_jvp(ctx, t_act, t_pos, t_vel, t_acc)
-
-
-class CliqueTensorStepIdxKernel(torch.autograd.Function):
-    """POSITION control, backward differences, start state ``[S, D]`` read via ``start_idx [B]``."""
-
-    @staticmethod
-    def forward(
-        ctx,
-        u_act,
-        start_position,
-        start_velocity,
-        start_acceleration,
-        start_idx,
-        out_position,
-        out_velocity,
-        out_acceleration,
-        out_jerk,
-        traj_dt,
-        out_grad_position,
-    ):
-        return _seed_forward(
-            ctx,
-            StepMode.POSITION_BACKWARD,
-            False,
             u_act,
             start_position,
             start_velocity,
             start_acceleration,
             start_idx,
-            (out_position, out_velocity, out_acceleration, out_jerk),
+            out_position,
+            out_velocity,
+            out_acceleration,
+            out_jerk,
             traj_dt,
             out_grad_position,
-        )
+        ):
+            return _seed_forward(
+                ctx,
+                mode,
+                dof_major,
+                u_act,
+                start_position,
+                start_velocity,
+                start_acceleration,
+                start_idx,
+                (out_position, out_velocity, out_acceleration, out_jerk),
+                traj_dt,
+                out_grad_position,
+            )
+    else:
 
-    @staticmethod
-    def backward(ctx, grad_out_p, grad_out_v, grad_out_a, grad_out_j):
-        return _seed_backward(ctx, (grad_out_p, grad_out_v, grad_out_a, grad_out_j), 7)
-
-    @staticmethod
-    def jvp(ctx, t_act, t_pos, t_vel, t_acc, *_buffers):
-        return _seed_jvp(ctx, t_act, t_pos, t_vel, t_acc)
-
-
-class CliqueTensorStepCentralDifferenceKernel(torch.autograd.Function):
-    """POSITION control, five-point central differences (uniform ``traj_dt``), ``[B, H, D]``."""
-
-    @staticmethod
-    def forward(
-        ctx,
-        u_act,
-        start_position,
-        start_velocity,
-        start_acceleration,
-        out_position,
-        out_velocity,
-        out_acceleration,
-        out_jerk,
-        traj_dt,
-        out_grad_position,
-    ):
-        return _seed_forward(
+        def forward(
             ctx,
-            StepMode.POSITION_CENTRAL,
-            False,
             u_act,
             start_position,
             start_velocity,
             start_acceleration,
-            None,
-            (out_position, out_velocity, out_acceleration, out_jerk),
+            out_position,
+            out_velocity,
+            out_acceleration,
+            out_jerk,
             traj_dt,
             out_grad_position,
-        )
+        ):
+            return _seed_forward(
+                ctx,
+                mode,
+                dof_major,
+                u_act,
+                start_position,
+                start_velocity,
+                start_acceleration,
+                None,
+                (out_position, out_velocity, out_acceleration, out_jerk),
+                traj_dt,
+                out_grad_position,
+            )
 
-    @staticmethod
+    n_nondiff = 7 if with_idx else 6
+
     def backward(ctx, grad_out_p, grad_out_v, grad_out_a, grad_out_j):
-        return _seed_backward(ctx, (grad_out_p, grad_out_v, grad_out_a, grad_out_j), 6)
+        return _seed_backward(ctx, (grad_out_p, grad_out_v, grad_out_a, grad_out_j), n_nondiff)
 
-    @staticmethod
     def jvp(ctx, t_act, t_pos, t_vel, t_acc, *_buffers):
         return _seed_jvp(ctx, t_act, t_pos, t_vel, t_acc)
 
-
-class CliqueTensorStepIdxCentralDifferenceKernel(torch.autograd.Function):
-    """POSITION control, central differences, start state read via ``start_idx [B]``."""
-
-    @staticmethod
-    def forward(
-        ctx,
-        u_act,
-        start_position,
-        start_velocity,
-        start_acceleration,
-        start_idx,
-        out_position,
-        out_velocity,
-        out_acceleration,
-        out_jerk,
-        traj_dt,
-        out_grad_position,
-    ):
-        return _seed_forward(
-            ctx,
-            StepMode.POSITION_CENTRAL,
-            False,
-            u_act,
-            start_position,
-            start_velocity,
-            start_acceleration,
-            start_idx,
-            (out_position, out_velocity, out_acceleration, out_jerk),
-            traj_dt,
-            out_grad_position,
-        )
-
-    @staticmethod
-    def backward(ctx, grad_out_p, grad_out_v, grad_out_a, grad_out_j):
-        return _seed_backward(ctx, (grad_out_p, grad_out_v, grad_out_a, grad_out_j), 7)
-
-    @staticmethod
-    def jvp(ctx, t_act, t_pos, t_vel, t_acc, *_buffers):
-        return _seed_jvp(ctx, t_act, t_pos, t_vel, t_acc)
+    namespace = {
+        "__doc__": doc,
+        "__module__": __name__,
+        "__qualname__": name,
+        "forward": staticmethod(forward),
+        "backward": staticmethod(backward),
+        "jvp": staticmethod(jvp),
+    }
+    return type(name, (torch.autograd.Function,), namespace)
 
 
-class CliqueTensorStepCoalesceKernel(torch.autograd.Function):
-    """POSITION control, backward differences, dof-major ``[B, D, H]`` action, buffers, outputs."""
-
-    @staticmethod
-    def forward(
-        ctx,
-        u_act,
-        start_position,
-        start_velocity,
-        start_acceleration,
-        out_position,
-        out_velocity,
-        out_acceleration,
-        out_jerk,
-        traj_dt,
-        out_grad_position,
-    ):
-        return _seed_forward(
-            ctx,
-            StepMode.POSITION_BACKWARD,
-            True,
-            u_act,
-            start_position,
-            start_velocity,
-            start_acceleration,
-            None,
-            (out_position, out_velocity, out_acceleration, out_jerk),
-            traj_dt,
-            out_grad_position,
-        )
-
-    @staticmethod
-    def backward(ctx, grad_out_p, grad_out_v, grad_out_a, grad_out_j):
-        return _seed_backward(ctx, (grad_out_p, grad_out_v, grad_out_a, grad_out_j), 6)
-
-    @staticmethod
-    def jvp(ctx, t_act, t_pos, t_vel, t_acc, *_buffers):
-        return _seed_jvp(ctx, t_act, t_pos, t_vel, t_acc)
-
-
-class AccelerationTensorStepKernel(torch.autograd.Function):
-    """ACCELERATION control (semi-implicit Euler), ``[B, H, D]``, with an exact backward."""
-
-    @staticmethod
-    def forward(
-        ctx,
-        u_act,
-        start_position,
-        start_velocity,
-        start_acceleration,
-        out_position,
-        out_velocity,
-        out_acceleration,
-        out_jerk,
-        traj_dt,
-        out_grad_position,
-    ):
-        return _seed_forward(
-            ctx,
-            StepMode.ACCELERATION,
-            False,
-            u_act,
-            start_position,
-            start_velocity,
-            start_acceleration,
-            None,
-            (out_position, out_velocity, out_acceleration, out_jerk),
-            traj_dt,
-            out_grad_position,
-        )
-
-    @staticmethod
-    def backward(ctx, grad_out_p, grad_out_v, grad_out_a, grad_out_j):
-        return _seed_backward(ctx, (grad_out_p, grad_out_v, grad_out_a, grad_out_j), 6)
-
-    @staticmethod
-    def jvp(ctx, t_act, t_pos, t_vel, t_acc, *_buffers):
-        return _seed_jvp(ctx, t_act, t_pos, t_vel, t_acc)
-
-
-class AccelerationTensorStepIdxKernel(torch.autograd.Function):
-    """ACCELERATION control, start state read via ``start_idx [B]``."""
-
-    @staticmethod
-    def forward(
-        ctx,
-        u_act,
-        start_position,
-        start_velocity,
-        start_acceleration,
-        start_idx,
-        out_position,
-        out_velocity,
-        out_acceleration,
-        out_jerk,
-        traj_dt,
-        out_grad_position,
-    ):
-        return _seed_forward(
-            ctx,
-            StepMode.ACCELERATION,
-            False,
-            u_act,
-            start_position,
-            start_velocity,
-            start_acceleration,
-            start_idx,
-            (out_position, out_velocity, out_acceleration, out_jerk),
-            traj_dt,
-            out_grad_position,
-        )
-
-    @staticmethod
-    def backward(ctx, grad_out_p, grad_out_v, grad_out_a, grad_out_j):
-        return _seed_backward(ctx, (grad_out_p, grad_out_v, grad_out_a, grad_out_j), 7)
-
-    @staticmethod
-    def jvp(ctx, t_act, t_pos, t_vel, t_acc, *_buffers):
-        return _seed_jvp(ctx, t_act, t_pos, t_vel, t_acc)
-
+CliqueTensorStepKernel = _seed_class(
+    "CliqueTensorStepKernel",
+    StepMode.POSITION_BACKWARD,
+    False,
+    False,
+    "POSITION control, backward differences (SPEC §2), ``[B, H, D]``.",
+)
+CliqueTensorStepIdxKernel = _seed_class(
+    "CliqueTensorStepIdxKernel",
+    StepMode.POSITION_BACKWARD,
+    False,
+    True,
+    "POSITION control, backward differences, start state ``[S, D]`` read via ``start_idx [B]``.",
+)
+CliqueTensorStepCentralDifferenceKernel = _seed_class(
+    "CliqueTensorStepCentralDifferenceKernel",
+    StepMode.POSITION_CENTRAL,
+    False,
+    False,
+    "POSITION control, five-point central differences (uniform ``traj_dt``), ``[B, H, D]``.",
+)
+CliqueTensorStepIdxCentralDifferenceKernel = _seed_class(
+    "CliqueTensorStepIdxCentralDifferenceKernel",
+    StepMode.POSITION_CENTRAL,
+    False,
+    True,
+    "POSITION control, central differences, start state read via ``start_idx [B]``.",
+)
+CliqueTensorStepCoalesceKernel = _seed_class(
+    "CliqueTensorStepCoalesceKernel",
+    StepMode.POSITION_BACKWARD,
+    True,
+    False,
+    "POSITION control, backward differences, dof-major ``[B, D, H]`` action, buffers, outputs.",
+)
+AccelerationTensorStepKernel = _seed_class(
+    "AccelerationTensorStepKernel",
+    StepMode.ACCELERATION,
+    False,
+    False,
+    "ACCELERATION control (semi-implicit Euler), ``[B, H, D]``, with an exact backward.",
+)
+AccelerationTensorStepIdxKernel = _seed_class(
+    "AccelerationTensorStepIdxKernel",
+    StepMode.ACCELERATION,
+    False,
+    True,
+    "ACCELERATION control, start state read via ``start_idx [B]``.",
+)
 
 SEED_KERNEL_CLASSES = (
     CliqueTensorStepKernel,
