@@ -87,6 +87,18 @@ class TaskConfig:
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in TASK_SECTIONS if getattr(self, k) is not None}
 
+    def __repr__(self) -> str:
+        model = self.model
+        sections = ", ".join(
+            f"{key}: {sorted(getattr(self, key))}"
+            for key in TASK_SECTIONS[1:]
+            if getattr(self, key)
+        )
+        return (
+            f"TaskConfig(name={self.name!r}, horizon={model.get('horizon')}, "
+            f"control_space={model.get('control_space')}, {sections}, source={self.source!r})"
+        )
+
     def error(self, err: Exception) -> ValueError:
         """Re-raise a consumer's validation error with this file's name in front."""
         return ValueError(f"{self.source}: {err}")

@@ -464,6 +464,7 @@ class KinematicModel:
         return (
             f"KinematicModel(robot={self.robot_config.name!r}, dof={self.d_action}, "
             f"horizon={self.horizon}, mode={self.step_mode.value}, "
-            f"dt={self.traj_dt[1:].tolist()[:3]}..., device={self.tensor_args.device}, "
+            f"traj_dt=[{float(self.traj_dt[1]):.3g} .. {float(self.traj_dt[-1]):.3g}] s, "
+            f"device={self.tensor_args.device}, "
             f"dtype={self.tensor_args.dtype})"
         )
