@@ -532,3 +532,29 @@ def test_cuda_matches_cpu(backend):
         Kinematics(config, backend=backend).forward(q_cpu).ee_position.sum(), q_cpu
     )
     torch.testing.assert_close(grad.cpu(), grad_cpu)
+
+
+def test_cpu_row_chunking_matches_torch_backend(monkeypatch):
+    """Large CPU launches are split over worker threads; force that path on a small batch."""
+    import importlib
+
+    launch_module = importlib.import_module("curobo_lite.kernels.launch")
+    monkeypatch.setattr(launch_module, "CPU_CHUNK_MIN_ELEMENTS", 1)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(3)
+    try:
+        tensor_args = TensorDeviceType(dtype=torch.float64)
+        robot = RobotConfig.load("franka", tensor_args=tensor_args)
+        q = robot.retract_config + 0.3 * torch.randn(7, 7, dtype=torch.float64,
+                                                     generator=torch.Generator().manual_seed(2))
+        warp_q = q.clone().requires_grad_()
+        torch_q = q.clone().requires_grad_()
+        warp_fk = Kinematics(robot, backend="warp").forward(warp_q)
+        torch_fk = Kinematics(robot, backend="torch").forward(torch_q)
+        torch.testing.assert_close(warp_fk.link_position, torch_fk.link_position)
+        torch.testing.assert_close(warp_fk.link_quaternion, torch_fk.link_quaternion)
+        (warp_fk.ee_position.sum() + warp_fk.ee_quaternion.square().sum()).backward()
+        (torch_fk.ee_position.sum() + torch_fk.ee_quaternion.square().sum()).backward()
+        torch.testing.assert_close(warp_q.grad, torch_q.grad)
+    finally:
+        torch.set_num_threads(threads)

@@ -12,7 +12,7 @@ from curobo_lite.wrap import MpcSolver
 
 POSITION_TOL = 0.01  # m
 ROTATION_TOL = 0.05  # rad
-REST_SPEED = 0.15  # rad/s: largest joint speed over the last 10 steps counted as "at rest"
+REST_SPEED = 0.06  # rad/s: largest joint speed over the last 10 steps counted as "at rest"
 LIMIT_TOL = 1e-5
 
 
@@ -101,6 +101,69 @@ def test_commands_are_clamped_consistently(solver):
                                * solver.control_dt)
 
 
+def test_limits_hold_when_the_plan_drives_into_them(solver):
+    """Plans that accelerate far beyond the limits, towards the position limits, for 600 steps:
+    every command stays within the robot's limits and is one semi-implicit Euler step."""
+    limits = solver.robot_config.joint_limits
+    dt = solver.control_dt
+    g = torch.Generator().manual_seed(1)
+    a_max = limits.acceleration[1]
+    state = retract_state(solver)
+    closest = torch.full((7,), float("inf"))
+    fastest = torch.zeros(7)
+    for i in range(600):
+        direction = 1.0 if (i // 150) % 2 == 0 else -1.0
+        plan_a = (direction * 2.0 + torch.randn(1, 7, generator=g)) * a_max
+        plan_v = state.velocity + plan_a * dt
+        plan = JointState(state.position + plan_v * dt, plan_v, plan_a)
+        command, _ = solver.enforce_limits(state, plan)
+        for name in ("position", "velocity", "acceleration"):
+            low, high = getattr(limits, name)
+            value = getattr(command, name)
+            assert bool((value >= low - LIMIT_TOL).all() and (value <= high + LIMIT_TOL).all()), (
+                i, name)
+        torch.testing.assert_close(command.velocity, state.velocity + command.acceleration * dt)
+        torch.testing.assert_close(command.position, state.position + command.velocity * dt)
+        gap = torch.minimum(command.position - limits.position[0], limits.position[1]
+                            - command.position)[0]
+        closest = torch.minimum(closest, gap)
+        fastest = torch.maximum(fastest, command.velocity[0].abs() / limits.velocity[1])
+        state = command
+    # the plans did push every joint to its velocity limit and up against a position limit
+    assert bool((fastest > 0.99).all())
+    assert bool((closest < 0.02).all())
+
+
+def test_a_state_that_cannot_stop_in_time_brakes_at_the_acceleration_limit(solver):
+    limits = solver.robot_config.joint_limits
+    dt = solver.control_dt
+    state = retract_state(solver)
+    state.position[0, 0] = limits.position[1, 0] - 0.01
+    state.velocity[0, 0] = 2.0  # stopping distance 2^2 / (2 * 15) = 0.13 rad > 0.01 rad
+    plan = JointState(state.position + state.velocity * dt, state.velocity.clone(),
+                      torch.zeros(1, 7))
+    command, clamped = solver.enforce_limits(state, plan)
+    assert clamped
+    assert float(command.acceleration[0, 0]) == pytest.approx(float(limits.acceleration[0, 0]))
+    assert float(command.velocity[0, 0]) == pytest.approx(2.0 + float(limits.acceleration[0, 0])
+                                                          * dt)
+    # joints at rest with a zero plan keep their state
+    torch.testing.assert_close(command.position[0, 1:], state.position[0, 1:])
+    torch.testing.assert_close(command.velocity[0, 1:], torch.zeros(6))
+
+
+def test_limit_violation_metric(solver):
+    limits = solver.robot_config.joint_limits
+    state = retract_state(solver)
+    assert solver.limit_violation(state) == 0.0
+    fast = state.clone()
+    fast.velocity[0, 2] = float(limits.velocity[1, 2]) + 0.3
+    assert solver.limit_violation(fast) == pytest.approx(0.3, abs=1e-5)
+    low = state.clone()
+    low.position[0, 3] = float(limits.position[0, 3]) - 0.2
+    assert solver.limit_violation(low) == pytest.approx(0.2, abs=1e-5)
+
+
 def test_bad_inputs_are_rejected_and_solver_stays_usable(solver):
     solver.reset()
     solver.update_goal(Pose.from_list([0.45, 0.2, 0.45, 0.0, 1.0, 0.0, 0.0]))
@@ -116,6 +179,7 @@ def test_bad_inputs_are_rejected_and_solver_stays_usable(solver):
     assert result.action.position.shape == (1, 7)
     assert torch.isfinite(result.action.position).all()
     assert result.solve_time > 0 and "position_error" in result.metrics
+    assert result.metrics["limit_violation"] == 0.0
 
 
 def test_task_errors_name_the_file(tmp_path):

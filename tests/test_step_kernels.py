@@ -423,12 +423,12 @@ def test_cpu_batch_chunking_matches_reference(monkeypatch, use_idx):
     """Large CPU launches are split over worker threads; force that path on a small batch."""
     import importlib
 
-    step_module = importlib.import_module("curobo_lite.kernels.tensor_step")
-    monkeypatch.setattr(step_module, "_CPU_CHUNK_MIN_ELEMENTS", 1)
+    launch_module = importlib.import_module("curobo_lite.kernels.launch")
+    monkeypatch.setattr(launch_module, "CPU_CHUNK_MIN_ELEMENTS", 1)
     threads = torch.get_num_threads()
     torch.set_num_threads(3)
     try:
-        assert len(step_module._cpu_chunks(7, 100)) == 3
+        assert len(launch_module.cpu_row_chunks(7, 100)) == 3
         n_start = 2 if use_idx else 7
         (act, p, v, a), g = make_inputs(7, 6, 2, n_start, torch.float64, "cpu", seed=11)
         traj_dt = random_dt(6, "JERK", g)

@@ -14,13 +14,13 @@ from __future__ import annotations
 import enum
 import weakref
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import torch
 import warp as wp
 
 from curobo_lite.kernels import step_kernels
+from curobo_lite.kernels.launch import launch_rows
 from curobo_lite.types.state import StateType
 
 
@@ -291,20 +291,6 @@ def _kernel(kind: str, mode: StepMode, dtype: torch.dtype) -> wp.Kernel:
     return kernel
 
 
-# Warp runs a CPU launch on one thread (releasing the GIL while it runs): large CPU batches are
-# split into contiguous batch chunks launched from a small thread pool, one per torch thread.
-_CPU_CHUNK_MIN_ELEMENTS = 1 << 17
-_cpu_pool: ThreadPoolExecutor | None = None
-
-
-def _cpu_chunks(batch: int, elements: int) -> list[tuple[int, int]]:
-    workers = min(torch.get_num_threads(), batch)
-    if workers < 2 or elements < _CPU_CHUNK_MIN_ELEMENTS:
-        return [(0, batch)]
-    bounds = [batch * k // workers for k in range(workers + 1)]
-    return list(zip(bounds[:-1], bounds[1:]))
-
-
 def _launch(
     kernel: wp.Kernel,
     batch: int,
@@ -313,34 +299,19 @@ def _launch(
     make_args: Callable[[int, int], list],
     elements: int,
 ) -> None:
-    """Launch over ``(batch, dof groups)``: one dof per thread on CUDA, all dofs of a trajectory
-    per thread on CPU. ``make_args(b0, b1)`` builds the kernel arguments for batch rows
-    ``b0:b1`` (the whole batch on CUDA; chunks on a busy-enough CPU launch)."""
-    global _cpu_pool
-    wp_device = wp.device_from_torch(device)
+    """Launch over ``(batch rows, dof groups)``: one dof per thread on CUDA (parallelism), all
+    dofs of a trajectory per thread on CPU (fewer, longer-lived threads, measured faster there).
+    ``make_args(b0, b1)`` builds the kernel arguments for batch rows ``b0:b1``."""
     if device.type == "cuda":
-        wp.launch(
-            kernel,
-            dim=(batch, dof),
-            inputs=[*make_args(0, batch), 1],
-            device=wp_device,
-            stream=wp.stream_from_torch(device),
-        )
-        return
-    chunks = _cpu_chunks(batch, elements)
-    if len(chunks) == 1:
-        wp.launch(kernel, dim=(batch, 1), inputs=[*make_args(0, batch), dof], device=wp_device)
-        return
-    if _cpu_pool is None or _cpu_pool._max_workers < len(chunks):
-        _cpu_pool = ThreadPoolExecutor(max_workers=len(chunks), thread_name_prefix="curobo_lite")
-    futures = [
-        _cpu_pool.submit(
-            wp.launch, kernel, dim=(b1 - b0, 1), inputs=[*make_args(b0, b1), dof], device=wp_device
-        )
-        for b0, b1 in chunks
-    ]
-    for future in futures:
-        future.result()
+
+        def make_launch(b0: int, b1: int):
+            return (b1 - b0, dof), [*make_args(b0, b1), 1]
+    else:
+
+        def make_launch(b0: int, b1: int):
+            return (b1 - b0, 1), [*make_args(b0, b1), dof]
+
+    launch_rows(kernel, batch, device, make_launch, elements)
 
 
 @dataclass

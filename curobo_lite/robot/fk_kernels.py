@@ -177,11 +177,3 @@ def kernel_for(name: str, dtype: torch.dtype) -> wp.Kernel:
 def as_warp(t: torch.Tensor):
     """Zero-copy Warp view of a tensor (no Warp gradient array: autograd is ours)."""
     return wp.from_torch(t, requires_grad=False, return_ctype=True)
-
-
-def launch(kernel: wp.Kernel, dim: int, device: torch.device, args: list) -> None:
-    """Launch ``kernel`` over ``dim`` threads on ``device``, on torch's current CUDA stream."""
-    if dim == 0:
-        return
-    stream = wp.stream_from_torch(device) if device.type == "cuda" else None
-    wp.launch(kernel, dim=dim, inputs=args, device=wp.device_from_torch(device), stream=stream)

@@ -35,6 +35,7 @@ import torch
 import warp as wp
 from torch.autograd.function import once_differentiable
 
+from curobo_lite.kernels.launch import launch_rows
 from curobo_lite.robot import fk_kernels
 from curobo_lite.robot.config import RobotConfig
 from curobo_lite.robot.geometry import (
@@ -386,26 +387,27 @@ class Kinematics:
         quat = torch.empty(n, num_links, 4, **kwargs)
         axis = torch.empty(n, self.num_moving, 3, **kwargs)
         c = self._wp_chain
-        args = [
-            q,
-            c["origin"],
-            c["axis"],
-            c["scale"],
-            c["offset"],
-            c["source"],
-            c["joint_type"],
-            c["ee_origin"],
+        chain = [
+            fk_kernels.as_warp(t)
+            for t in (
+                c["origin"],
+                c["axis"],
+                c["scale"],
+                c["offset"],
+                c["source"],
+                c["joint_type"],
+                c["ee_origin"],
+            )
         ]
-        fk_kernels.launch(
-            fk_kernels.kernel_for("forward", q.dtype),
-            n,
-            q.device,
-            [
-                *(fk_kernels.as_warp(t) for t in args),
-                self.num_moving,
-                int(self._ee_offset is not None),
-                *(fk_kernels.as_warp(t) for t in (position, quat, axis)),
-            ],
+        has_ee = int(self._ee_offset is not None)
+
+        def make_launch(b0: int, b1: int):
+            rows = slice(b0, b1)
+            outputs = (fk_kernels.as_warp(t[rows]) for t in (position, quat, axis))
+            return b1 - b0, [fk_kernels.as_warp(q[rows]), *chain, self.num_moving, has_ee, *outputs]
+
+        launch_rows(
+            fk_kernels.kernel_for("forward", q.dtype), n, q.device, make_launch, n * num_links * 16
         )
         return position, quat, axis
 
@@ -421,21 +423,29 @@ class Kinematics:
         n = position.shape[0]
         grad = torch.zeros(n, self.dof, **_like(position))
         c = self._wp_chain
-        fk_kernels.launch(
+        constants = [fk_kernels.as_warp(t) for t in (c["scale"], c["source"], c["joint_type"])]
+        num_links = len(self.link_names)
+
+        def make_launch(b0: int, b1: int):
+            rows = slice(b0, b1)
+            frames = (
+                fk_kernels.as_warp(t[rows])
+                for t in (position, quat, axis, grad_position, grad_quat)
+            )
+            return b1 - b0, [
+                *frames,
+                *constants,
+                self.num_moving,
+                num_links,
+                fk_kernels.as_warp(grad[rows]),
+            ]
+
+        launch_rows(
             fk_kernels.kernel_for("adjoint", position.dtype),
             n,
             position.device,
-            [
-                *(
-                    fk_kernels.as_warp(t)
-                    for t in (position, quat, axis, grad_position, grad_quat, c["scale"])
-                ),
-                fk_kernels.as_warp(c["source"]),
-                fk_kernels.as_warp(c["joint_type"]),
-                self.num_moving,
-                len(self.link_names),
-                fk_kernels.as_warp(grad),
-            ],
+            make_launch,
+            n * num_links * 16,
         )
         return grad
 

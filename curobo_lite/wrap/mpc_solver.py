@@ -3,7 +3,8 @@
 Each :meth:`MpcSolver.step` sets the measured state as the rollout's start, shifts the MPPI mean by
 the steps consumed since the last call (``mpc.shift_steps``), runs ``mppi.n_iters`` iterations
 and returns the state ``shift_steps`` ahead along the optimized plan as the command. The
-command is made to respect the joint limits exactly (see :meth:`MpcSolver.enforce_limits`).
+command is made to respect the position, velocity and acceleration limits (see
+:meth:`MpcSolver.enforce_limits`).
 
 Task ``mpc:`` section (unknown keys are an error):
 
@@ -58,7 +59,9 @@ class MpcResult:
         solve_time: seconds spent in :meth:`MpcSolver.step`.
         metrics: ``position_error`` (m) and ``rotation_error`` (rad) of the *measured* state's end
             effector to the goal (``nan`` for a joint goal), ``cspace_error`` (rad, joint goals),
-            ``cost`` (best sampled total), ``limit_clamped`` (the command had to be clamped).
+            ``cost`` (best sampled total), ``limit_clamped`` (the command had to be clamped),
+            ``limit_violation`` (largest excess of the command over the position, velocity or
+            acceleration limits, 0 when within; see :meth:`MpcSolver.enforce_limits`).
         plan: the optimized action sequence ``[1, H, D]`` (the MPPI mean), a copy.
     """
 
@@ -217,22 +220,47 @@ class MpcSolver:
         command, clamped = self.enforce_limits(state, command)
         self._steps += 1
         metrics = self._metrics(state, result.best_cost, clamped)
+        metrics["limit_violation"] = self.limit_violation(command)
         return MpcResult(command, time.perf_counter() - t_start, metrics, result.action.clone())
 
     def enforce_limits(self, state: JointState, command: JointState) -> tuple[JointState, bool]:
-        """Make ``command`` respect the acceleration, velocity and position limits, keeping it
-        consistent with one control step from ``state`` (``v = v0 + a dt``, ``x = x0 + v dt``):
-        the acceleration is clamped, then the velocity (recomputing the acceleration), then the
-        position (recomputing velocity and acceleration). Returns ``(command, clamped)``."""
+        """Make ``command [1, D]`` respect the acceleration, velocity and position limits,
+        consistently with one control step of ``dt = control_dt`` from ``state [1, D]``
+        (semi-implicit Euler: ``v = v0 + a dt``, ``x = x0 + v dt``).
+
+        Only the acceleration is chosen; velocity and position follow from it. Per joint it is
+        clamped into ``[a_low, a_high]`` intersected with the accelerations whose resulting
+        velocity lies within the velocity limits *and* lets the joint stop before its position
+        limit when braking at the acceleration limit afterwards: ``x0 + v dt + v^2 / (2 A) <=
+        x_high`` with ``A = -a_low`` (and the mirror image at ``x_low`` with ``A = a_high``),
+        i.e. ``v <= A (sqrt(dt^2 + 2 (x_high - x0) / A) - dt)``. Braking at the limit keeps
+        that condition true, so from a state within the limits that satisfies it (e.g. at rest)
+        every later command stays within all three limits. From a state that cannot stop in
+        time the acceleration limit wins: the joint brakes at the limit.
+
+        Returns:
+            ``(command, clamped)``; ``command`` is returned unchanged when nothing had to move.
+        """
         dt = self.control_dt
         a_low, a_high = self._acceleration_limits
         v_low, v_high = self._velocity_limits
         x_low, x_high = self._position_limits
-        acceleration = command.acceleration.clamp(a_low, a_high)
-        velocity = (state.velocity + acceleration * dt).clamp(v_low, v_high)
-        position = (state.position + velocity * dt).clamp(x_low, x_high)
-        velocity = (position - state.position) / dt
-        acceleration = (velocity - state.velocity) / dt
+        x0, v0 = state.position, state.velocity
+        # braking-distance bound on the velocity after this step (see the docstring)
+        brake_up, brake_down = -a_low, a_high
+        room_up = (x_high - x0).clamp(min=0.0)
+        room_down = (x0 - x_low).clamp(min=0.0)
+        v_stop_up = self._stopping_speed(room_up, brake_up, dt)
+        v_stop_down = -self._stopping_speed(room_down, brake_down, dt)
+        v_max = torch.minimum(v_high, v_stop_up)
+        v_min = torch.maximum(v_low, v_stop_down)
+        a_max = torch.minimum(a_high, (v_max - v0) / dt)
+        a_min = torch.maximum(a_low, (v_min - v0) / dt)
+        # a_min > a_max only from a state that cannot stop in time: brake at the limit
+        acceleration = torch.minimum(torch.maximum(command.acceleration, a_min), a_max)
+        acceleration = torch.minimum(torch.maximum(acceleration, a_low), a_high)
+        velocity = v0 + acceleration * dt
+        position = x0 + velocity * dt
         clamped = not (
             torch.allclose(position, command.position, rtol=1e-5, atol=1e-6)
             and torch.allclose(velocity, command.velocity, rtol=1e-4, atol=1e-5)
@@ -240,9 +268,31 @@ class MpcSolver:
         if not clamped:
             # keep the plan's own numbers (identical up to rounding) when nothing was clamped
             return command, False
+        jerk = (acceleration - state.acceleration) / dt
         return JointState(
-            position, velocity, acceleration, joint_names=self.robot_config.joint_names
+            position, velocity, acceleration, jerk, joint_names=self.robot_config.joint_names
         ), True
+
+    @staticmethod
+    def _stopping_speed(room: torch.Tensor, brake: torch.Tensor, dt: float) -> torch.Tensor:
+        """Largest speed ``v >= 0`` with ``v dt + v^2 / (2 brake) <= room`` (``room [1, D]``,
+        ``brake [D] > 0``); unbounded for an infinite ``brake``."""
+        finite = torch.isfinite(brake)
+        safe = torch.where(finite, brake, torch.ones_like(brake))
+        speed = safe * (torch.sqrt(dt * dt + 2.0 * room / safe) - dt)
+        return torch.where(finite, speed, torch.full_like(speed, float("inf")))
+
+    def limit_violation(self, state: JointState) -> float:
+        """Largest excess of ``state``'s position, velocity or acceleration over the robot's
+        limits (each in its own unit; 0 when within)."""
+        excess = []
+        for value, (low, high) in (
+            (state.position, self._position_limits),
+            (state.velocity, self._velocity_limits),
+            (state.acceleration, self._acceleration_limits),
+        ):
+            excess.append(torch.maximum(value - high, low - value).amax())
+        return float(torch.stack(excess).clamp(min=0.0).max())
 
     @torch.no_grad()
     def pose_error(self, state: JointState) -> tuple[float, float]:

@@ -1,0 +1,62 @@
+"""Launching row-parallel Warp kernels on the tensors' device.
+
+Warp runs a CPU launch on one thread (and releases the GIL while it runs): a CPU launch with
+enough work is split into contiguous row chunks launched from a small thread pool, one chunk per
+torch intra-op thread. CUDA launches go on torch's current stream in one piece.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+import torch
+import warp as wp
+
+#: below this many elements of work a CPU launch is not worth splitting
+CPU_CHUNK_MIN_ELEMENTS = 1 << 17
+_cpu_pool: ThreadPoolExecutor | None = None
+
+#: ``make_launch(row_begin, row_end) -> (dim, inputs)`` for rows ``row_begin:row_end``
+MakeLaunch = Callable[[int, int], tuple[int | Sequence[int], list]]
+
+
+def cpu_row_chunks(rows: int, elements: int) -> list[tuple[int, int]]:
+    """Contiguous ``(begin, end)`` row ranges for a CPU launch of ``elements`` work."""
+    workers = min(torch.get_num_threads(), rows)
+    if workers < 2 or elements < CPU_CHUNK_MIN_ELEMENTS:
+        return [(0, rows)]
+    bounds = [rows * k // workers for k in range(workers + 1)]
+    return list(zip(bounds[:-1], bounds[1:]))
+
+
+def launch_rows(
+    kernel: wp.Kernel, rows: int, device: torch.device, make_launch: MakeLaunch, elements: int
+) -> None:
+    """Launch ``kernel`` over ``rows`` independent rows: in one piece on CUDA (torch's current
+    stream), in row chunks over worker threads on a busy-enough CPU launch."""
+    global _cpu_pool
+    if rows == 0:
+        return
+    wp_device = wp.device_from_torch(device)
+    if device.type == "cuda":
+        dim, inputs = make_launch(0, rows)
+        wp.launch(
+            kernel, dim=dim, inputs=inputs, device=wp_device, stream=wp.stream_from_torch(device)
+        )
+        return
+    chunks = cpu_row_chunks(rows, elements)
+    if len(chunks) == 1:
+        dim, inputs = make_launch(0, rows)
+        wp.launch(kernel, dim=dim, inputs=inputs, device=wp_device)
+        return
+    if _cpu_pool is None or _cpu_pool._max_workers < len(chunks):
+        _cpu_pool = ThreadPoolExecutor(max_workers=len(chunks), thread_name_prefix="curobo_lite")
+    futures = []
+    for begin, end in chunks:
+        dim, inputs = make_launch(begin, end)
+        futures.append(
+            _cpu_pool.submit(wp.launch, kernel, dim=dim, inputs=inputs, device=wp_device)
+        )
+    for future in futures:
+        future.result()
