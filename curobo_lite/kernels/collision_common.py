@@ -1,0 +1,53 @@
+"""Warp functions shared by the collision kernels (world and self-collision).
+
+The penalty on a signed distance ``d`` (metres, negative = penetration) with activation distance
+``eta > 0`` is the smooth hinge of ``x = eta - d`` (cuRobo's collision activation):
+
+- ``0`` for ``x <= 0`` (farther than ``eta`` from contact),
+- ``x^2 / (2 eta)`` for ``0 < x < eta`` (inside the activation band, C1 at both ends),
+- ``x - eta / 2`` for ``x >= eta`` (in contact or penetrating: linear, gradient 1).
+
+With ``eta == 0`` it is the plain hinge ``max(x, 0)``. The same function on the torch side is
+:func:`smooth_hinge_torch`, used by tests and by code that needs no kernel.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import warp as wp
+
+wp.config.log_level = 30  # WARNING
+
+
+@wp.func
+def smooth_hinge(x: Any, eta: Any):
+    """Penalty of ``x = eta - d`` (see the module docs)."""
+    zero = x * type(x)(0.0)
+    value = zero
+    if x >= eta:
+        value = x - eta * type(x)(0.5)
+    elif x > zero:
+        value = x * x / (type(x)(2.0) * eta)
+    return value
+
+
+@wp.func
+def smooth_hinge_grad(x: Any, eta: Any):
+    """Derivative of :func:`smooth_hinge` with respect to ``x``."""
+    zero = x * type(x)(0.0)
+    value = zero
+    if x >= eta:
+        value = type(x)(1.0)
+    elif x > zero:
+        value = x / eta
+    return value
+
+
+def smooth_hinge_torch(x: torch.Tensor, eta: float) -> torch.Tensor:
+    """The same penalty in torch (differentiable by autograd), for references and tests."""
+    if eta <= 0.0:
+        return torch.clamp(x, min=0.0)
+    quad = x.clamp(min=0.0, max=eta).square() / (2.0 * eta)
+    return torch.where(x >= eta, x - 0.5 * eta, quad)
