@@ -29,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--robot", default="franka", help="bundled robot name or robot file")
     parser.add_argument("--task", default="gradient_trajopt", help="bundled task name or file")
+    parser.add_argument("--world", default=None, help="bundled world name or world file")
     parser.add_argument(
         "--goal",
         type=float,
@@ -61,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
             num_seeds=args.seeds,
             tensor_args=tensor_args,
             process_group=group,
+            world=args.world,
         )
         start = JointState.from_position(solver.robot_config.retract_config[None].clone())
         result = solver.solve_pose(start, Pose.from_list(args.goal, tensor_args))
@@ -73,6 +75,9 @@ def main(argv: list[str] | None = None) -> int:
             "best_cost": float(result.debug["best_cost"][0]),
             "motion_time": float(result.motion_time[0]),
             "solve_time": result.solve_time,
+            "collision_free": (
+                None if result.collision_free is None else bool(result.collision_free[0])
+            ),
         }
         if context.rank == 0:
             print(

@@ -14,9 +14,18 @@ from typing import Any
 import torch
 
 from curobo_lite.debug import active_session, track
+from curobo_lite.geom import WorldCollision, WorldConfig, self_collision_distance
 from curobo_lite.opt.base import RolloutResult
 from curobo_lite.robot import RobotConfig
-from curobo_lite.rollout.cost import BoundCost, CostBase, CSpaceGoalCost, PoseCost, build_costs
+from curobo_lite.rollout.cost import (
+    BoundCost,
+    CostBase,
+    CSpaceGoalCost,
+    PoseCost,
+    PrimitiveCollisionCost,
+    SelfCollisionCost,
+    build_costs,
+)
 from curobo_lite.rollout.dynamics_model import (
     KinematicModel,
     KinematicModelConfig,
@@ -24,6 +33,11 @@ from curobo_lite.rollout.dynamics_model import (
 )
 from curobo_lite.rollout.task import TaskConfig
 from curobo_lite.types import JointState, Pose, TensorDeviceType
+
+
+#: Range (m) of the collision checks in :meth:`ArmReacher.convergence`: obstacles farther than
+#: this from every sphere are not looked at, and such distances read as the range.
+COLLISION_CHECK_RANGE = 1.0
 
 
 @dataclass
@@ -63,12 +77,39 @@ class ConvergenceMetrics:
             joint goal).
         limit_violation: ``{position|velocity|acceleration|jerk: [B]}`` largest violation of
             the robot's limits along the trajectory (0 when within).
+        world_distance: ``[B]`` smallest signed distance (m) of any robot sphere to any
+            obstacle along the trajectory, negative in collision (``None`` without a world or
+            without spheres); distances beyond ``COLLISION_CHECK_RANGE`` read as that range.
+        self_distance: ``[B]`` smallest signed distance between robot spheres that may collide
+            (``None`` for a robot without spheres).
     """
 
     position_error: torch.Tensor | None
     rotation_error: torch.Tensor | None
     cspace_error: torch.Tensor | None
     limit_violation: dict[str, torch.Tensor]
+    world_distance: torch.Tensor | None = None
+    self_distance: torch.Tensor | None = None
+
+    @property
+    def collision_free(self) -> torch.Tensor | None:
+        """``[B]`` bool: no world or self collision along the trajectory (``None`` when the
+        robot has no collision spheres)."""
+        checks = [d >= 0.0 for d in (self.world_distance, self.self_distance) if d is not None]
+        if not checks:
+            return None
+        free = checks[0]
+        for other in checks[1:]:
+            free = free & other
+        return free
+
+    @property
+    def min_distance(self) -> torch.Tensor | None:
+        """``[B]`` the smaller of ``world_distance`` and ``self_distance``."""
+        values = [d for d in (self.world_distance, self.self_distance) if d is not None]
+        if not values:
+            return None
+        return values[0] if len(values) == 1 else torch.minimum(values[0], values[1])
 
     def __repr__(self) -> str:
         def stat(t: torch.Tensor | None) -> str:
@@ -78,7 +119,8 @@ class ConvergenceMetrics:
         return (
             f"ConvergenceMetrics(position_error: {stat(self.position_error)}, rotation_error: "
             f"{stat(self.rotation_error)}, cspace_error: {stat(self.cspace_error)}, "
-            f"max limit violation: {violations})"
+            f"max limit violation: {violations}, world_distance: {stat(self.world_distance)}, "
+            f"self_distance: {stat(self.self_distance)})"
         )
 
 
@@ -111,13 +153,23 @@ class ArmReacherConfig:
 
 
 class ArmReacher:
-    """Reach an end-effector pose and/or a joint configuration under limits and smoothness.
+    """Reach an end-effector pose and/or a joint configuration under limits, smoothness and,
+    when the robot has collision spheres, without collisions.
 
     Protocol attributes for the solvers: ``d_action``, ``action_horizon``,
     ``action_bound_lows/highs [D]``, ``tensor_args``, ``rollout_fn``.
+
+    Args:
+        config: the dynamics model and cost sections.
+        world: obstacles for ``primitive_collision_cost`` and the collision checks: a
+            :class:`WorldCollision` (shared as is, so several rollouts see the same world and
+            its run-time edits), a :class:`WorldConfig`, a world file or bundled name, or
+            ``None`` (no obstacles until :meth:`update_world`).
     """
 
-    def __init__(self, config: ArmReacherConfig) -> None:
+    def __init__(
+        self, config: ArmReacherConfig, world: WorldCollision | WorldConfig | str | None = None
+    ) -> None:
         self.config = config
         self.dynamics_model = KinematicModel(config.model)
         self.tensor_args = self.dynamics_model.tensor_args
@@ -135,6 +187,16 @@ class ArmReacher:
             if config.task is not None:
                 raise config.task.error(err) from None
             raise
+        kinematics = self.dynamics_model.kinematics
+        self.has_spheres = kinematics.num_spheres > 0
+        for cost in self.costs.values():
+            if isinstance(cost, SelfCollisionCost) and self.has_spheres:
+                cost.attach_robot(
+                    kinematics.self_collision_pairs, kinematics.self_collision_pair_buffer
+                )
+        self.world_collision: WorldCollision | None = None
+        if world is not None:
+            self.attach_world(world)
         self.goal: Goal | None = None
         self.start_state: JointState | None = None
         self.cost_terms: dict[str, torch.Tensor] = {}
@@ -149,6 +211,36 @@ class ArmReacher:
         tensor_args: TensorDeviceType | None = None,
     ) -> ArmReacher:
         return cls(ArmReacherConfig.from_task(task, robot, tensor_args))
+
+    # the world -----------------------------------------------------------------------------------
+    def attach_world(self, world: WorldCollision | WorldConfig | str) -> WorldCollision:
+        """Use ``world`` for the collision costs and checks; a :class:`WorldCollision` is shared
+        as is, anything else is loaded into a new one. Returns the one in use."""
+        if not isinstance(world, WorldCollision):
+            if not isinstance(world, WorldConfig):
+                world = WorldConfig.load(world)
+            world = WorldCollision(world, self.tensor_args)
+        if world.tensor_args.device != self.tensor_args.device or (
+            world.tensor_args.dtype != self.tensor_args.dtype
+        ):
+            raise TypeError(
+                f"world: expected a WorldCollision on {self.tensor_args}, received one on "
+                f"{world.tensor_args}"
+            )
+        self.world_collision = world
+        for cost in self.costs.values():
+            if isinstance(cost, PrimitiveCollisionCost):
+                cost.attach_world(world)
+        return world
+
+    def update_world(self, world: WorldConfig | str) -> None:
+        """Replace the obstacles (in place: every rollout sharing the world sees the change)."""
+        if self.world_collision is None:
+            self.attach_world(world)
+            return
+        if not isinstance(world, WorldConfig):
+            world = WorldConfig.load(world)
+        self.world_collision.update_world(world)
 
     # protocol attributes ------------------------------------------------------------------------
     @property
@@ -300,6 +392,13 @@ class ArmReacher:
                     goal.goal_pose,
                     self._goal_index(goal.goal_pose.batch, problem_index),
                 )
+            elif isinstance(cost, (PrimitiveCollisionCost, SelfCollisionCost)):
+                spheres = state.kinematics.link_spheres
+                if spheres is None:
+                    continue
+                if tracking:
+                    spheres = track(f"{name}.link_spheres", spheres)
+                value = cost.forward(spheres)
             elif isinstance(cost, CSpaceGoalCost) and goal.goal_state is None:
                 continue
             else:
@@ -350,7 +449,37 @@ class ArmReacher:
                 {}, self.tensor_args, joint_limits=self.robot_config.joint_limits
             )
         violation = bound_cost.violation(state.state_seq)
-        return ConvergenceMetrics(position_error, rotation_error, cspace_error, violation)
+        world_distance, self_distance = self.collision_distances(state.kinematics.link_spheres)
+        return ConvergenceMetrics(
+            position_error, rotation_error, cspace_error, violation, world_distance, self_distance
+        )
+
+    @torch.no_grad()
+    def collision_distances(
+        self, link_spheres: torch.Tensor | None, swept: bool = False
+    ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+        """``(world_distance [B], self_distance [B])``: the smallest signed distances along
+        trajectories of spheres ``[B, H, N, 4]`` (``None`` where there is nothing to check).
+        ``swept`` checks the segments between consecutive steps against the world too."""
+        if link_spheres is None:
+            return None, None
+        world_distance = self_distance = None
+        if self.world_collision is not None:
+            if swept:
+                distance = self.world_collision.swept_sphere_distance(
+                    link_spheres, max_distance=COLLISION_CHECK_RANGE
+                ).distance
+            else:
+                distance = self.world_collision.sphere_distance(
+                    link_spheres, max_distance=COLLISION_CHECK_RANGE
+                ).distance
+            world_distance = distance.flatten(1).amin(1)
+        kinematics = self.dynamics_model.kinematics
+        if kinematics.self_collision_pairs.numel():
+            self_distance = self_collision_distance(
+                link_spheres, kinematics.self_collision_pairs, kinematics.self_collision_pair_buffer
+            ).distance.flatten(1).amin(1)
+        return world_distance, self_distance
 
     def __repr__(self) -> str:
         enabled = [name for name, c in self.costs.items() if c.enabled]

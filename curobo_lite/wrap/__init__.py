@@ -1,12 +1,14 @@
-"""High-level solvers: trajectory optimization and model-predictive control."""
+"""High-level solvers: trajectory optimization, model-predictive control, collision checks."""
 
 from curobo_lite.wrap.mpc_solver import MpcResult, MpcSolver, MpcSolverConfig
+from curobo_lite.wrap.robot_world import RobotWorld
 from curobo_lite.wrap.trajopt import TrajOptResult, TrajOptSolver, TrajOptSolverConfig
 
 __all__ = [
     "MpcResult",
     "MpcSolver",
     "MpcSolverConfig",
+    "RobotWorld",
     "TrajOptResult",
     "TrajOptSolver",
     "TrajOptSolverConfig",

@@ -17,6 +17,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--robot", default="franka", help="bundled robot name or robot file")
     parser.add_argument("--task", default="particle_mpc", help="bundled task name or task file")
     parser.add_argument(
+        "--world", default=None, help="obstacles: bundled world name or world file (cuRobo layout)"
+    )
+    parser.add_argument(
         "--goal",
         type=float,
         nargs=7,
@@ -43,9 +46,11 @@ def run(args: argparse.Namespace) -> int:
 
     overrides = {} if args.seed is None else {"seed": args.seed}
     try:
-        solver = MpcSolver.from_config(robot=args.robot, task=args.task, **overrides)
+        solver = MpcSolver.from_config(
+            robot=args.robot, task=args.task, world=args.world, **overrides
+        )
         goal = Pose.from_list(args.goal, solver.tensor_args)
-    except (TypeError, ValueError) as err:
+    except (TypeError, ValueError, FileNotFoundError) as err:
         print(f"curobo-lite mpc: {err}", file=sys.stderr)
         return 2
     print(solver)

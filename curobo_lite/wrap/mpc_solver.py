@@ -11,6 +11,11 @@ Task ``mpc:`` section (unknown keys are an error):
 - ``shift_steps`` (int >= 1, default 1): plan steps consumed per control step.
 - ``control_dt`` (s > 0, default: the model's first step): period between control steps; must
   equal the plan's ``traj_dt`` over the consumed steps.
+
+Obstacles: ``MpcSolver.from_config(world=...)`` and :meth:`MpcSolver.update_world`; obstacles can
+also be moved, added or switched off between steps through :attr:`MpcSolver.world_collision`
+(no rebuild). The task's ``primitive_collision_cost`` and ``self_collision_cost`` keep the
+particles clear of them.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from typing import Any
 
 import torch
 
+from curobo_lite.geom import WorldCollision, WorldConfig
 from curobo_lite.opt import Mppi, MppiConfig
 from curobo_lite.opt.base import as_float, as_int, check_keys
 from curobo_lite.robot import Kinematics, RobotConfig
@@ -61,7 +67,9 @@ class MpcResult:
             effector to the goal (``nan`` for a joint goal), ``cspace_error`` (rad, joint goals),
             ``cost`` (best sampled total), ``limit_clamped`` (the command had to be clamped),
             ``limit_violation`` (largest excess of the command over the position, velocity or
-            acceleration limits, 0 when within; see :meth:`MpcSolver.enforce_limits`).
+            acceleration limits, 0 when within; see :meth:`MpcSolver.enforce_limits`),
+            ``world_distance`` and ``self_distance`` (m, signed, negative in collision: the
+            measured state's clearance; robots with collision spheres only).
         plan: the optimized action sequence ``[1, H, D]`` (the MPPI mean), a copy.
     """
 
@@ -137,11 +145,14 @@ class MpcSolver:
         task: str | TaskConfig = "particle_mpc",
         tensor_args: TensorDeviceType | None = None,
         process_group: Any = None,
+        world: WorldConfig | str | None = None,
         **mppi_overrides: Any,
     ) -> MpcSolver:
         """Build from a robot (bundled name, path or :class:`RobotConfig`) and a task (bundled
-        name, path or :class:`TaskConfig`); ``mppi_overrides`` replace keys of the task's
-        ``mppi`` section (e.g. ``num_particles=200, seed=3``)."""
+        name, path or :class:`TaskConfig`); ``world`` gives the obstacles (a
+        :class:`WorldConfig`, a world file or a bundled name; ``None``: none until
+        :meth:`update_world`); ``mppi_overrides`` replace keys of the task's ``mppi`` section
+        (e.g. ``num_particles=200, seed=3``)."""
         task = TaskConfig.load(task)
         if not isinstance(robot, RobotConfig):
             robot = RobotConfig.load(robot)
@@ -152,13 +163,28 @@ class MpcSolver:
             config = MpcSolverConfig.from_dict(task.mpc)
         except (TypeError, ValueError) as err:
             raise task.error(err) from None
-        rollout = ArmReacher(
-            ArmReacherConfig.from_task(replace(task, mppi=mppi_dict), robot, tensor_args)
+        reacher_config = ArmReacherConfig.from_task(replace(task, mppi=mppi_dict), robot, tensor_args)
+        world_collision = WorldCollision(
+            WorldConfig.load(world) if world is not None else None,
+            reacher_config.model.tensor_args,
         )
+        rollout = ArmReacher(reacher_config, world_collision)
         try:
             return cls(config, rollout, mppi_config, process_group)
         except ValueError as err:
             raise task.error(err) from None
+
+    # --- world -------------------------------------------------------------------------------------
+
+    @property
+    def world_collision(self) -> WorldCollision | None:
+        """The obstacles the particles avoid; edit in place between steps (``add_obstacle``,
+        ``remove_obstacle``, ``update_obstacle_pose``, ``enable_obstacle``)."""
+        return self.rollout.world_collision
+
+    def update_world(self, world: WorldConfig | str) -> None:
+        """Replace the obstacles; the plan keeps its warm start."""
+        self.rollout.update_world(world)
 
     # --- goals and state -------------------------------------------------------------------------
     def update_goal(self, goal: Pose | JointState) -> None:
@@ -314,6 +340,13 @@ class MpcSolver:
             metrics["cspace_error"] = float((state.position - self.goal.goal_state.position).norm())
         metrics["cost"] = float(best_cost[0])
         metrics["limit_clamped"] = float(clamped)
+        if self.rollout.has_spheres:
+            spheres = self.kinematics.forward(state.position[:, None]).link_spheres
+            world_distance, self_distance = self.rollout.collision_distances(spheres)
+            if world_distance is not None:
+                metrics["world_distance"] = float(world_distance[0])
+            if self_distance is not None:
+                metrics["self_distance"] = float(self_distance[0])
         return metrics
 
     def __repr__(self) -> str:

@@ -36,7 +36,14 @@ configuration to a goal, for ``S`` problems at once:
    ``<= position_threshold`` m and rotation error ``<= rotation_threshold`` rad at the last step;
    joint goals: ``||q_T - q_goal||_2 <= cspace_threshold`` rad) and every interpolated sample is
    within the position, velocity and acceleration limits (by the spline's derivatives and by
-   backward differences of the samples).
+   backward differences of the samples), and, when the robot has collision spheres, free of
+   collisions: every interpolated step's swept spheres keep clear of the world's obstacles and
+   the sphere pairs that may touch keep apart (``collision_free``, ``min_distance``).
+
+Obstacles: pass ``world=`` to :meth:`TrajOptSolver.from_config` (a
+:class:`~curobo_lite.geom.WorldConfig`, a world file or a bundled name) and change them with
+:meth:`TrajOptSolver.update_world`. The task's ``primitive_collision_cost`` and
+``self_collision_cost`` drive the optimization (and the IK, unless ``ik.cost`` is given).
 
 Trajectories start from rest: a start state with non-zero velocity or acceleration is a
 ``ValueError`` (retiming scales time uniformly, which keeps only a resting start consistent).
@@ -70,6 +77,7 @@ import torch
 
 from curobo_lite.debug import active_session, track_scales
 from curobo_lite.distributed import all_gather_with_grad, get_rank, get_world_size, shard_range
+from curobo_lite.geom import WorldCollision, WorldConfig
 from curobo_lite.opt import Lbfgs, LbfgsConfig, OptResult
 from curobo_lite.opt.base import as_choice, as_float, as_int, check_keys
 from curobo_lite.robot import JointLimits, Kinematics, RobotConfig
@@ -175,8 +183,9 @@ class TrajOptResult:
     """What a trajectory-optimization solve returns, one entry per problem (``B`` problems).
 
     Attributes:
-        success: ``[B]`` bool: goal reached within the thresholds and every interpolated sample
-            within the position, velocity and acceleration limits.
+        success: ``[B]`` bool: goal reached within the thresholds, every interpolated sample
+            within the position, velocity and acceleration limits, and (robots with collision
+            spheres) the interpolated plan collision-free.
         position_error: ``[B]`` metres between the end effector at the last step and the goal
             pose (joint goals: the forward kinematics of the goal configuration).
         rotation_error: ``[B]`` radians, same convention.
@@ -196,6 +205,11 @@ class TrajOptResult:
         limit_violation: ``{position|velocity|acceleration|jerk: [B]}`` largest excess of the
             interpolated trajectory over the robot's limits (0 when within).
         status: per problem ``"success"`` or the reasons of the failure.
+        collision_free: ``[B]`` bool: the interpolated plan, swept between samples, keeps clear
+            of the obstacles and of itself (``None`` for a robot without collision spheres).
+        min_distance: ``[B]`` smallest signed distance (m) along the interpolated plan, world
+            and self-collision together (negative: penetration; ``None`` without spheres).
+        world_distance, self_distance: ``[B]`` the two parts of ``min_distance``.
         timings: seconds per phase (``ik``, ``trajopt``, ``interpolation``).
         debug: solver details (``ik_success [B]``, ``seed_index [B]``, ``trajopt_iterations``,
             ``ik_iterations``, ``best_cost [B]``, ``retime_iterations``).
@@ -214,6 +228,10 @@ class TrajOptResult:
     goal_state: torch.Tensor
     limit_violation: dict[str, torch.Tensor]
     status: list[str]
+    collision_free: torch.Tensor | None = None
+    min_distance: torch.Tensor | None = None
+    world_distance: torch.Tensor | None = None
+    self_distance: torch.Tensor | None = None
     timings: dict[str, float] = field(default_factory=dict)
     debug: dict[str, Any] = field(default_factory=dict)
 
@@ -502,11 +520,14 @@ class TrajOptSolver:
         num_seeds: int | None = 4,
         tensor_args: TensorDeviceType | None = None,
         process_group: Any = None,
+        world: WorldConfig | str | None = None,
         **overrides: Any,
     ) -> TrajOptSolver:
         """Build from a robot (bundled name, path or :class:`RobotConfig`) and a task file.
 
         Args:
+            world: obstacles (a :class:`WorldConfig`, a world file or a bundled name; ``None``:
+                none until :meth:`update_world`), shared by the trajectory and IK rollouts.
             num_seeds: trajectory seeds per problem (``None``: the task's ``trajopt.num_seeds``).
             tensor_args: device and dtype (default: the robot's).
             process_group: a ``torch.distributed`` group to shard the seeds over: every rank
@@ -543,7 +564,11 @@ class TrajOptSolver:
             ik_lbfgs_config = LbfgsConfig.from_dict(config.ik.lbfgs)
         except (TypeError, ValueError) as err:
             raise task.error(err) from None
-        rollout = ArmReacher(ArmReacherConfig.from_task(task, robot, tensor_args))
+        world_collision = WorldCollision(
+            WorldConfig.load(world) if world is not None else None,
+            tensor_args,
+        )
+        rollout = ArmReacher(ArmReacherConfig.from_task(task, robot, tensor_args), world_collision)
         ik_cost = config.ik.cost
         if ik_cost is None:
             ik_cost = {
@@ -553,6 +578,13 @@ class TrajOptSolver:
                     "activation_distance": [0.01, 0.0, 0.0, 0.0],
                 },
             }
+            # collision-free goal configurations: the task's collision terms, without sweeping
+            # (a horizon-1 rollout has no segments)
+            for name in ("primitive_collision_cost", "self_collision_cost"):
+                if task.cost.get(name) is not None:
+                    section = dict(task.cost[name])
+                    section.pop("use_sweep", None)
+                    ik_cost[name] = section
         ik_task = TaskConfig(
             name=f"{task.name}.ik",
             model={"horizon": 1, "control_space": "POSITION", "teleport_mode": True},
@@ -563,13 +595,27 @@ class TrajOptSolver:
             model = KinematicModelConfig.from_dict(ik_task.model, robot, tensor_args)
         except (TypeError, ValueError) as err:
             raise ik_task.error(err) from None
-        ik_rollout = ArmReacher(ArmReacherConfig(model=model, cost=ik_task.cost, task=ik_task))
+        ik_rollout = ArmReacher(
+            ArmReacherConfig(model=model, cost=ik_task.cost, task=ik_task), world_collision
+        )
         try:
             return cls(config, rollout, lbfgs_config, ik_rollout, ik_lbfgs_config, process_group)
         except ValueError as err:
             raise task.error(err) from None
 
     # --- public API --------------------------------------------------------------------------
+
+    @property
+    def world_collision(self) -> WorldCollision | None:
+        """The obstacles every rollout of this solver checks against (edit them in place with
+        its ``add_obstacle``, ``update_obstacle_pose``, ``enable_obstacle``...)."""
+        return self.rollout.world_collision
+
+    def update_world(self, world: WorldConfig | str) -> None:
+        """Replace the obstacles (a :class:`WorldConfig`, a world file or a bundled name)."""
+        self.rollout.update_world(world)
+        if self.ik_rollout.world_collision is not self.rollout.world_collision:
+            self.ik_rollout.attach_world(self.rollout.world_collision)
 
     def solve_pose(self, start_state: JointState, goal_pose: Pose) -> TrajOptResult:
         """Plan from ``start_state [1, D]`` (or ``[D]``) at rest to the pose ``goal_pose`` (batch
@@ -874,7 +920,19 @@ class TrajOptSolver:
             limits_ok = torch.ones_like(goal_ok)
             for name in ("position", "velocity", "acceleration"):
                 limits_ok &= violation[name] <= 0.0
+            world_distance, self_distance = self.rollout.collision_distances(
+                self.kinematics.forward(istate.position).link_spheres, swept=True
+            )
+            distances = [d for d in (world_distance, self_distance) if d is not None]
+            min_distance = collision_free = None
+            if distances:
+                min_distance = distances[0]
+                for other in distances[1:]:
+                    min_distance = torch.minimum(min_distance, other)
+                collision_free = min_distance >= 0.0
             success = goal_ok & limits_ok
+            if collision_free is not None:
+                success &= collision_free
         timings["interpolation"] = time.perf_counter() - t0
         solve_time = time.perf_counter() - t_start
         self._report(
@@ -895,7 +953,11 @@ class TrajOptSolver:
             solve_time=solve_time,
             goal_state=target,
             limit_violation=violation,
-            status=_status(goal_ok, violation),
+            status=_status(goal_ok, violation, collision_free),
+            collision_free=collision_free,
+            min_distance=min_distance,
+            world_distance=world_distance,
+            self_distance=self_distance,
             timings=timings,
             debug=debug,
         )
@@ -946,6 +1008,8 @@ class TrajOptSolver:
             metrics = self.rollout.convergence(rolled.state)
             feasible = self._reached(metrics, goal_config)
             feasible &= metrics.limit_violation["position"] <= 1e-6
+            if metrics.collision_free is not None:
+                feasible &= metrics.collision_free
             feasible = self._gather_seeds(feasible.view(S, n_local))
             cost = self._gather_seeds(result.best_cost.view(S, n_local))
             positions = self._gather_seeds(
@@ -1013,7 +1077,11 @@ class TrajOptSolver:
         )
 
 
-def _status(goal_ok: torch.Tensor, violation: dict[str, torch.Tensor]) -> list[str]:
+def _status(
+    goal_ok: torch.Tensor,
+    violation: dict[str, torch.Tensor],
+    collision_free: torch.Tensor | None = None,
+) -> list[str]:
     """Per problem ``"success"`` or the reasons of the failure."""
     status = []
     for b in range(goal_ok.shape[0]):
@@ -1021,6 +1089,8 @@ def _status(goal_ok: torch.Tensor, violation: dict[str, torch.Tensor]) -> list[s
         bad = [q for q in ("position", "velocity", "acceleration") if violation[q][b] > 0]
         if bad:
             reasons.append("limits violated: " + ", ".join(bad))
+        if collision_free is not None and not bool(collision_free[b]):
+            reasons.append("in collision")
         status.append("; ".join(reasons) if reasons else "success")
     return status
 

@@ -33,6 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``trajopt`` options (shared by :func:`register` and :func:`main`)."""
     parser.add_argument("--robot", default="franka", help="bundled robot name or robot file")
     parser.add_argument("--task", default="gradient_trajopt", help="bundled task name or task file")
+    parser.add_argument(
+        "--world", default=None, help="obstacles: bundled world name or world file (cuRobo layout)"
+    )
     goal = parser.add_mutually_exclusive_group(required=True)
     goal.add_argument(
         "--goal",
@@ -134,7 +137,9 @@ def run(args: argparse.Namespace) -> int:
     if args.interpolation_dt is not None:
         overrides["interpolation_dt"] = args.interpolation_dt
     try:
-        solver = TrajOptSolver.from_config(args.robot, args.task, num_seeds=args.seeds, **overrides)
+        solver = TrajOptSolver.from_config(
+            args.robot, args.task, num_seeds=args.seeds, world=args.world, **overrides
+        )
     except (TypeError, ValueError, FileNotFoundError) as err:
         raise _fail(str(err)) from None
     robot = solver.robot_config
@@ -200,6 +205,14 @@ def _print_result(result: TrajOptResult, pose_goal: bool) -> None:
     )
     peaks = ", ".join(f"{q} {float(result.limit_violation[q][0]):.3g}" for q in _QUANTITIES)
     print(f"  largest limit excess: {peaks}")
+    if result.min_distance is not None:
+        parts = [
+            f"{name} {float(value[0]) * 1000:.1f} mm"
+            for name, value in (("world", result.world_distance), ("self", result.self_distance))
+            if value is not None
+        ]
+        free = "collision-free" if bool(result.collision_free[0]) else "IN COLLISION"
+        print(f"  {free}: smallest clearance {', '.join(parts)} (swept, interpolated plan)")
     phases = ", ".join(f"{k} {v:.3f}" for k, v in result.timings.items())
     print(f"  solve time {result.solve_time:.3f} s ({phases})")
 

@@ -2,6 +2,12 @@
 
 from curobo_lite.rollout.cost.base import QUANTITIES, CostBase, CostConfig
 from curobo_lite.rollout.cost.bound_cost import BoundCost, BoundCostConfig
+from curobo_lite.rollout.cost.collision_cost import (
+    PrimitiveCollisionCost,
+    PrimitiveCollisionCostConfig,
+    SelfCollisionCost,
+    SelfCollisionCostConfig,
+)
 from curobo_lite.rollout.cost.cspace_cost import (
     CSpaceGoalCost,
     CSpaceGoalCostConfig,
@@ -26,6 +32,10 @@ __all__ = [
     "NullSpaceCostConfig",
     "PoseCost",
     "PoseCostConfig",
+    "PrimitiveCollisionCost",
+    "PrimitiveCollisionCostConfig",
+    "SelfCollisionCost",
+    "SelfCollisionCostConfig",
     "SmoothnessCost",
     "SmoothnessCostConfig",
     "StopCost",

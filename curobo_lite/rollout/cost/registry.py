@@ -7,6 +7,7 @@ from typing import Any
 
 from curobo_lite.rollout.cost.base import CostBase
 from curobo_lite.rollout.cost.bound_cost import BoundCost
+from curobo_lite.rollout.cost.collision_cost import PrimitiveCollisionCost, SelfCollisionCost
 from curobo_lite.rollout.cost.cspace_cost import CSpaceGoalCost, NullSpaceCost
 from curobo_lite.rollout.cost.pose_cost import PoseCost
 from curobo_lite.rollout.cost.smooth_cost import SmoothnessCost
@@ -21,6 +22,8 @@ COST_REGISTRY: dict[str, type[CostBase]] = {
     "smooth_cost": SmoothnessCost,
     "stop_cost": StopCost,
     "null_space_cost": NullSpaceCost,
+    "primitive_collision_cost": PrimitiveCollisionCost,
+    "self_collision_cost": SelfCollisionCost,
 }
 
 

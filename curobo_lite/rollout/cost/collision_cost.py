@@ -1,0 +1,192 @@
+"""Collision costs: robot spheres against the world's obstacles, and against each other.
+
+Both read the robot's collision spheres along the trajectory, ``link_spheres [B, H, N, 4]``
+(centre xyz in the base frame, radius), from forward kinematics, and return ``[B, H]``.
+
+- ``primitive_collision_cost``: for each sphere, the sum over obstacles of the smooth hinge of
+  ``activation_distance - d`` (``d`` the signed sphere-to-obstacle distance, see
+  :mod:`curobo_lite.kernels.collision_common`), summed over spheres, times ``weight``. With
+  ``use_sweep`` the distance at step ``h`` is the minimum over the segment swept by each sphere
+  since step ``h-1``, so a fast step cannot tunnel through a thin obstacle.
+- ``self_collision_cost``: the same penalty summed over the robot's sphere pairs that may touch
+  (different links, not in ``self_collision_ignore``), times ``weight``.
+
+The world is not part of the task file: the rollout attaches a
+:class:`~curobo_lite.geom.WorldCollision` (shared with the solver, so a world update reaches every
+cost that uses it), and the robot's sphere pairs come from its
+:class:`~curobo_lite.robot.Kinematics`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import torch
+
+from curobo_lite.geom.self_collision import self_collision_distance
+from curobo_lite.geom.world_collision import WorldCollision
+from curobo_lite.rollout.cost.base import CostBase, CostConfig, as_bool, as_scalar
+
+
+def _check_spheres(owner: str, spheres: Any, tensor_args) -> torch.Tensor:
+    if not isinstance(spheres, torch.Tensor):
+        raise TypeError(
+            f"{owner}: link_spheres must be a torch.Tensor [B, H, N, 4], "
+            f"received {type(spheres).__name__}"
+        )
+    if spheres.ndim != 4 or spheres.shape[-1] != 4:
+        raise ValueError(
+            f"{owner}: link_spheres expected shape [B, H, N, 4], received {tuple(spheres.shape)}"
+        )
+    if spheres.dtype != tensor_args.dtype or spheres.device != tensor_args.device:
+        raise TypeError(
+            f"{owner}: link_spheres expected dtype {tensor_args.dtype} on {tensor_args.device}, "
+            f"received {spheres.dtype} on {spheres.device}"
+        )
+    return spheres
+
+
+@dataclass
+class PrimitiveCollisionCostConfig(CostConfig):
+    """Options of ``primitive_collision_cost``.
+
+    Attributes:
+        weight: scale of the summed penalty (per metre of penetration past the band).
+        activation_distance: metres from contact at which the penalty starts (``>= 0``).
+        use_sweep: check the segment each sphere sweeps between consecutive steps.
+        sweep_spacing: samples along a swept segment are at most this fraction of the sphere's
+            radius apart (``> 0``), so a surface crossed by the segment is found.
+        max_sweep_samples: cap on the samples per segment (``>= 1``).
+    """
+
+    section: ClassVar[str] = "primitive_collision_cost"
+
+    activation_distance: float = 0.025
+    use_sweep: bool = False
+    sweep_spacing: float = 0.5
+    max_sweep_samples: int = 16
+
+    def _validate(self) -> None:
+        self.activation_distance = as_scalar(
+            self.section, "activation_distance", self.activation_distance
+        )
+        self.use_sweep = as_bool(self.section, "use_sweep", self.use_sweep)
+        self.sweep_spacing = as_scalar(self.section, "sweep_spacing", self.sweep_spacing)
+        if self.sweep_spacing <= 0.0:
+            raise ValueError(
+                f"{self.section}.sweep_spacing: expected a number > 0, received "
+                f"{self.sweep_spacing}"
+            )
+        samples = self.max_sweep_samples
+        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+            raise ValueError(
+                f"{self.section}.max_sweep_samples: expected an integer >= 1, received {samples!r}"
+            )
+
+
+class PrimitiveCollisionCost(CostBase):
+    """Robot spheres against the obstacles of an attached :class:`WorldCollision`.
+
+    Without an attached world (or with an empty one) the cost is zero.
+    """
+
+    config_cls = PrimitiveCollisionCostConfig
+    weight_fields = ("weight", "activation_distance")
+
+    def _setup(self) -> None:
+        super()._setup()
+        if not hasattr(self, "world_collision"):
+            self.world_collision: WorldCollision | None = None
+
+    def attach_world(self, world_collision: WorldCollision | None) -> None:
+        """Use ``world_collision`` (shared, not copied) from the next call on."""
+        if world_collision is not None and not isinstance(world_collision, WorldCollision):
+            raise TypeError(
+                f"{self.name}.attach_world: expected a WorldCollision or None, received "
+                f"{type(world_collision).__name__}"
+            )
+        self.world_collision = world_collision
+
+    def forward(self, link_spheres: torch.Tensor) -> torch.Tensor:
+        """Per-step cost ``[B, H]`` of ``link_spheres [B, H, N, 4]``."""
+        spheres = _check_spheres(self.name, link_spheres, self.tensor_args)
+        batch, horizon = spheres.shape[:2]
+        if not self.enabled or self.world_collision is None:
+            return self._disabled(batch, horizon)
+        cfg = self.config
+        if cfg.use_sweep:
+            result = self.world_collision.swept_sphere_distance(
+                spheres,
+                activation_distance=cfg.activation_distance,
+                sweep_spacing=cfg.sweep_spacing,
+                max_sweep_samples=cfg.max_sweep_samples,
+            )
+        else:
+            result = self.world_collision.sphere_distance(
+                spheres, activation_distance=cfg.activation_distance
+            )
+        return cfg.weight * result.cost.sum(-1)
+
+
+@dataclass
+class SelfCollisionCostConfig(CostConfig):
+    """Options of ``self_collision_cost``.
+
+    Attributes:
+        weight: scale of the summed penalty.
+        activation_distance: metres between sphere surfaces at which the penalty starts.
+    """
+
+    section: ClassVar[str] = "self_collision_cost"
+
+    activation_distance: float = 0.01
+
+    def _validate(self) -> None:
+        self.activation_distance = as_scalar(
+            self.section, "activation_distance", self.activation_distance
+        )
+
+
+class SelfCollisionCost(CostBase):
+    """The robot's spheres against each other (pairs from :meth:`attach_robot`).
+
+    Without attached pairs (a robot with no collision spheres) the cost is zero.
+    """
+
+    config_cls = SelfCollisionCostConfig
+    weight_fields = ("weight", "activation_distance")
+
+    def _setup(self) -> None:
+        super()._setup()
+        if not hasattr(self, "pairs"):
+            self.pairs: torch.Tensor | None = None
+            self.pair_buffer: torch.Tensor | None = None
+
+    def attach_robot(self, pairs: torch.Tensor | None, pair_buffer: torch.Tensor | None) -> None:
+        """Sphere index pairs ``[P, 2]`` that may collide and their extra clearance ``[P]``."""
+        if pairs is None or pairs.numel() == 0:
+            self.pairs = self.pair_buffer = None
+            return
+        if pairs.ndim != 2 or pairs.shape[1] != 2 or pair_buffer is None:
+            raise ValueError(
+                f"{self.name}.attach_robot: expected pairs [P, 2] and pair_buffer [P], received "
+                f"{tuple(pairs.shape)} and "
+                f"{None if pair_buffer is None else tuple(pair_buffer.shape)}"
+            )
+        self.pairs = pairs.to(self.tensor_args.device)
+        self.pair_buffer = self.tensor_args.to_device(pair_buffer)
+
+    def forward(self, link_spheres: torch.Tensor) -> torch.Tensor:
+        """Per-step cost ``[B, H]`` of ``link_spheres [B, H, N, 4]``."""
+        spheres = _check_spheres(self.name, link_spheres, self.tensor_args)
+        batch, horizon = spheres.shape[:2]
+        if not self.enabled or self.pairs is None:
+            return self._disabled(batch, horizon)
+        result = self_collision_distance(
+            spheres,
+            self.pairs,
+            self.pair_buffer,
+            activation_distance=self.config.activation_distance,
+        )
+        return self.config.weight * result.cost

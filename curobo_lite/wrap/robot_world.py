@@ -1,0 +1,156 @@
+"""RobotWorld: collision queries of a robot's configurations and trajectories against a world.
+
+The checker users call on their own configurations and plans::
+
+    from curobo_lite.wrap import RobotWorld
+
+    checker = RobotWorld.from_config(robot="franka", world="table")
+    distance = checker.collision_distance(q)          # [B] metres, negative = penetration
+    ok = checker.validate(q)                          # [B] bool: in limits, no collision
+    ok_plan = checker.validate_trajectory(plan)       # [B] bool, swept between steps
+
+Every distance is differentiable with respect to ``q`` (exact gradients through forward
+kinematics, the collision spheres and the signed-distance kernels), so the same object serves
+as a cost in a user's own optimization.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from curobo_lite.geom import WorldCollision, WorldConfig, self_collision_distance
+from curobo_lite.robot import Kinematics, RobotConfig
+from curobo_lite.types import TensorDeviceType
+
+
+class RobotWorld:
+    """A robot's collision spheres against a :class:`WorldCollision` and against each other.
+
+    Args:
+        robot_config: a robot with ``collision_spheres``.
+        world_collision: the obstacles (shared, edited in place by :meth:`update_world`).
+        tensor_args: device and dtype of accepted configurations (default: the robot's).
+    """
+
+    def __init__(
+        self,
+        robot_config: RobotConfig,
+        world_collision: WorldCollision,
+        tensor_args: TensorDeviceType | None = None,
+    ) -> None:
+        if not isinstance(robot_config, RobotConfig):
+            raise TypeError(
+                f"robot_config: expected a RobotConfig, received {type(robot_config).__name__}"
+            )
+        if not isinstance(world_collision, WorldCollision):
+            raise TypeError(
+                f"world_collision: expected a WorldCollision, received "
+                f"{type(world_collision).__name__}"
+            )
+        self.robot_config = robot_config
+        self.tensor_args = tensor_args or robot_config.tensor_args
+        self.kinematics = Kinematics(robot_config, self.tensor_args)
+        if self.kinematics.num_spheres == 0:
+            raise ValueError(
+                f"robot_config: robot {robot_config.name!r} has no collision_spheres; add them "
+                "to its robot file (`curobo-lite robot spheres` fits them to its meshes)"
+            )
+        self.world_collision = world_collision
+
+    @classmethod
+    def from_config(
+        cls,
+        robot: str | RobotConfig = "franka",
+        world: WorldConfig | str | dict | None = None,
+        tensor_args: TensorDeviceType | None = None,
+    ) -> RobotWorld:
+        """From a robot (bundled name, path or :class:`RobotConfig`) and a world (a
+        :class:`WorldConfig`, a cuRobo-layout dict, a world file, a bundled name, or ``None``
+        for an empty world)."""
+        if not isinstance(robot, RobotConfig):
+            robot = RobotConfig.load(robot)
+        tensor_args = tensor_args or robot.tensor_args
+        return cls(robot, WorldCollision(_as_world(world), tensor_args), tensor_args)
+
+    def update_world(self, world: WorldConfig | str | dict) -> None:
+        """Replace the obstacles (no rebuild of the robot side)."""
+        self.world_collision.update_world(_as_world(world))
+
+    # --- queries ----------------------------------------------------------------------------------
+
+    def get_link_spheres(self, q: torch.Tensor) -> torch.Tensor:
+        """Collision spheres ``[..., N, 4]`` (centre in the base frame, radius) of ``q [..., D]``."""
+        return self.kinematics.forward(q).link_spheres
+
+    def collision_distance(
+        self, q: torch.Tensor, max_distance: float = float("inf")
+    ) -> torch.Tensor:
+        """``[...]`` smallest signed distance (m) from the robot at ``q [..., D]`` to any
+        obstacle: negative is penetration depth; values beyond ``max_distance`` read as it."""
+        spheres = self.get_link_spheres(q)
+        distance = self.world_collision.sphere_distance(spheres, max_distance=max_distance)
+        return distance.distance.amin(-1)
+
+    def self_collision_distance(self, q: torch.Tensor) -> torch.Tensor:
+        """``[...]`` smallest signed distance (m) between the robot's own spheres that may touch
+        (different links, not in ``self_collision_ignore``); negative is penetration."""
+        spheres = self.get_link_spheres(q)
+        pairs = self.kinematics.self_collision_pairs
+        if pairs.numel() == 0:
+            return spheres.new_full(spheres.shape[:-2], float("inf"))
+        return self_collision_distance(
+            spheres, pairs, self.kinematics.self_collision_pair_buffer
+        ).distance
+
+    def in_limits(self, q: torch.Tensor) -> torch.Tensor:
+        """``[...]`` bool: every joint of ``q [..., D]`` within its position limits."""
+        low, high = self.robot_config.joint_limits.position.to(**self.tensor_args.as_kwargs())
+        return ((q >= low) & (q <= high)).all(-1)
+
+    @torch.no_grad()
+    def validate(self, q: torch.Tensor) -> torch.Tensor:
+        """``[...]`` bool: ``q [..., D]`` is within the position limits, clear of every obstacle
+        and free of self-collision."""
+        spheres = self.get_link_spheres(q)
+        world = self.world_collision.sphere_distance(spheres, max_distance=0.0).distance
+        ok = self.in_limits(q) & (world >= 0.0).all(-1)
+        pairs = self.kinematics.self_collision_pairs
+        if pairs.numel():
+            own = self_collision_distance(
+                spheres, pairs, self.kinematics.self_collision_pair_buffer
+            ).distance
+            ok &= own >= 0.0
+        return ok
+
+    @torch.no_grad()
+    def validate_trajectory(self, trajectory: Any, swept: bool = True) -> torch.Tensor:
+        """``[B]`` bool: every step of ``trajectory [B, H, D]`` (a tensor or a
+        :class:`JointState`) passes :meth:`validate`, and with ``swept`` the spheres' motion
+        between consecutive steps stays clear of the obstacles too (no tunnelling through a thin
+        obstacle on a long step)."""
+        q = getattr(trajectory, "position", trajectory)
+        if not isinstance(q, torch.Tensor) or q.ndim != 3:
+            shape = tuple(q.shape) if isinstance(q, torch.Tensor) else type(q).__name__
+            raise ValueError(f"trajectory: expected positions [B, H, D], received {shape}")
+        ok = self.validate(q).all(-1)
+        if swept:
+            spheres = self.get_link_spheres(q)
+            distance = self.world_collision.swept_sphere_distance(spheres, max_distance=0.0)
+            ok &= (distance.distance >= 0.0).flatten(1).all(-1)
+        return ok
+
+    def __repr__(self) -> str:
+        return (
+            f"RobotWorld(robot={self.robot_config.name!r}, spheres={self.kinematics.num_spheres}, "
+            f"obstacles={len(self.world_collision.obstacle_names)}, {self.tensor_args})"
+        )
+
+
+def _as_world(world: WorldConfig | str | dict | None) -> WorldConfig | None:
+    if world is None or isinstance(world, WorldConfig):
+        return world
+    if isinstance(world, dict):
+        return WorldConfig.from_dict(world)
+    return WorldConfig.load(world)
