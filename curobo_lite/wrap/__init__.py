@@ -1,10 +1,14 @@
 """High-level solvers: trajectory optimization, model-predictive control, collision checks."""
 
+from curobo_lite.wrap.ik_solver import IKResult, IKSolver, IKSolverConfig
 from curobo_lite.wrap.mpc_solver import MpcResult, MpcSolver, MpcSolverConfig
 from curobo_lite.wrap.robot_world import RobotWorld
 from curobo_lite.wrap.trajopt import TrajOptResult, TrajOptSolver, TrajOptSolverConfig
 
 __all__ = [
+    "IKResult",
+    "IKSolver",
+    "IKSolverConfig",
     "MpcResult",
     "MpcSolver",
     "MpcSolverConfig",

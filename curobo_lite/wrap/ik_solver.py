@@ -1,0 +1,359 @@
+"""Collision-free inverse kinematics: many seeds per goal, batched L-BFGS, ranked solutions.
+
+:class:`IKSolver` finds joint configurations whose end effector reaches a goal pose, for ``S``
+goals at once. Per goal it optimizes ``num_seeds`` configurations in one batch (the caller's
+seed configurations first, then the retract configuration, then draws from a scrambled Sobol
+sequence inside the position limits) with batched L-BFGS over a horizon-1 rollout whose costs
+are the pose error, the position limits and, for a robot with collision spheres, the world and
+self-collision penalties. A solution succeeds when it is within ``position_threshold`` m and
+``rotation_threshold`` rad of the goal, inside the position limits and collision-free (by the
+signed-distance check, not by the penalty). Solutions are ranked (successful ones first, nearest
+the ``rank_config`` — by default the retract configuration — first) and de-duplicated
+(``distinct_tolerance`` rad).
+
+Options (keyword arguments of :meth:`IKSolver.from_config`, validated by
+:class:`IKSolverConfig`):
+
+- ``num_seeds`` (int >= 1, default 32), ``seed`` (int, default 0: every solve draws the same
+  seeds), ``position_threshold`` (m, 0.005), ``rotation_threshold`` (rad, 0.05),
+  ``distinct_tolerance`` (rad, 0.05), ``limit_margin`` (fraction of each joint range kept clear
+  by the seeds, 0.02);
+- ``cost``: cost sections (default: :data:`DEFAULT_IK_COST`); ``lbfgs``: :class:`LbfgsConfig`
+  keys (default: :data:`DEFAULT_IK_LBFGS`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+import torch
+
+from curobo_lite.geom import WorldCollision, WorldConfig
+from curobo_lite.opt import Lbfgs, LbfgsConfig
+from curobo_lite.opt.base import as_float, as_int, check_keys
+from curobo_lite.robot import RobotConfig
+from curobo_lite.rollout import ArmReacher, ArmReacherConfig, Goal, TaskConfig
+from curobo_lite.rollout.dynamics_model import KinematicModelConfig
+from curobo_lite.types import JointState, Pose, TensorDeviceType
+
+#: Costs of the IK rollout unless ``cost=`` is given: squared errors suit quasi-Newton steps;
+#: the collision penalties are linear past contact, so a few millimetres of penetration already
+#: outweigh the pose error of the same size.
+DEFAULT_IK_COST: dict[str, Any] = {
+    "pose_cost": {
+        "terminal_weight": [20000.0, 5000.0],
+        "position_norm": "SQUARED_L2",
+        "rotation_error": "ONE_MINUS_DOT",
+    },
+    "bound_cost": {
+        "bound_weight": [1000.0, 0.0, 0.0, 0.0],
+        "activation_distance": [0.01, 0.0, 0.0, 0.0],
+    },
+    "primitive_collision_cost": {"weight": 2000.0, "activation_distance": 0.01},
+    "self_collision_cost": {"weight": 2000.0, "activation_distance": 0.005},
+}
+
+#: L-BFGS options of the IK unless ``lbfgs=`` is given.
+DEFAULT_IK_LBFGS: dict[str, Any] = {
+    "n_iters": 50,
+    "history": 10,
+    "line_search": "ARMIJO",
+    "line_search_scale": [0.01, 0.05, 0.1, 0.3, 0.5, 0.75, 1.0],
+    "convergence_tol": 0.0,
+    "fixed_iters": True,
+}
+
+
+@dataclass
+class IKSolverConfig:
+    """Options of :class:`IKSolver` (see the module docstring)."""
+
+    section = "ik"
+
+    num_seeds: int = 32
+    seed: int = 0
+    position_threshold: float = 0.005
+    rotation_threshold: float = 0.05
+    distinct_tolerance: float = 0.05
+    limit_margin: float = 0.02
+    cost: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_IK_COST))
+    lbfgs: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_IK_LBFGS))
+
+    def __post_init__(self) -> None:
+        s = self.section
+        self.num_seeds = as_int(s, "num_seeds", self.num_seeds, 1)
+        self.seed = as_int(s, "seed", self.seed, 0)
+        for key in ("position_threshold", "rotation_threshold", "distinct_tolerance"):
+            setattr(self, key, as_float(s, key, getattr(self, key), 0.0, low_open=True))
+        self.limit_margin = as_float(s, "limit_margin", self.limit_margin, 0.0, 0.5)
+        for key in ("cost", "lbfgs"):
+            value = getattr(self, key)
+            if not isinstance(value, Mapping):
+                raise TypeError(f"{s}.{key}: expected a mapping, received {type(value).__name__}")
+            setattr(self, key, dict(value))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> IKSolverConfig:
+        """Build from a mapping of the options; unknown keys raise ``ValueError``."""
+        data = {} if data is None else data
+        if not isinstance(data, Mapping):
+            raise TypeError(f"ik: expected a mapping of options, received {type(data).__name__}")
+        check_keys(cls.section, data, [f.name for f in fields(cls)])
+        return cls(**dict(data))
+
+
+@dataclass
+class IKResult:
+    """Solutions for ``S`` goal poses.
+
+    Attributes:
+        success: ``[S]`` bool: the best solution reaches the goal and is collision-free.
+        solution: ``[S, D]`` best configuration per goal (the best attempt where none
+            succeeded).
+        position_error: ``[S]`` metres, rotation_error ``[S]`` radians, of ``solution``.
+        min_distance: ``[S]`` signed clearance (m) of ``solution`` to the world and itself
+            (``None`` for a robot without collision spheres).
+        solutions: ``[S, n, D]`` every seed's result, ranked (successful first).
+        solutions_success: ``[S, n]`` bool, in the same order.
+        distinct_solutions: per goal, the successful solutions that differ by more than
+            ``distinct_tolerance`` rad (``[k_s, D]``, ranked).
+        solve_time: seconds.
+    """
+
+    success: torch.Tensor
+    solution: torch.Tensor
+    position_error: torch.Tensor
+    rotation_error: torch.Tensor
+    min_distance: torch.Tensor | None
+    solutions: torch.Tensor
+    solutions_success: torch.Tensor
+    distinct_solutions: list[torch.Tensor]
+    solve_time: float
+
+    @property
+    def js_solution(self) -> JointState:
+        """``solution`` as a :class:`JointState` ``[S, D]``."""
+        return JointState.from_position(self.solution)
+
+    def __repr__(self) -> str:
+        return (
+            f"IKResult(success {int(self.success.sum())}/{self.success.shape[0]}, "
+            f"position_error max {float(self.position_error.max()) * 1000:.3f} mm, "
+            f"rotation_error max {float(self.rotation_error.max()):.4f} rad, distinct solutions "
+            f"{[int(d.shape[0]) for d in self.distinct_solutions]}, "
+            f"solve_time {self.solve_time:.3f} s)"
+        )
+
+
+class IKSolver:
+    """Batched, collision-free inverse kinematics. Build with :meth:`from_config`.
+
+    Args:
+        config: :class:`IKSolverConfig`.
+        rollout: a horizon-1 ``teleport_mode`` :class:`ArmReacher` with the IK costs.
+    """
+
+    def __init__(self, config: IKSolverConfig, rollout: ArmReacher) -> None:
+        model = rollout.dynamics_model
+        if model.horizon != 1 or not model.config.teleport_mode:
+            raise ValueError(
+                "rollout: IK needs a horizon-1 teleport_mode rollout, received horizon "
+                f"{model.horizon}, teleport_mode {model.config.teleport_mode}"
+            )
+        self.config = config
+        self.rollout = rollout
+        self.robot_config: RobotConfig = rollout.robot_config
+        self.tensor_args = rollout.tensor_args
+        self.dof = rollout.d_action
+        self.lbfgs_config = LbfgsConfig.from_dict(config.lbfgs)
+        self._solvers: dict[tuple[int, int], Lbfgs] = {}
+        self._sobol = torch.quasirandom.SobolEngine(self.dof, scramble=True, seed=config.seed)
+
+    @classmethod
+    def from_config(
+        cls,
+        robot: str | RobotConfig = "franka",
+        world: WorldCollision | WorldConfig | str | None = None,
+        tensor_args: TensorDeviceType | None = None,
+        **options: Any,
+    ) -> IKSolver:
+        """From a robot (bundled name, path or :class:`RobotConfig`), a world (a
+        :class:`WorldCollision` to share, a :class:`WorldConfig`, a world file, a bundled name
+        or ``None``) and the options of the module docstring."""
+        if not isinstance(robot, RobotConfig):
+            robot = RobotConfig.load(robot)
+        tensor_args = tensor_args or robot.tensor_args
+        config = IKSolverConfig.from_dict(options)
+        task = TaskConfig(
+            name="ik",
+            model={"horizon": 1, "control_space": "POSITION", "teleport_mode": True},
+            cost=config.cost,
+            source="<IKSolver options>",
+        )
+        try:
+            model = KinematicModelConfig.from_dict(task.model, robot, tensor_args)
+        except (TypeError, ValueError) as err:
+            raise task.error(err) from None
+        if world is None:
+            world = WorldCollision(None, tensor_args)
+        rollout = ArmReacher(ArmReacherConfig(model=model, cost=task.cost, task=task), world)
+        return cls(config, rollout)
+
+    @property
+    def world_collision(self) -> WorldCollision | None:
+        return self.rollout.world_collision
+
+    def update_world(self, world: WorldConfig | str) -> None:
+        """Replace the obstacles (in place, shared with every solver using the same world)."""
+        self.rollout.update_world(world)
+
+    # --- solving ---------------------------------------------------------------------------------
+
+    def solve_single(
+        self, goal_pose: Pose, seed_config: torch.Tensor | None = None
+    ) -> IKResult:
+        """One goal pose (batch 1); ``seed_config [k, D]`` optional first seeds."""
+        if not isinstance(goal_pose, Pose) or goal_pose.batch != 1:
+            received = goal_pose.batch if isinstance(goal_pose, Pose) else type(goal_pose).__name__
+            raise ValueError(f"goal_pose: expected a Pose of batch 1, received {received}")
+        if seed_config is not None and seed_config.ndim == 2:
+            seed_config = seed_config[None]
+        return self.solve_batch(goal_pose, seed_config)
+
+    def solve_batch(
+        self,
+        goal_pose: Pose,
+        seed_config: torch.Tensor | None = None,
+        rank_config: torch.Tensor | None = None,
+    ) -> IKResult:
+        """``S`` goal poses at once.
+
+        Args:
+            goal_pose: goals of batch ``S``.
+            seed_config: optional ``[S, k, D]`` configurations tried first (e.g. the current
+                state), ``k <= num_seeds``.
+            rank_config: ``[S, D]`` or ``[D]`` configuration the successful solutions are ranked
+                by joint-space distance to (default: the retract configuration).
+        """
+        t_start = time.perf_counter()
+        goal = self._check_pose(goal_pose)
+        S, n, D = goal.batch, self.config.num_seeds, self.dof
+        seeds = self._seeds(S, seed_config)
+        self.rollout.update_params(
+            Goal(goal_pose=goal),
+            JointState.from_position(self.robot_config.retract_config.expand(S, D).clone()),
+        )
+        solver = self._solver(S, n)
+        result = solver.optimize(seeds.reshape(S * n, 1, D))
+        with torch.no_grad():
+            q = result.best_action[:, 0]
+            state = self.rollout.rollout_fn(result.best_action).state
+            metrics = self.rollout.convergence(state)
+            low, high = self.robot_config.joint_limits.position.to(q)
+            ok = (metrics.position_error <= self.config.position_threshold) & (
+                metrics.rotation_error <= self.config.rotation_threshold
+            )
+            ok &= ((q >= low) & (q <= high)).all(-1)
+            free = metrics.collision_free
+            if free is not None:
+                ok &= free
+            ok = ok.view(S, n)
+            q = q.view(S, n, D)
+            if rank_config is None:
+                rank_config = self.robot_config.retract_config
+            rank_config = rank_config.to(q).expand(S, D)
+            distance = (q - rank_config[:, None]).square().sum(-1)
+            cost = result.best_cost.view(S, n).clamp(max=1e12)
+            key = torch.where(ok, distance, distance.new_full((), 1e6) + cost)
+            order = key.argsort(dim=1)
+            ranked = q.gather(1, order[..., None].expand(-1, -1, D))
+            ranked_ok = ok.gather(1, order)
+            pick = order[:, 0] + torch.arange(S, device=order.device) * n
+            min_distance = metrics.min_distance
+        return IKResult(
+            success=ranked_ok[:, 0],
+            solution=ranked[:, 0],
+            position_error=metrics.position_error[pick],
+            rotation_error=metrics.rotation_error[pick],
+            min_distance=None if min_distance is None else min_distance[pick],
+            solutions=ranked,
+            solutions_success=ranked_ok,
+            distinct_solutions=[
+                _distinct(ranked[s][ranked_ok[s]], self.config.distinct_tolerance)
+                for s in range(S)
+            ],
+            solve_time=time.perf_counter() - t_start,
+        )
+
+    def _check_pose(self, goal_pose: Any) -> Pose:
+        if not isinstance(goal_pose, Pose):
+            raise TypeError(f"goal_pose: expected a Pose, received {type(goal_pose).__name__}")
+        pose = goal_pose.to(self.tensor_args)
+        if pose.batch < 1:
+            raise ValueError("goal_pose: expected at least one pose, received batch 0")
+        finite = torch.isfinite(pose.position).all() & torch.isfinite(pose.quaternion).all()
+        if not bool(finite):
+            raise ValueError("goal_pose: contains NaN or infinite values")
+        norm = pose.quaternion.norm(dim=-1, keepdim=True)
+        if bool((norm < 1e-6).any()):
+            raise ValueError("goal_pose: quaternion of zero norm (expected unit wxyz)")
+        return Pose(pose.position.clone(), pose.quaternion / norm)
+
+    def _seeds(self, S: int, seed_config: torch.Tensor | None) -> torch.Tensor:
+        """``[S, n, D]``: the caller's seeds, the retract configuration, then Sobol draws."""
+        n, D = self.config.num_seeds, self.dof
+        low, high = self.robot_config.joint_limits.position.to(**self.tensor_args.as_kwargs())
+        margin = self.config.limit_margin * (high - low)
+        self._sobol.reset()
+        draws = self._sobol.draw(S * n).to(**self.tensor_args.as_kwargs()).view(S, n, D)
+        seeds = low + margin + (high - low - 2 * margin) * draws
+        first = 0
+        if seed_config is not None:
+            if not isinstance(seed_config, torch.Tensor):
+                raise TypeError(
+                    f"seed_config: expected a tensor [S, k, D], received "
+                    f"{type(seed_config).__name__}"
+                )
+            seed_config = seed_config.to(**self.tensor_args.as_kwargs())
+            if seed_config.ndim != 3 or seed_config.shape[0] not in (1, S) or (
+                seed_config.shape[2] != D or seed_config.shape[1] > n
+            ):
+                raise ValueError(
+                    f"seed_config: expected shape [{S}, k <= {n}, {D}], received "
+                    f"{tuple(seed_config.shape)}"
+                )
+            if not bool(torch.isfinite(seed_config).all()):
+                raise ValueError("seed_config: contains NaN or infinite values")
+            first = seed_config.shape[1]
+            seeds[:, :first] = torch.maximum(torch.minimum(seed_config, high), low)
+        if first < n:
+            seeds[:, first] = self.robot_config.retract_config.to(seeds)
+        return seeds
+
+    def _solver(self, S: int, n: int) -> Lbfgs:
+        solver = self._solvers.get((S, n))
+        if solver is None:
+            solver = Lbfgs(replace(self.lbfgs_config, n_problems=S, num_seeds=n), self.rollout)
+            self._solvers[(S, n)] = solver
+        return solver
+
+    def __repr__(self) -> str:
+        return (
+            f"IKSolver(robot={self.robot_config.name!r}, num_seeds={self.config.num_seeds}, "
+            f"thresholds {self.config.position_threshold:g} m / "
+            f"{self.config.rotation_threshold:g} rad, costs={list(self.rollout.costs)})"
+        )
+
+
+def _distinct(solutions: torch.Tensor, tolerance: float) -> torch.Tensor:
+    """Rows of ``solutions [k, D]`` (ranked) farther than ``tolerance`` from every kept one."""
+    kept: list[torch.Tensor] = []
+    for row in solutions:
+        if all(float((row - other).norm()) > tolerance for other in kept):
+            kept.append(row)
+    if not kept:
+        return solutions[:0]
+    return torch.stack(kept)
