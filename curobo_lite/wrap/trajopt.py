@@ -675,6 +675,66 @@ class TrajOptSolver:
             start = JointState(start.position.expand(n, -1).clone())
         return self._solve(start, goal_config=goal.expand(n, -1).clone())
 
+    def solve_from_configs(
+        self,
+        start_state: JointState,
+        goal_configs: torch.Tensor,
+        goal_pose: Pose | None = None,
+        seed_trajectories: torch.Tensor | None = None,
+    ) -> TrajOptResult:
+        """Plan ``S`` problems towards given goal configurations (no IK phase), e.g. the
+        solutions of an :class:`~curobo_lite.wrap.IKSolver`.
+
+        Args:
+            start_state: ``[S, D]`` at rest (``[1, D]`` is shared).
+            goal_configs: ``[S, n, D]`` configurations the ``n`` seeds of each problem are
+                aimed at (``n`` is cycled or cut to ``num_seeds``).
+            goal_pose: the pose goals (batch ``S``); ``None`` plans to ``goal_configs[:, 0]``
+                as a joint goal.
+            seed_trajectories: optional ``[S, n, H, D]`` position knots (index 0 the start) to
+                start the optimization from instead of straight lines, e.g. a geometric
+                planner's path resampled to the horizon.
+        """
+        start = self._check_start(start_state)
+        if not isinstance(goal_configs, torch.Tensor) or goal_configs.ndim != 3:
+            raise ValueError(
+                f"goal_configs: expected a tensor [S, n, {self.dof}], received "
+                f"{getattr(goal_configs, 'shape', type(goal_configs).__name__)}"
+            )
+        S, n = goal_configs.shape[0], self.config.num_seeds
+        if goal_configs.shape[2] != self.dof or goal_configs.shape[1] < 1:
+            raise ValueError(
+                f"goal_configs: expected shape [S, n >= 1, {self.dof}], received "
+                f"{tuple(goal_configs.shape)}"
+            )
+        if len(start) not in (1, S):
+            raise ValueError(f"start_state: expected batch 1 or {S}, received {len(start)}")
+        if len(start) != S:
+            start = JointState(start.position.expand(S, -1).clone())
+        configs = goal_configs.to(**self.tensor_args.as_kwargs())
+        if not bool(torch.isfinite(configs).all()):
+            raise ValueError("goal_configs: contains NaN or infinite values")
+        configs = configs[:, torch.arange(n, device=configs.device) % configs.shape[1]]
+        if seed_trajectories is not None:
+            expected = (S, n, self.horizon, self.dof)
+            seeds = seed_trajectories.to(**self.tensor_args.as_kwargs())
+            if seeds.ndim != 4 or seeds.shape[0] != S or seeds.shape[2:] != expected[2:]:
+                raise ValueError(
+                    f"seed_trajectories: expected shape [{S}, n, {self.horizon}, {self.dof}], "
+                    f"received {tuple(seed_trajectories.shape)}"
+                )
+            if not bool(torch.isfinite(seeds).all()):
+                raise ValueError("seed_trajectories: contains NaN or infinite values")
+            seed_trajectories = seeds[:, torch.arange(n, device=seeds.device) % seeds.shape[1]]
+        if goal_pose is None:
+            return self._solve(
+                start, goal_config=configs[:, 0].clone(), seed_trajectories=seed_trajectories
+            )
+        goal = self._check_pose(goal_pose, S)
+        return self._solve(
+            start, goal_pose=goal, goal_configs=configs, seed_trajectories=seed_trajectories
+        )
+
     # --- validation ----------------------------------------------------------------------------
 
     def _check_start(self, start_state: Any) -> JointState:
@@ -871,9 +931,13 @@ class TrajOptSolver:
         start: JointState,
         goal_pose: Pose | None = None,
         goal_config: torch.Tensor | None = None,
+        goal_configs: torch.Tensor | None = None,
+        seed_trajectories: torch.Tensor | None = None,
     ) -> TrajOptResult:
         """Phases 1-6 for ``S`` problems: a pose goal (``goal_pose``, batch ``S``) or a joint
-        goal (``goal_config [S, D]``)."""
+        goal (``goal_config [S, D]``). Given ``goal_configs [S, n, D]`` (pose goals) the IK
+        phase is skipped; given ``seed_trajectories [S, n, H, D]`` they replace the straight
+        seeds."""
         t_start = time.perf_counter()
         S, n, D = len(start), self.config.num_seeds, self.dof
         self._gen.manual_seed(self.config.seed)
@@ -881,8 +945,9 @@ class TrajOptSolver:
         debug: dict[str, Any] = {}
         t0 = time.perf_counter()
         if goal_pose is not None:
-            goal_configs = self._ik_phase(start.position, goal_pose, debug)
-            timings["ik"] = time.perf_counter() - t0
+            if goal_configs is None:
+                goal_configs = self._ik_phase(start.position, goal_pose, debug)
+                timings["ik"] = time.perf_counter() - t0
             goal = Goal(goal_pose=goal_pose)
         else:
             goal_configs = goal_config[:, None].expand(S, n, D)
@@ -891,7 +956,9 @@ class TrajOptSolver:
             goal = Goal(goal_state=JointState.from_position(goal_config))
 
         t0 = time.perf_counter()
-        knots, chosen_goal = self._trajopt_phase(start, goal, goal_configs, goal_config, debug)
+        knots, chosen_goal = self._trajopt_phase(
+            start, goal, goal_configs, goal_config, debug, seed_trajectories
+        )
         timings["trajopt"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()
@@ -989,6 +1056,7 @@ class TrajOptSolver:
         goal_configs: torch.Tensor,
         goal_config: torch.Tensor | None,
         debug: dict[str, Any],
+        seed_trajectories: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Batched L-BFGS from the seeds; returns the chosen knots ``[S, H, D]`` (index 0 the
         start) and the goal configuration each was seeded towards ``[S, D]``."""
@@ -996,7 +1064,13 @@ class TrajOptSolver:
         # every rank builds all seeds (same generator) and optimizes its own share of them
         first, last = self._seed_shard
         n_local = last - first
-        seeds = self.make_seeds(start.position, goal_configs)
+        if seed_trajectories is None:
+            seeds = self.make_seeds(start.position, goal_configs)
+        else:
+            # knots 1..H-1 are the actions (POSITION control), the last repeats the goal
+            low, high = self.joint_limits.position
+            act = torch.cat((seed_trajectories[:, :, 1:], seed_trajectories[:, :, -1:]), dim=2)
+            seeds = torch.maximum(torch.minimum(act, high), low)
         seeds = seeds.view(S, n, self.horizon, self.dof)[:, first:last].reshape(
             -1, self.horizon, self.dof
         )
