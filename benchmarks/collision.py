@@ -28,7 +28,6 @@ from pathlib import Path
 
 import numpy as np
 import torch
-
 from timing import timeit, write_json
 
 from curobo_lite.geom import Cuboid, Mesh, WorldCollision, WorldConfig

@@ -34,7 +34,6 @@ from curobo_lite.rollout.dynamics_model import (
 from curobo_lite.rollout.task import TaskConfig
 from curobo_lite.types import JointState, Pose, TensorDeviceType
 
-
 #: Range (m) of the collision checks in :meth:`ArmReacher.convergence`: obstacles farther than
 #: this from every sphere are not looked at, and such distances read as the range.
 COLLISION_CHECK_RANGE = 1.0
@@ -476,9 +475,15 @@ class ArmReacher:
             world_distance = distance.flatten(1).amin(1)
         kinematics = self.dynamics_model.kinematics
         if kinematics.self_collision_pairs.numel():
-            self_distance = self_collision_distance(
-                link_spheres, kinematics.self_collision_pairs, kinematics.self_collision_pair_buffer
-            ).distance.flatten(1).amin(1)
+            self_distance = (
+                self_collision_distance(
+                    link_spheres,
+                    kinematics.self_collision_pairs,
+                    kinematics.self_collision_pair_buffer,
+                )
+                .distance.flatten(1)
+                .amin(1)
+            )
         return world_distance, self_distance
 
     def __repr__(self) -> str:

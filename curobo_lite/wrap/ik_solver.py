@@ -212,9 +212,7 @@ class IKSolver:
 
     # --- solving ---------------------------------------------------------------------------------
 
-    def solve_single(
-        self, goal_pose: Pose, seed_config: torch.Tensor | None = None
-    ) -> IKResult:
+    def solve_single(self, goal_pose: Pose, seed_config: torch.Tensor | None = None) -> IKResult:
         """One goal pose (batch 1); ``seed_config [k, D]`` optional first seeds."""
         if not isinstance(goal_pose, Pose) or goal_pose.batch != 1:
             received = goal_pose.batch if isinstance(goal_pose, Pose) else type(goal_pose).__name__
@@ -282,8 +280,7 @@ class IKSolver:
             solutions=ranked,
             solutions_success=ranked_ok,
             distinct_solutions=[
-                _distinct(ranked[s][ranked_ok[s]], self.config.distinct_tolerance)
-                for s in range(S)
+                _distinct(ranked[s][ranked_ok[s]], self.config.distinct_tolerance) for s in range(S)
             ],
             solve_time=time.perf_counter() - t_start,
         )
@@ -318,8 +315,10 @@ class IKSolver:
                     f"{type(seed_config).__name__}"
                 )
             seed_config = seed_config.to(**self.tensor_args.as_kwargs())
-            if seed_config.ndim != 3 or seed_config.shape[0] not in (1, S) or (
-                seed_config.shape[2] != D or seed_config.shape[1] > n
+            if (
+                seed_config.ndim != 3
+                or seed_config.shape[0] not in (1, S)
+                or (seed_config.shape[2] != D or seed_config.shape[1] > n)
             ):
                 raise ValueError(
                     f"seed_config: expected shape [{S}, k <= {n}, {D}], received "

@@ -21,6 +21,7 @@ particles clear of them.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -32,6 +33,7 @@ from curobo_lite.opt.base import as_float, as_int, check_keys
 from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.rollout import ArmReacher, ArmReacherConfig, Goal, TaskConfig
 from curobo_lite.types import JointState, Pose, TensorDeviceType, quat_angle_error
+from curobo_lite.wrap.robot_world import as_world_collision
 
 _SECTION = "mpc"
 
@@ -145,7 +147,7 @@ class MpcSolver:
         task: str | TaskConfig = "particle_mpc",
         tensor_args: TensorDeviceType | None = None,
         process_group: Any = None,
-        world: WorldConfig | str | None = None,
+        world: WorldCollision | WorldConfig | str | Mapping | None = None,
         **mppi_overrides: Any,
     ) -> MpcSolver:
         """Build from a robot (bundled name, path or :class:`RobotConfig`) and a task (bundled
@@ -163,18 +165,17 @@ class MpcSolver:
             config = MpcSolverConfig.from_dict(task.mpc)
         except (TypeError, ValueError) as err:
             raise task.error(err) from None
-        reacher_config = ArmReacherConfig.from_task(replace(task, mppi=mppi_dict), robot, tensor_args)
-        world_collision = WorldCollision(
-            WorldConfig.load(world) if world is not None else None,
-            reacher_config.model.tensor_args,
+        reacher_config = ArmReacherConfig.from_task(
+            replace(task, mppi=mppi_dict), robot, tensor_args
         )
+        world_collision = as_world_collision(world, reacher_config.model.tensor_args)
         rollout = ArmReacher(reacher_config, world_collision)
         try:
             return cls(config, rollout, mppi_config, process_group)
         except ValueError as err:
             raise task.error(err) from None
 
-    # --- world -------------------------------------------------------------------------------------
+    # --- world -----------------------------------------------------------------------------------
 
     @property
     def world_collision(self) -> WorldCollision | None:

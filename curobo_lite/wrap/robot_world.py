@@ -16,6 +16,7 @@ as a cost in a user's own optimization.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import torch
@@ -63,7 +64,7 @@ class RobotWorld:
     def from_config(
         cls,
         robot: str | RobotConfig = "franka",
-        world: WorldConfig | str | dict | None = None,
+        world: WorldCollision | WorldConfig | str | Mapping | None = None,
         tensor_args: TensorDeviceType | None = None,
     ) -> RobotWorld:
         """From a robot (bundled name, path or :class:`RobotConfig`) and a world (a
@@ -72,16 +73,17 @@ class RobotWorld:
         if not isinstance(robot, RobotConfig):
             robot = RobotConfig.load(robot)
         tensor_args = tensor_args or robot.tensor_args
-        return cls(robot, WorldCollision(_as_world(world), tensor_args), tensor_args)
+        return cls(robot, as_world_collision(world, tensor_args), tensor_args)
 
-    def update_world(self, world: WorldConfig | str | dict) -> None:
+    def update_world(self, world: WorldConfig | str | Mapping) -> None:
         """Replace the obstacles (no rebuild of the robot side)."""
-        self.world_collision.update_world(_as_world(world))
+        self.world_collision.update_world(as_world_config(world))
 
     # --- queries ----------------------------------------------------------------------------------
 
     def get_link_spheres(self, q: torch.Tensor) -> torch.Tensor:
-        """Collision spheres ``[..., N, 4]`` (centre in the base frame, radius) of ``q [..., D]``."""
+        """Collision spheres ``[..., N, 4]`` (centre in the base frame, radius) of
+        ``q [..., D]``."""
         return self.kinematics.forward(q).link_spheres
 
     def collision_distance(
@@ -148,9 +150,21 @@ class RobotWorld:
         )
 
 
-def _as_world(world: WorldConfig | str | dict | None) -> WorldConfig | None:
+def as_world_config(world: WorldConfig | str | Mapping | None) -> WorldConfig | None:
+    """A :class:`WorldConfig` from itself, a cuRobo-layout mapping, a world file or a bundled
+    name (``None`` stays ``None``: no obstacles)."""
     if world is None or isinstance(world, WorldConfig):
         return world
-    if isinstance(world, dict):
+    if isinstance(world, Mapping):
         return WorldConfig.from_dict(world)
     return WorldConfig.load(world)
+
+
+def as_world_collision(
+    world: WorldCollision | WorldConfig | str | Mapping | None, tensor_args: TensorDeviceType
+) -> WorldCollision:
+    """A :class:`WorldCollision` to share: an existing one as is, anything else loaded with
+    :func:`as_world_config` onto ``tensor_args``."""
+    if isinstance(world, WorldCollision):
+        return world
+    return WorldCollision(as_world_config(world), tensor_args)

@@ -84,6 +84,7 @@ from curobo_lite.robot import JointLimits, Kinematics, RobotConfig
 from curobo_lite.rollout import ArmReacher, ArmReacherConfig, Goal, TaskConfig
 from curobo_lite.rollout.dynamics_model import KinematicModelConfig
 from curobo_lite.types import JointState, Pose, StateType, TensorDeviceType, quat_angle_error
+from curobo_lite.wrap.robot_world import as_world_collision
 
 INTERPOLATIONS = ("CUBIC", "LINEAR")
 # A start state whose |velocity| or |acceleration| exceeds this counts as moving.
@@ -520,7 +521,7 @@ class TrajOptSolver:
         num_seeds: int | None = 4,
         tensor_args: TensorDeviceType | None = None,
         process_group: Any = None,
-        world: WorldConfig | str | None = None,
+        world: WorldCollision | WorldConfig | str | Mapping | None = None,
         **overrides: Any,
     ) -> TrajOptSolver:
         """Build from a robot (bundled name, path or :class:`RobotConfig`) and a task file.
@@ -564,10 +565,7 @@ class TrajOptSolver:
             ik_lbfgs_config = LbfgsConfig.from_dict(config.ik.lbfgs)
         except (TypeError, ValueError) as err:
             raise task.error(err) from None
-        world_collision = WorldCollision(
-            WorldConfig.load(world) if world is not None else None,
-            tensor_args,
-        )
+        world_collision = as_world_collision(world, tensor_args)
         rollout = ArmReacher(ArmReacherConfig.from_task(task, robot, tensor_args), world_collision)
         ik_cost = config.ik.cost
         if ik_cost is None:

@@ -1,0 +1,497 @@
+"""Motion generation among obstacles: "move the gripper from here to there without hitting
+anything".
+
+:class:`MotionGen` answers it with a pipeline in the spirit of cuRobo's MotionGen:
+
+1. **Start check**: the start state must be at rest, within the position limits and free of
+   world and self-collision (else ``INVALID_START_STATE_*``, no exception).
+2. **IK** (pose goals): :class:`~curobo_lite.wrap.IKSolver`, collision-free, ranked by
+   distance to the start; no solution gives ``IK_FAIL``.
+3. **Trajectory optimization**: :class:`~curobo_lite.wrap.TrajOptSolver` with seeds aimed at
+   several distinct IK solutions (straight lines in joint space, minimum-jerk timed), all in
+   one batch; the optimizer's collision costs bend them around obstacles; retimed to the
+   velocity/acceleration/jerk limits, interpolated to ``interpolation_dt`` and re-checked
+   (limits, swept collision) on the interpolated plan.
+4. **Geometric fallback** when no seed succeeds: OMPL's RRTConnect (plus its simplifier) in
+   joint space with curobo_lite's batched collision checks
+   (:class:`~curobo_lite.wrap.graph_planner.OmplPlanner`) from the start to the best IK
+   solution; its path, resampled to the horizon, seeds a second trajectory optimization
+   (``GRAPH_FAIL`` when OMPL finds no path, ``FINETUNE_FAIL`` when the seeded optimization
+   still fails).
+
+Options (keyword arguments of :meth:`MotionGen.from_config`, :class:`MotionGenConfig`):
+``task`` (the trajopt task, default ``gradient_trajopt``), ``num_trajopt_seeds`` (4),
+``num_ik_seeds`` (32), ``interpolation_dt`` (s, 0.01), ``enable_graph`` (default: whether OMPL
+is installed), ``graph_planner`` (``RRTConnect``), ``graph_time_limit`` (s, 2.0),
+``graph_resolution`` (rad, 0.02), ``ik`` (more :class:`IKSolverConfig` options), ``trajopt``
+(more ``trajopt`` section keys, e.g. ``position_threshold``).
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import torch
+
+from curobo_lite.geom import WorldCollision, WorldConfig
+from curobo_lite.opt.base import as_bool, as_float, as_int, check_keys
+from curobo_lite.robot import RobotConfig
+from curobo_lite.rollout import TaskConfig
+from curobo_lite.types import JointState, Pose, TensorDeviceType
+from curobo_lite.wrap.graph_planner import PLANNERS, OmplPlanner, ompl_available, resample_path
+from curobo_lite.wrap.ik_solver import IKSolver
+from curobo_lite.wrap.robot_world import RobotWorld, as_world_collision, as_world_config
+from curobo_lite.wrap.trajopt import TrajOptResult, TrajOptSolver
+
+_REST_TOL = 1e-6
+
+
+class MotionGenStatus(str, enum.Enum):
+    """Why a plan succeeded or failed."""
+
+    SUCCESS = "SUCCESS"
+    INVALID_START_STATE_NOT_AT_REST = "INVALID_START_STATE_NOT_AT_REST"
+    INVALID_START_STATE_JOINT_LIMITS = "INVALID_START_STATE_JOINT_LIMITS"
+    INVALID_START_STATE_WORLD_COLLISION = "INVALID_START_STATE_WORLD_COLLISION"
+    INVALID_START_STATE_SELF_COLLISION = "INVALID_START_STATE_SELF_COLLISION"
+    INVALID_GOAL_STATE = "INVALID_GOAL_STATE"
+    IK_FAIL = "IK_FAIL"
+    TRAJOPT_FAIL = "TRAJOPT_FAIL"
+    GRAPH_FAIL = "GRAPH_FAIL"
+    FINETUNE_FAIL = "FINETUNE_FAIL"
+
+
+@dataclass
+class MotionGenConfig:
+    """Options of :class:`MotionGen` (see the module docstring)."""
+
+    section = "motion_gen"
+
+    task: Any = "gradient_trajopt"
+    num_trajopt_seeds: int = 4
+    num_ik_seeds: int = 32
+    interpolation_dt: float = 0.01
+    enable_graph: bool | None = None
+    graph_planner: str = "RRTConnect"
+    graph_time_limit: float = 2.0
+    graph_resolution: float = 0.02
+    ik: dict[str, Any] = field(default_factory=dict)
+    trajopt: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        s = self.section
+        self.num_trajopt_seeds = as_int(s, "num_trajopt_seeds", self.num_trajopt_seeds, 1)
+        self.num_ik_seeds = as_int(s, "num_ik_seeds", self.num_ik_seeds, 1)
+        self.interpolation_dt = as_float(
+            s, "interpolation_dt", self.interpolation_dt, 0.0, low_open=True
+        )
+        if self.enable_graph is None:
+            self.enable_graph = ompl_available()
+        self.enable_graph = as_bool(s, "enable_graph", self.enable_graph)
+        if self.graph_planner not in PLANNERS:
+            raise ValueError(
+                f"{s}.graph_planner: expected one of {list(PLANNERS)}, received "
+                f"{self.graph_planner!r}"
+            )
+        self.graph_time_limit = as_float(
+            s, "graph_time_limit", self.graph_time_limit, 0.0, low_open=True
+        )
+        self.graph_resolution = as_float(
+            s, "graph_resolution", self.graph_resolution, 0.0, low_open=True
+        )
+        for key in ("ik", "trajopt"):
+            value = getattr(self, key)
+            if not isinstance(value, Mapping):
+                raise TypeError(f"{s}.{key}: expected a mapping, received {type(value).__name__}")
+            setattr(self, key, dict(value))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> MotionGenConfig:
+        data = {} if data is None else data
+        check_keys(cls.section, data, [f.name for f in fields(cls)])
+        return cls(**dict(data))
+
+
+@dataclass
+class MotionGenResult:
+    """One planning problem's outcome.
+
+    Attributes:
+        success: the plan reaches the goal, respects the limits and is collision-free.
+        status: :class:`MotionGenStatus` (the failure reason, or ``SUCCESS``).
+        interpolated_plan: :class:`JointState` ``[T, D]`` every ``interpolation_dt`` seconds
+            (the best attempt when it failed after optimization; ``None`` when no trajectory
+            was optimized).
+        interpolation_dt: seconds between samples of ``interpolated_plan``.
+        solve_time: seconds in total; ``timings``: seconds per stage (``start_check``, ``ik``,
+            ``trajopt``, ``graph``, ``finetune``).
+        position_error, rotation_error: metres and radians to the goal pose at the end of the
+            plan (``nan`` when there is no plan).
+        min_distance: smallest signed clearance (m) along the interpolated plan, world and
+            self-collision (``nan`` when there is no plan or no collision model).
+        attempts: trajectory optimizations run (1, or 2 with the geometric fallback).
+        goal_config: ``[D]`` the configuration the plan ends at (or was aimed at).
+        used_graph: the geometric planner seeded the returned plan.
+        trajopt_result: the last :class:`TrajOptResult` (details), if any.
+    """
+
+    success: bool
+    status: MotionGenStatus
+    interpolated_plan: JointState | None
+    interpolation_dt: float
+    solve_time: float
+    timings: dict[str, float]
+    position_error: float = float("nan")
+    rotation_error: float = float("nan")
+    min_distance: float = float("nan")
+    attempts: int = 0
+    goal_config: torch.Tensor | None = None
+    used_graph: bool = False
+    trajopt_result: TrajOptResult | None = field(default=None, repr=False)
+
+    @property
+    def motion_time(self) -> float:
+        """Seconds from the first to the last sample of the plan (``nan`` without one)."""
+        if self.interpolated_plan is None:
+            return float("nan")
+        return (self.interpolated_plan.position.shape[0] - 1) * self.interpolation_dt
+
+    def __repr__(self) -> str:
+        return (
+            f"MotionGenResult({self.status.value}, solve_time {self.solve_time:.3f} s, "
+            f"position_error {self.position_error * 1000:.2f} mm, rotation_error "
+            f"{self.rotation_error:.4f} rad, min_distance {self.min_distance * 1000:.1f} mm, "
+            f"motion_time {self.motion_time:.2f} s, attempts {self.attempts}, "
+            f"graph {self.used_graph})"
+        )
+
+
+class MotionGen:
+    """Collision-free motion generation for one robot in one (editable) world.
+
+    Build with :meth:`from_config`; the IK, the trajectory optimizer, the collision checker
+    and the geometric planner share one :class:`WorldCollision`, so :meth:`update_world` (or
+    editing :attr:`world_collision` in place) reaches all of them without a rebuild.
+    """
+
+    def __init__(
+        self,
+        config: MotionGenConfig,
+        ik_solver: IKSolver,
+        trajopt: TrajOptSolver,
+        checker: RobotWorld,
+    ) -> None:
+        self.config = config
+        self.ik_solver = ik_solver
+        self.trajopt = trajopt
+        self.checker = checker
+        self.robot_config: RobotConfig = trajopt.robot_config
+        self.tensor_args = trajopt.tensor_args
+        self.dof = trajopt.dof
+        self.graph_planner: OmplPlanner | None = None
+        if config.enable_graph:
+            self.graph_planner = OmplPlanner(
+                checker,
+                planner=config.graph_planner,
+                resolution=config.graph_resolution,
+                time_limit=config.graph_time_limit,
+            )
+
+    @classmethod
+    def from_config(
+        cls,
+        robot: str | RobotConfig = "franka",
+        world: WorldConfig | str | Mapping | None = None,
+        tensor_args: TensorDeviceType | None = None,
+        **options: Any,
+    ) -> MotionGen:
+        """From a robot (bundled name, path or :class:`RobotConfig`), a world (a
+        :class:`WorldConfig`, a cuRobo-layout dict, a world file or a bundled name) and the
+        options of the module docstring."""
+        config = MotionGenConfig.from_dict(options)
+        if not isinstance(robot, RobotConfig):
+            robot = RobotConfig.load(robot)
+        tensor_args = tensor_args or robot.tensor_args
+        world_collision = as_world_collision(world, tensor_args)
+        ik_options = {"num_seeds": config.num_ik_seeds, **config.ik}
+        ik_solver = IKSolver.from_config(robot, world_collision, tensor_args, **ik_options)
+        trajopt_options = {"interpolation_dt": config.interpolation_dt, **config.trajopt}
+        trajopt = TrajOptSolver.from_config(
+            robot,
+            TaskConfig.load(config.task),
+            num_seeds=config.num_trajopt_seeds,
+            tensor_args=tensor_args,
+            world=world_collision,
+            **trajopt_options,
+        )
+        checker = RobotWorld(robot, world_collision, tensor_args)
+        return cls(config, ik_solver, trajopt, checker)
+
+    @property
+    def world_collision(self) -> WorldCollision:
+        """The shared obstacles (edit in place: ``add_obstacle``, ``update_obstacle_pose``...)."""
+        return self.checker.world_collision
+
+    def update_world(self, world: WorldConfig | str | Mapping) -> None:
+        """Replace the obstacles of every stage (no rebuild)."""
+        self.world_collision.update_world(as_world_config(world))
+
+    # --- planning --------------------------------------------------------------------------------
+
+    def plan_single(self, start_state: JointState, goal_pose: Pose) -> MotionGenResult:
+        """Plan from ``start_state [1, D]`` (at rest) to the end-effector pose ``goal_pose``
+        (batch 1)."""
+        if not isinstance(goal_pose, Pose) or goal_pose.batch != 1:
+            received = goal_pose.batch if isinstance(goal_pose, Pose) else type(goal_pose).__name__
+            raise ValueError(f"goal_pose: expected a Pose of batch 1, received {received}")
+        return self.plan_batch(start_state, goal_pose)[0]
+
+    def plan_batch(self, start_state: JointState, goal_pose: Pose) -> list[MotionGenResult]:
+        """Plan ``S`` problems: ``start_state [S, D]`` (or ``[1, D]``, shared) to ``goal_pose``
+        of batch ``S``; the IK and the first trajectory optimization of all problems run in
+        one batch, the geometric fallback per failed problem."""
+        t_start = time.perf_counter()
+        goal = self.ik_solver._check_pose(goal_pose)
+        S = goal.batch
+        start = self._check_start_shape(start_state, S)
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter()
+        start_status = self._start_status(start)
+        timings["start_check"] = time.perf_counter() - t0
+        results: list[MotionGenResult | None] = [None] * S
+        valid = [s for s in range(S) if start_status[s] is None]
+        for s in range(S):
+            if start_status[s] is not None:
+                results[s] = self._failure(start_status[s], t_start, timings)
+        if not valid:
+            return results
+        index = torch.tensor(valid, device=self.tensor_args.device)
+        sub_goal = Pose(goal.position[index], goal.quaternion[index])
+        sub_start = start.position[index]
+        t0 = time.perf_counter()
+        ik = self.ik_solver.solve_batch(
+            sub_goal, seed_config=sub_start[:, None], rank_config=sub_start
+        )
+        timings["ik"] = time.perf_counter() - t0
+        solved = [k for k in range(len(valid)) if bool(ik.success[k])]
+        for k in range(len(valid)):
+            if k not in solved:
+                results[valid[k]] = self._failure(MotionGenStatus.IK_FAIL, t_start, timings)
+        if not solved:
+            return results
+        n = self.config.num_trajopt_seeds
+        configs = torch.stack([_cycle(ik.distinct_solutions[k], n) for k in solved])
+        rows = torch.tensor(solved, device=self.tensor_args.device)
+        t0 = time.perf_counter()
+        first = self.trajopt.solve_from_configs(
+            JointState.from_position(sub_start[rows]),
+            configs,
+            Pose(sub_goal.position[rows], sub_goal.quaternion[rows]),
+        )
+        timings["trajopt"] = time.perf_counter() - t0
+        for j, k in enumerate(solved):
+            s = valid[k]
+            stage_timings = dict(timings)
+            if bool(first.success[j]) or self.graph_planner is None:
+                status = (
+                    MotionGenStatus.SUCCESS
+                    if bool(first.success[j])
+                    else (MotionGenStatus.TRAJOPT_FAIL)
+                )
+                results[s] = self._from_trajopt(first, j, status, t_start, stage_timings, 1)
+                continue
+            results[s] = self._graph_fallback(
+                sub_start[rows[j]],
+                configs[j],
+                Pose(sub_goal.position[rows[j : j + 1]], sub_goal.quaternion[rows[j : j + 1]]),
+                first,
+                j,
+                t_start,
+                stage_timings,
+            )
+        return results
+
+    def plan_joint(self, start_state: JointState, goal_state: JointState) -> MotionGenResult:
+        """Plan from ``start_state [1, D]`` (at rest) to the joint configuration
+        ``goal_state [1, D]`` (or ``[D]``)."""
+        t_start = time.perf_counter()
+        start = self._check_start_shape(start_state, 1)
+        if not isinstance(goal_state, JointState):
+            raise TypeError(f"goal_state: expected a JointState, received {type(goal_state)}")
+        target = (
+            goal_state.position.reshape(-1, self.dof)
+            if goal_state.position.numel() == (self.dof)
+            else None
+        )
+        if target is None:
+            raise ValueError(
+                f"goal_state: expected position [1, {self.dof}], received "
+                f"{tuple(goal_state.position.shape)}"
+            )
+        target = target.to(**self.tensor_args.as_kwargs())
+        if not bool(torch.isfinite(target).all()):
+            raise ValueError("goal_state: position contains NaN or infinite values")
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter()
+        status = self._start_status(start)[0]
+        timings["start_check"] = time.perf_counter() - t0
+        if status is not None:
+            return self._failure(status, t_start, timings)
+        if not bool(self.checker.validate(target)[0]):
+            return self._failure(MotionGenStatus.INVALID_GOAL_STATE, t_start, timings)
+        t0 = time.perf_counter()
+        result = self.trajopt.solve_from_configs(start, target[:, None])
+        timings["trajopt"] = time.perf_counter() - t0
+        if bool(result.success[0]) or self.graph_planner is None:
+            status = (
+                MotionGenStatus.SUCCESS
+                if bool(result.success[0])
+                else (MotionGenStatus.TRAJOPT_FAIL)
+            )
+            return self._from_trajopt(result, 0, status, t_start, timings, 1)
+        return self._graph_fallback(start.position[0], target, None, result, 0, t_start, timings)
+
+    # --- stages ----------------------------------------------------------------------------------
+
+    def _check_start_shape(self, start_state: Any, batch: int) -> JointState:
+        if not isinstance(start_state, JointState):
+            raise TypeError(
+                f"start_state: expected a JointState, received {type(start_state).__name__}"
+            )
+        if start_state.position.ndim == 1:
+            start_state = start_state.unsqueeze(0)
+        shape = tuple(start_state.position.shape)
+        if len(shape) != 2 or shape[1] != self.dof or shape[0] not in (1, batch):
+            raise ValueError(
+                f"start_state: expected position shape [{batch}, {self.dof}] (or [1, "
+                f"{self.dof}]), received {shape}"
+            )
+        start = start_state.to(self.tensor_args)
+        if not bool(torch.isfinite(start.to_state_tensor()).all()):
+            raise ValueError("start_state: contains NaN or infinite values")
+        if shape[0] != batch:
+            start = JointState(
+                start.position.expand(batch, -1).clone(),
+                start.velocity.expand(batch, -1).clone(),
+                start.acceleration.expand(batch, -1).clone(),
+                start.jerk.expand(batch, -1).clone(),
+            )
+        return start
+
+    @torch.no_grad()
+    def _start_status(self, start: JointState) -> list[MotionGenStatus | None]:
+        """Per start state ``None`` (valid) or the ``INVALID_START_STATE_*`` reason."""
+        q = start.position
+        moving = (start.velocity.abs().amax(-1) > _REST_TOL) | (
+            start.acceleration.abs().amax(-1) > _REST_TOL
+        )
+        in_limits = self.checker.in_limits(q)
+        world = self.checker.collision_distance(q, max_distance=0.0) >= 0.0
+        own = self.checker.self_collision_distance(q) >= 0.0
+        status: list[MotionGenStatus | None] = []
+        for s in range(q.shape[0]):
+            if bool(moving[s]):
+                status.append(MotionGenStatus.INVALID_START_STATE_NOT_AT_REST)
+            elif not bool(in_limits[s]):
+                status.append(MotionGenStatus.INVALID_START_STATE_JOINT_LIMITS)
+            elif not bool(world[s]):
+                status.append(MotionGenStatus.INVALID_START_STATE_WORLD_COLLISION)
+            elif not bool(own[s]):
+                status.append(MotionGenStatus.INVALID_START_STATE_SELF_COLLISION)
+            else:
+                status.append(None)
+        return status
+
+    def _graph_fallback(
+        self,
+        start: torch.Tensor,
+        configs: torch.Tensor,
+        goal_pose: Pose | None,
+        previous: TrajOptResult,
+        index: int,
+        t_start: float,
+        timings: dict[str, float],
+    ) -> MotionGenResult:
+        """OMPL from ``start [D]`` to the first of ``configs [n, D]``, then a seeded trajopt."""
+        t0 = time.perf_counter()
+        graph = self.graph_planner.plan(start, configs[0])
+        timings["graph"] = time.perf_counter() - t0
+        if not graph.success:
+            result = self._from_trajopt(
+                previous, index, MotionGenStatus.GRAPH_FAIL, t_start, timings, 1
+            )
+            return result
+        horizon = self.trajopt.horizon
+        seed = resample_path(graph.path, horizon)[None, None]
+        t0 = time.perf_counter()
+        retry = self.trajopt.solve_from_configs(
+            JointState.from_position(start[None]),
+            configs[None, :1],
+            goal_pose,
+            seed_trajectories=seed,
+        )
+        timings["finetune"] = time.perf_counter() - t0
+        status = (
+            MotionGenStatus.SUCCESS if bool(retry.success[0]) else (MotionGenStatus.FINETUNE_FAIL)
+        )
+        result = self._from_trajopt(retry, 0, status, t_start, timings, 2)
+        result.used_graph = True
+        return result
+
+    def _from_trajopt(
+        self,
+        result: TrajOptResult,
+        index: int,
+        status: MotionGenStatus,
+        t_start: float,
+        timings: dict[str, float],
+        attempts: int,
+    ) -> MotionGenResult:
+        plan = result.get_interpolated_plan(index)
+        min_distance = float("nan")
+        if result.min_distance is not None:
+            min_distance = float(result.min_distance[index])
+        return MotionGenResult(
+            success=status is MotionGenStatus.SUCCESS,
+            status=status,
+            interpolated_plan=plan,
+            interpolation_dt=result.interpolation_dt,
+            solve_time=time.perf_counter() - t_start,
+            timings=timings,
+            position_error=float(result.position_error[index]),
+            rotation_error=float(result.rotation_error[index]),
+            min_distance=min_distance,
+            attempts=attempts,
+            goal_config=result.goal_state[index],
+            trajopt_result=result,
+        )
+
+    def _failure(
+        self, status: MotionGenStatus, t_start: float, timings: dict[str, float]
+    ) -> MotionGenResult:
+        return MotionGenResult(
+            success=False,
+            status=status,
+            interpolated_plan=None,
+            interpolation_dt=self.trajopt.config.interpolation_dt,
+            solve_time=time.perf_counter() - t_start,
+            timings=dict(timings),
+        )
+
+    def __repr__(self) -> str:
+        graph = self.config.graph_planner if self.graph_planner is not None else "off"
+        return (
+            f"MotionGen(robot={self.robot_config.name!r}, obstacles="
+            f"{len(self.world_collision.obstacle_names)}, ik_seeds={self.config.num_ik_seeds}, "
+            f"trajopt_seeds={self.config.num_trajopt_seeds}, graph={graph}, "
+            f"{self.tensor_args})"
+        )
+
+
+def _cycle(rows: torch.Tensor, n: int) -> torch.Tensor:
+    """``[n, D]``: ``rows [k, D]`` repeated in order (``k >= 1``)."""
+    return rows[torch.arange(n, device=rows.device) % rows.shape[0]]
