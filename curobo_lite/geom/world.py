@@ -28,6 +28,7 @@ import contextvars
 import copy
 import math
 import os
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
@@ -87,6 +88,8 @@ def _check_pose(reader: _Reader, value: Any, key: str) -> list[float]:
             f"expected a unit quaternion (qw, qx, qy, qz) with norm within "
             f"{QUATERNION_NORM_TOLERANCE} of 1, received norm {norm:.6g}",
         )
+    if abs(norm - 1.0) <= 4.0 * sys.float_info.epsilon:
+        return pose  # already unit: keep the exact values so files round-trip bit for bit
     return pose[:3] + [q / norm for q in pose[3:]]
 
 
