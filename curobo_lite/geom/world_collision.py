@@ -454,17 +454,30 @@ class WorldCollision:
         """Continuous check of sphere trajectories ``[B, H, N, 4]`` between time steps.
 
         Step ``h = 0`` is the plain query. For ``h >= 1`` the sphere's motion from step
-        ``h - 1`` is sampled at ``K = min(ceil(L / (sweep_spacing * r)), max_sweep_samples)``
-        points ``t = k/K, k = 1..K`` (centre and radius interpolated; ``L`` the centre's travel,
-        ``r`` the smaller radius); ``distance`` is the minimum over the samples and ``cost``
-        the maximum (the worst sample: a mean would dilute a short penetration). Gradients
-        reach both end spheres with weights ``1 - t`` and ``t`` of the sample that decides.
+        ``h - 1`` (centre travel ``L``) is cut into ``K = min(ceil(L / (sweep_spacing * r)),
+        max_sweep_samples)`` pieces (``r`` the smaller of the two radii) and sampled at each
+        piece's midpoint ``t = (k + 1/2) / K`` and at the end ``t = 1`` (centre and radius
+        interpolated; ``h - 1`` itself is covered by step ``h - 1``). ``distance`` is the
+        minimum over the samples, so never above the plain query at ``h``; ``cost`` is the
+        maximum (the worst sample: a mean would dilute a short penetration). Gradients reach
+        both end spheres with weights ``1 - t`` and ``t`` of the deciding sample.
 
         Guarantee: the signed distance is 1-Lipschitz and every point of the segment lies within
-        ``L / (2K)`` of a sample, so the result exceeds the exact swept-sphere distance by at
-        most ``L / (2K) <= sweep_spacing * r / 2`` (``L / (2 * max_sweep_samples)`` once capped).
-        With the default spacing 0.5 any obstacle the centre passes through, however thin, is
-        reported with a penetration of at least ``0.75 r``.
+        ``L / (2K)`` of a sample, so the result is at least the exact swept-sphere distance and
+        exceeds it by at most ``L / (2K) <= sweep_spacing * r / 2`` (``L / (2 *
+        max_sweep_samples)`` once capped). With the default spacing 0.5, a step whose centre
+        passes through an obstacle, however thin, reports a penetration of at least
+        ``0.75 r``.
+
+        Args:
+            spheres: ``[B, H, N, 4]`` sphere trajectories (radius < 0 disables a sphere at a
+                step; a disabled sphere at ``h - 1`` makes step ``h`` a plain query).
+            activation_distance, max_distance: as in :meth:`sphere_distance`.
+            sweep_spacing: largest sample spacing as a fraction of the radius (> 0).
+            max_sweep_samples: cap on ``K`` per step (>= 1).
+
+        Returns:
+            :class:`WorldDistance` with ``distance`` and ``cost`` ``[B, H, N]``.
         """
         self._check_spheres(spheres, min_dim=4, max_dim=4)
         act, max_d = self._check_ranges(activation_distance, max_distance)

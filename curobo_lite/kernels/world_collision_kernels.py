@@ -402,10 +402,11 @@ def sphere_world_distance(
     """Distance ``[S]`` and cost ``[S]`` of spheres ``[S, 4]`` (rows ``b*H*N + h*N + n``).
 
     With ``sweep``, row ``h >= 1`` samples the segment from the same sphere at ``h - 1``
-    (row ``- N``) at ``K = min(ceil(L / (sweep_spacing * r)), max_sweep_samples)`` points
-    ``t = k/K, k = 1..K`` (centre and radius interpolated); the distance is the minimum, the cost
-    the maximum over the samples. Gradients (with ``write_grad``) go to this row's sphere
-    (``grad_*``, weight ``t``) and the previous one (``grad_*_prev``, weight ``1 - t``); outputs
+    (row ``- N``): ``K = min(ceil(L / (sweep_spacing * r)), max_sweep_samples)`` sub-segment
+    midpoints ``t = (k + 1/2) / K`` and the end point ``t = 1`` (centre and radius interpolated);
+    the distance is the minimum, the cost the maximum over the samples. Gradients (with
+    ``write_grad``) go to this row's sphere (``grad_*``, weight ``t``) and the previous one
+    (``grad_*_prev``, weight ``1 - t``); outputs
     are written at ``row - row_offset`` so a row chunk can use views of its own rows.
     """
     s = wp.tid() + row_offset
@@ -428,6 +429,7 @@ def sphere_world_distance(
     a = c
     ra = r
     samples = wp.int32(1)
+    count = wp.int32(1)
     h = (s // num_spheres) % horizon
     if sweep != 0 and h > 0:
         rp = spheres[s - num_spheres, 3]
@@ -444,6 +446,7 @@ def sphere_world_distance(
                 samples = max_sweep_samples
                 if step > zero and length / step < type(zero)(max_sweep_samples):
                     samples = wp.max(int(wp.ceil(length / step)), 1)
+                count = samples + 1
     best_d = max_distance
     best_gd = vzero
     best_gdr = zero
@@ -452,20 +455,23 @@ def sphere_world_distance(
     best_gc = vzero
     best_gcr = zero
     best_tc = one
-    for k in range(1, samples + 1):
-        t = type(zero)(k) / type(zero)(samples)
+    for k in range(count):
+        # midpoints of the K sub-segments, then the end point itself
+        t = one
+        if k < count - 1:
+            t = (type(zero)(k) + type(zero)(0.5)) / type(zero)(samples)
         p = a + t * (c - a)
         rr = ra + t * (r - ra)
         d, gd, gdr, cst, gc, gcr = _point_query(
             p, rr, activation, max_distance, initial_range, prim_type, prim_enabled, prim_frame,
             prim_params, mesh_ids, mesh_enabled, mesh_frame, bvh_id, use_bvh, world_lo, world_hi,
         )  # fmt: skip
-        if k == 1 or d < best_d:
+        if k == 0 or d < best_d:
             best_d = d
             best_gd = gd
             best_gdr = gdr
             best_td = t
-        if k == 1 or cst > best_c:
+        if k == 0 or cst > best_c:
             best_c = cst
             best_gc = gc
             best_gcr = gcr
