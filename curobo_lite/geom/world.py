@@ -286,7 +286,7 @@ class Mesh(Obstacle):
                 path = base / path
             if not path.is_file():
                 raise reader.error(f"{key}.file_path", f"mesh file '{path}' does not exist")
-            self.file_path = str(path)
+            self.file_path = str(path.absolute())
             return
         if self.vertices is None or self.faces is None:
             missing = "faces" if self.faces is None else "vertices"
