@@ -621,3 +621,41 @@ def test_swept_gradcheck(device, output):
         return getattr(collision.swept_sphere_distance(s, 0.05, 0.4, 0.5, 8), output)
 
     assert torch.autograd.gradcheck(f, (spheres,), eps=1e-6, atol=1e-6)
+
+
+def test_far_spheres_and_tiny_initial_range_stay_exact(device):
+    """The growing broad-phase search ends exact however far the nearest obstacle is."""
+    world = _cuboid_world(60, 4)
+    rng = np.random.default_rng(6)
+    direction = rng.normal(size=(200, 3))
+    direction /= np.linalg.norm(direction, axis=1, keepdims=True)
+    centres = direction * rng.uniform(0.0, 12.0, (200, 1))
+    spheres = torch.tensor(np.concatenate([centres, np.full((200, 1), 0.05)], 1), device=device)
+    loop = WorldCollision(world, _args(device), broad_phase="loop")
+    bvh = WorldCollision(world, _args(device), broad_phase="bvh", initial_range=1e-3)
+    auto = WorldCollision(world, _args(device))
+    expected = loop.sphere_distance(spheres, 0.1)
+    for collision in (bvh, auto):
+        out = collision.sphere_distance(spheres, 0.1)
+        assert torch.equal(out.distance, expected.distance)
+        torch.testing.assert_close(out.cost, expected.cost, atol=1e-12, rtol=0)
+    reference = coal_distances(world, spheres.cpu().numpy()).min(1)
+    np.testing.assert_allclose(expected.distance.cpu().numpy(), reference, atol=1e-5)
+
+
+def test_wedged_sphere_feels_both_obstacles():
+    world = WorldConfig(
+        cuboid=[
+            Cuboid("left", [0.2, 0.2, 0.2], pose=[-0.14, 0, 0, 1, 0, 0, 0]),
+            Cuboid("right", [0.2, 0.2, 0.2], pose=[0.15, 0, 0, 1, 0, 0, 0]),
+        ]
+    )
+    collision = WorldCollision(world, _args("cpu"))
+    x = torch.tensor([[0.0, 0.0, 0.0, 0.05]], dtype=F64, requires_grad=True)
+    out = collision.sphere_distance(x, 0.02)
+    # surface distances: left -0.01, right 0.0; penalties (eta - d) - eta / 2 each
+    assert out.distance.item() == pytest.approx(-0.01)
+    assert out.cost.item() == pytest.approx((0.03 - 0.01) + (0.02 - 0.01))
+    out.cost.sum().backward()
+    # pushed right by the left box and left by the right box: they cancel in x
+    torch.testing.assert_close(x.grad, torch.tensor([[0.0, 0.0, 0.0, 2.0]], dtype=F64))

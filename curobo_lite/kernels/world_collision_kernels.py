@@ -55,6 +55,7 @@ WINDING_ACCURACY = 2.0
 WINDING_THRESHOLD = 0.5
 #: growth factor of the broad-phase search box between passes
 RANGE_GROWTH = 4.0
+MAX_PASSES = 64
 
 
 @wp.func
@@ -326,6 +327,7 @@ def _point_query(
         cover = _box_cover(p, world_lo, world_hi)
         first = wp.int32(1)
         done = wp.int32(0)
+        passes = wp.int32(0)
         while done == 0:
             # outward slack for rounding the box to float32 (obstacle boxes carry their own)
             slack = type(zero)(1.0e-6) * (search + wp.abs(p[0]) + wp.abs(p[1]) + wp.abs(p[2]))
@@ -352,8 +354,12 @@ def _point_query(
                         cost_g = cost_g - h * g
                         cost_r = cost_r + h
             first = 0
-            # everything outside the box is farther than ``search`` from p
+            passes += 1
+            # everything outside the box is farther than ``search`` from p; the pass cap only
+            # matters for non-finite input (4^MAX_PASSES outgrows any finite world)
             if best + radius <= search or search >= radius + max_distance or search >= cover:
+                done = 1
+            elif passes >= MAX_PASSES:
                 done = 1
             else:
                 search = wp.min(search * type(zero)(RANGE_GROWTH), radius + max_distance)
