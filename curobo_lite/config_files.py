@@ -14,8 +14,8 @@ ENV_CONFIG_DIR = "CUROBO_LITE_CONFIG_DIR"
 
 
 def config_dirs(kind: str) -> list[Path]:
-    """Folders searched for ``<name>.yml`` of ``kind`` (``"robot"``, ``"task"``), first match
-    wins."""
+    """Folders searched for ``<name>.yml`` of ``kind`` (``"robot"``, ``"task"``, ``"world"``),
+    first match wins."""
     dirs = []
     env = os.environ.get(ENV_CONFIG_DIR)
     if env:

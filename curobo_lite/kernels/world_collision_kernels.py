@@ -1,0 +1,553 @@
+"""Warp kernels: signed distance and collision penalty of spheres against a world of obstacles.
+
+One thread per query sphere. Generic over the scalar type (float32 / float64); the gradient with
+respect to the sphere (centre and radius) is computed in the forward pass, analytically.
+
+World tables (``P`` primitive slots, ``M`` mesh slots; see ``curobo_lite.geom.world_collision``):
+
+- ``prim_type [P]`` (``CUBOID``, ``SPHERE``, ``CAPSULE``, ``CYLINDER``), ``prim_enabled [P]``
+  (0 for a disabled obstacle or an empty slot).
+- ``prim_frame [P, 12]``: rotation ``R`` (row-major, world <- obstacle) then translation ``t``;
+  a world point maps to the obstacle frame as ``R^T (p - t)``, a local gradient back as ``R g``.
+- ``prim_params [P, 8]``: cuboid half extents ``(hx, hy, hz)``; sphere ``(radius)``; capsule
+  ``(radius, base xyz, tip xyz)``; cylinder ``(radius, half height)``.
+- ``mesh_ids [M]`` (``wp.Mesh.id``, vertices already scaled), ``mesh_enabled [M]``,
+  ``mesh_frame [M, 12]``.
+- ``bvh_id``: a ``wp.Bvh`` over the ``P + M`` slots' world AABBs (primitives first), inflated so
+  float32 rounding never drops a candidate; disabled and empty slots sit far away.
+
+Broad phase (``use_bvh``): the box of half-width ``R`` around the query point is tested against
+the BVH. An obstacle whose AABB misses the box is farther than ``R``, so after a pass the best
+candidate is the true nearest obstacle once its signed distance is ``<= R``; otherwise ``R`` grows
+4x and the query repeats, until that holds, ``R`` reaches ``radius + max_distance`` or the box
+covers the world bounds. The first ``R`` is at least ``radius + activation``, so the first pass
+sees every obstacle that contributes to the cost. Without the BVH every slot is visited.
+
+Meshes: ``wp.mesh_query_point_sign_winding_number`` in float32 (``wp.Mesh`` is float32): the
+unsigned distance is the exact distance to the triangle set (closest point on the nearest face),
+negative where the generalised winding number exceeds 0.5 (inside a closed, outward-wound mesh;
+robust to small holes). The gradient is ``sign * (p - closest) / |p - closest|`` (the face normal
+on the surface).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import torch
+import warp as wp
+
+from curobo_lite.kernels.collision_common import smooth_hinge, smooth_hinge_grad
+
+wp.config.log_level = 30  # WARNING
+# gradients are computed analytically in the forward kernel
+wp.set_module_options({"enable_backward": False})
+
+CUBOID = 0
+SPHERE = 1
+CAPSULE = 2
+CYLINDER = 3
+FRAME_COLUMNS = 12
+PARAM_COLUMNS = 8
+#: winding-number sign: accuracy of the fast (dipole) approximation and the inside threshold
+WINDING_ACCURACY = 2.0
+WINDING_THRESHOLD = 0.5
+#: growth factor of the broad-phase search box between passes
+RANGE_GROWTH = 4.0
+MAX_PASSES = 64
+
+
+@wp.func
+def _sign_of(x: Any):
+    """+1 for ``x >= 0`` (so points on a symmetry plane pick a face), -1 otherwise."""
+    one = type(x)(1.0)
+    return wp.where(x < type(x)(0.0), -one, one)
+
+
+@wp.func
+def _perpendicular(v: Any, zero: Any):
+    """A unit vector perpendicular to ``v`` (``v`` need not be normalised; any if ``v = 0``)."""
+    one = zero + type(zero)(1.0)
+    e = wp.vector(one, zero, zero)
+    if wp.abs(v[0]) > wp.abs(v[1]) or wp.abs(v[0]) > wp.abs(v[2]):
+        e = wp.vector(zero, one, zero)
+        if wp.abs(v[1]) > wp.abs(v[2]):
+            e = wp.vector(zero, zero, one)
+    w = wp.cross(v, e)
+    n = wp.length(w)
+    if n > zero:
+        w = w / n
+    else:
+        w = e
+    return w
+
+
+@wp.func
+def sdf_box(p: Any, hx: Any, hy: Any, hz: Any):
+    """Signed distance and gradient of a box with half extents ``h`` centred at the origin.
+
+    Outside: distance to the nearest surface point, gradient along ``p - closest``. Inside:
+    ``max_i(|p_i| - h_i)`` (the nearest face), gradient that face's outward normal.
+    """
+    zero = hx - hx
+    qx = wp.abs(p[0]) - hx
+    qy = wp.abs(p[1]) - hy
+    qz = wp.abs(p[2]) - hz
+    sx = _sign_of(p[0])
+    sy = _sign_of(p[1])
+    sz = _sign_of(p[2])
+    d = zero
+    g = wp.vector(zero, zero, zero)
+    if qx > zero or qy > zero or qz > zero:
+        ox = wp.max(qx, zero)
+        oy = wp.max(qy, zero)
+        oz = wp.max(qz, zero)
+        d = wp.sqrt(ox * ox + oy * oy + oz * oz)
+        g = wp.vector(sx * ox / d, sy * oy / d, sz * oz / d)
+    else:
+        if qx >= qy and qx >= qz:
+            d = qx
+            g = wp.vector(sx, zero, zero)
+        elif qy >= qz:
+            d = qy
+            g = wp.vector(zero, sy, zero)
+        else:
+            d = qz
+            g = wp.vector(zero, zero, sz)
+    return d, g
+
+
+@wp.func
+def sdf_sphere(p: Any, radius: Any):
+    """Signed distance and gradient of a ball of ``radius`` at the origin."""
+    zero = radius - radius
+    n = wp.length(p)
+    g = wp.vector(zero, zero, zero + type(zero)(1.0))
+    if n > zero:
+        g = p / n
+    return n - radius, g
+
+
+@wp.func
+def sdf_capsule(p: Any, radius: Any, a: Any, b: Any):
+    """Signed distance and gradient of the points within ``radius`` of segment ``a``-``b``."""
+    zero = radius - radius
+    ab = b - a
+    denom = wp.dot(ab, ab)
+    t = zero
+    if denom > zero:
+        t = wp.clamp(wp.dot(p - a, ab) / denom, zero, zero + type(zero)(1.0))
+    v = p - (a + t * ab)
+    n = wp.length(v)
+    g = _perpendicular(ab, zero)
+    if n > zero:
+        g = v / n
+    return n - radius, g
+
+
+@wp.func
+def sdf_cylinder(p: Any, radius: Any, half_height: Any):
+    """Signed distance and gradient of a solid cylinder along z centred at the origin.
+
+    Outside: distance to the nearest point of the side, caps or rims; inside: the nearer of
+    side and cap, gradient that surface's outward normal.
+    """
+    zero = radius - radius
+    one = zero + type(zero)(1.0)
+    rho = wp.sqrt(p[0] * p[0] + p[1] * p[1])
+    radial = wp.vector(one, zero, zero)
+    if rho > zero:
+        radial = wp.vector(p[0] / rho, p[1] / rho, zero)
+    axial = wp.vector(zero, zero, _sign_of(p[2]))
+    dr = rho - radius
+    dz = wp.abs(p[2]) - half_height
+    d = zero
+    g = wp.vector(zero, zero, zero)
+    if dr > zero or dz > zero:
+        orr = wp.max(dr, zero)
+        ozz = wp.max(dz, zero)
+        d = wp.sqrt(orr * orr + ozz * ozz)
+        g = radial * (orr / d) + axial * (ozz / d)
+    elif dr >= dz:
+        d = dr
+        g = radial
+    else:
+        d = dz
+        g = axial
+    return d, g
+
+
+@wp.func
+def _to_local(frame: wp.array2d(dtype=Any), j: int, p: Any):
+    """``R^T (p - t)``: a world point in the frame stored in row ``j``."""
+    d = p - wp.vector(frame[j, 9], frame[j, 10], frame[j, 11])
+    return wp.vector(
+        frame[j, 0] * d[0] + frame[j, 3] * d[1] + frame[j, 6] * d[2],
+        frame[j, 1] * d[0] + frame[j, 4] * d[1] + frame[j, 7] * d[2],
+        frame[j, 2] * d[0] + frame[j, 5] * d[1] + frame[j, 8] * d[2],
+    )
+
+
+@wp.func
+def _to_world(frame: wp.array2d(dtype=Any), j: int, g: Any):
+    """``R g``: a local direction back in the world frame."""
+    return wp.vector(
+        frame[j, 0] * g[0] + frame[j, 1] * g[1] + frame[j, 2] * g[2],
+        frame[j, 3] * g[0] + frame[j, 4] * g[1] + frame[j, 5] * g[2],
+        frame[j, 6] * g[0] + frame[j, 7] * g[1] + frame[j, 8] * g[2],
+    )
+
+
+@wp.func
+def _obstacle_sdf(
+    slot: int,
+    p: Any,
+    prim_type: wp.array(dtype=wp.int32),
+    prim_enabled: wp.array(dtype=wp.int32),
+    prim_frame: wp.array2d(dtype=Any),
+    prim_params: wp.array2d(dtype=Any),
+    mesh_ids: wp.array(dtype=wp.uint64),
+    mesh_enabled: wp.array(dtype=wp.int32),
+    mesh_frame: wp.array2d(dtype=Any),
+):
+    """``(valid, sdf, world gradient)`` of world point ``p`` against slot ``slot``."""
+    zero = p[0] - p[0]
+    d = zero
+    g = wp.vector(zero, zero, zero)
+    valid = wp.int32(0)
+    num_prim = prim_type.shape[0]
+    if slot < num_prim:
+        if prim_enabled[slot] != 0:
+            valid = 1
+            q = _to_local(prim_frame, slot, p)
+            kind = prim_type[slot]
+            a0 = prim_params[slot, 0]
+            if kind == CUBOID:
+                d, g = sdf_box(q, a0, prim_params[slot, 1], prim_params[slot, 2])
+            elif kind == SPHERE:
+                d, g = sdf_sphere(q, a0)
+            elif kind == CAPSULE:
+                a = wp.vector(prim_params[slot, 1], prim_params[slot, 2], prim_params[slot, 3])
+                b = wp.vector(prim_params[slot, 4], prim_params[slot, 5], prim_params[slot, 6])
+                d, g = sdf_capsule(q, a0, a, b)
+            else:
+                d, g = sdf_cylinder(q, a0, prim_params[slot, 1])
+            g = _to_world(prim_frame, slot, g)
+    else:
+        m = slot - num_prim
+        if mesh_enabled[m] != 0:
+            q = _to_local(mesh_frame, m, p)
+            mesh = mesh_ids[m]
+            q32 = wp.vec3f(wp.float32(q[0]), wp.float32(q[1]), wp.float32(q[2]))
+            hit = wp.mesh_query_point_sign_winding_number(
+                mesh, q32, wp.float32(1.0e30), wp.float32(WINDING_ACCURACY),
+                wp.float32(WINDING_THRESHOLD),
+            )  # fmt: skip
+            if hit.result:
+                valid = 1
+                c = wp.mesh_eval_position(mesh, hit.face, hit.u, hit.v)
+                v = q - wp.vector(type(zero)(c[0]), type(zero)(c[1]), type(zero)(c[2]))
+                n = wp.length(v)
+                s = type(zero)(1.0)
+                if hit.sign < wp.float32(0.0):
+                    s = type(zero)(-1.0)
+                d = s * n
+                if n > zero:
+                    g = v * (s / n)
+                else:
+                    fn = wp.mesh_eval_face_normal(mesh, hit.face)
+                    g = wp.vector(type(zero)(fn[0]), type(zero)(fn[1]), type(zero)(fn[2]))
+                g = _to_world(mesh_frame, m, g)
+    return valid, d, g
+
+
+@wp.func
+def _box_cover(p: Any, lo: wp.vec3f, hi: wp.vec3f):
+    """Half-width of the smallest box around ``p`` that contains the box ``[lo, hi]``."""
+    zero = p[0] - p[0]
+    cover = zero
+    for i in range(3):
+        cover = wp.max(cover, wp.max(p[i] - type(zero)(lo[i]), type(zero)(hi[i]) - p[i]))
+    return cover
+
+
+@wp.func
+def _point_query(
+    p: Any,
+    radius: Any,
+    activation: Any,
+    max_distance: Any,
+    initial_range: Any,
+    prim_type: wp.array(dtype=wp.int32),
+    prim_enabled: wp.array(dtype=wp.int32),
+    prim_frame: wp.array2d(dtype=Any),
+    prim_params: wp.array2d(dtype=Any),
+    mesh_ids: wp.array(dtype=wp.uint64),
+    mesh_enabled: wp.array(dtype=wp.int32),
+    mesh_frame: wp.array2d(dtype=Any),
+    bvh_id: wp.uint64,
+    use_bvh: int,
+    world_lo: wp.vec3f,
+    world_hi: wp.vec3f,
+):
+    """Distance, its gradient and the cost of one sphere (centre ``p``) against the world.
+
+    Returns ``(distance, grad_distance_centre, grad_distance_radius, cost, grad_cost_centre,
+    grad_cost_radius)``; the distance is clamped at ``max_distance`` (zero gradient there).
+    """
+    zero = radius - radius
+    one = zero + type(zero)(1.0)
+    best = max_distance
+    best_g = wp.vector(zero, zero, zero)
+    best_r = zero
+    cost = zero
+    cost_g = wp.vector(zero, zero, zero)
+    cost_r = zero
+    num_slots = prim_type.shape[0] + mesh_ids.shape[0]
+    if use_bvh == 0:
+        for slot in range(num_slots):
+            valid, sdf, g = _obstacle_sdf(
+                slot, p, prim_type, prim_enabled, prim_frame, prim_params, mesh_ids,
+                mesh_enabled, mesh_frame,
+            )  # fmt: skip
+            if valid != 0:
+                dist = sdf - radius
+                if dist < best:
+                    best = dist
+                    best_g = g
+                    best_r = -one
+                x = activation - dist
+                h = smooth_hinge_grad(x, activation)
+                cost = cost + smooth_hinge(x, activation)
+                cost_g = cost_g - h * g
+                cost_r = cost_r + h
+    else:
+        search = radius + wp.max(activation, wp.min(max_distance, initial_range))
+        cover = _box_cover(p, world_lo, world_hi)
+        first = wp.int32(1)
+        done = wp.int32(0)
+        passes = wp.int32(0)
+        while done == 0:
+            # outward slack for rounding the box to float32 (obstacle boxes carry their own)
+            slack = type(zero)(1.0e-6) * (search + wp.abs(p[0]) + wp.abs(p[1]) + wp.abs(p[2]))
+            half = search + slack
+            lo = wp.vec3f(wp.float32(p[0] - half), wp.float32(p[1] - half), wp.float32(p[2] - half))
+            hi = wp.vec3f(wp.float32(p[0] + half), wp.float32(p[1] + half), wp.float32(p[2] + half))
+            query = wp.bvh_query_aabb(bvh_id, lo, hi)
+            slot = wp.int32(0)
+            while wp.bvh_query_next(query, slot):
+                valid, sdf, g = _obstacle_sdf(
+                    slot, p, prim_type, prim_enabled, prim_frame, prim_params, mesh_ids,
+                    mesh_enabled, mesh_frame,
+                )  # fmt: skip
+                if valid != 0:
+                    dist = sdf - radius
+                    if dist < best:
+                        best = dist
+                        best_g = g
+                        best_r = -one
+                    if first != 0:
+                        x = activation - dist
+                        h = smooth_hinge_grad(x, activation)
+                        cost = cost + smooth_hinge(x, activation)
+                        cost_g = cost_g - h * g
+                        cost_r = cost_r + h
+            first = 0
+            passes += 1
+            # everything outside the box is farther than ``search`` from p; the pass cap only
+            # matters for non-finite input (4^MAX_PASSES outgrows any finite world)
+            if best + radius <= search or search >= radius + max_distance or search >= cover:
+                done = 1
+            elif passes >= MAX_PASSES:
+                done = 1
+            else:
+                search = wp.min(search * type(zero)(RANGE_GROWTH), radius + max_distance)
+    return best, best_g, best_r, cost, cost_g, cost_r
+
+
+@wp.func
+def _store4(a: wp.array2d(dtype=Any), i: int, v: Any, w: Any):
+    a[i, 0] = v[0]
+    a[i, 1] = v[1]
+    a[i, 2] = v[2]
+    a[i, 3] = w
+
+
+@wp.kernel
+def sphere_world_distance(
+    spheres: wp.array2d(dtype=Any),
+    activation: Any,
+    max_distance: Any,
+    initial_range: Any,
+    sweep: int,
+    horizon: int,
+    num_spheres: int,
+    sweep_spacing: Any,
+    max_sweep_samples: int,
+    prim_type: wp.array(dtype=wp.int32),
+    prim_enabled: wp.array(dtype=wp.int32),
+    prim_frame: wp.array2d(dtype=Any),
+    prim_params: wp.array2d(dtype=Any),
+    mesh_ids: wp.array(dtype=wp.uint64),
+    mesh_enabled: wp.array(dtype=wp.int32),
+    mesh_frame: wp.array2d(dtype=Any),
+    bvh_id: wp.uint64,
+    use_bvh: int,
+    world_lo: wp.vec3f,
+    world_hi: wp.vec3f,
+    row_offset: int,
+    write_grad: int,
+    distance: wp.array(dtype=Any),
+    cost: wp.array(dtype=Any),
+    grad_distance: wp.array2d(dtype=Any),
+    grad_cost: wp.array2d(dtype=Any),
+    grad_distance_prev: wp.array2d(dtype=Any),
+    grad_cost_prev: wp.array2d(dtype=Any),
+):
+    """Distance ``[S]`` and cost ``[S]`` of spheres ``[S, 4]`` (rows ``b*H*N + h*N + n``).
+
+    With ``sweep``, row ``h >= 1`` samples the segment from the same sphere at ``h - 1``
+    (row ``- N``): ``K = min(ceil(L / (sweep_spacing * r)), max_sweep_samples)`` sub-segment
+    midpoints ``t = (k + 1/2) / K`` and the end point ``t = 1`` (centre and radius interpolated);
+    the distance is the minimum, the cost the maximum over the samples. Gradients (with
+    ``write_grad``) go to this row's sphere (``grad_*``, weight ``t``) and the previous one
+    (``grad_*_prev``, weight ``1 - t``); outputs
+    are written at ``row - row_offset`` so a row chunk can use views of its own rows.
+    """
+    s = wp.tid() + row_offset
+    o = s - row_offset
+    zero = activation - activation
+    one = zero + type(zero)(1.0)
+    r = spheres[s, 3]
+    c = wp.vector(spheres[s, 0], spheres[s, 1], spheres[s, 2])
+    vzero = wp.vector(zero, zero, zero)
+    if r < zero:
+        distance[o] = max_distance
+        cost[o] = zero
+        if write_grad != 0:
+            _store4(grad_distance, o, vzero, zero)
+            _store4(grad_cost, o, vzero, zero)
+            if sweep != 0:
+                _store4(grad_distance_prev, o, vzero, zero)
+                _store4(grad_cost_prev, o, vzero, zero)
+        return
+    a = c
+    ra = r
+    samples = wp.int32(1)
+    count = wp.int32(1)
+    h = (s // num_spheres) % horizon
+    if sweep != 0 and h > 0:
+        rp = spheres[s - num_spheres, 3]
+        if rp >= zero:
+            a = wp.vector(
+                spheres[s - num_spheres, 0],
+                spheres[s - num_spheres, 1],
+                spheres[s - num_spheres, 2],
+            )
+            ra = rp
+            length = wp.length(c - a)
+            step = sweep_spacing * wp.min(r, rp)
+            if length > zero:
+                samples = max_sweep_samples
+                if step > zero and length / step < type(zero)(max_sweep_samples):
+                    samples = wp.max(int(wp.ceil(length / step)), 1)
+                count = samples + 1
+    best_d = max_distance
+    best_gd = vzero
+    best_gdr = zero
+    best_td = one
+    best_c = zero
+    best_gc = vzero
+    best_gcr = zero
+    best_tc = one
+    for k in range(count):
+        # midpoints of the K sub-segments, then the end point itself
+        t = one
+        if k < count - 1:
+            t = (type(zero)(k) + type(zero)(0.5)) / type(zero)(samples)
+        p = a + t * (c - a)
+        rr = ra + t * (r - ra)
+        d, gd, gdr, cst, gc, gcr = _point_query(
+            p, rr, activation, max_distance, initial_range, prim_type, prim_enabled, prim_frame,
+            prim_params, mesh_ids, mesh_enabled, mesh_frame, bvh_id, use_bvh, world_lo, world_hi,
+        )  # fmt: skip
+        if k == 0 or d < best_d:
+            best_d = d
+            best_gd = gd
+            best_gdr = gdr
+            best_td = t
+        if k == 0 or cst > best_c:
+            best_c = cst
+            best_gc = gc
+            best_gcr = gcr
+            best_tc = t
+    distance[o] = best_d
+    cost[o] = best_c
+    if write_grad != 0:
+        _store4(grad_distance, o, best_gd * best_td, best_gdr * best_td)
+        _store4(grad_cost, o, best_gc * best_tc, best_gcr * best_tc)
+        if sweep != 0:
+            _store4(grad_distance_prev, o, best_gd * (one - best_td), best_gdr * (one - best_td))
+            _store4(grad_cost_prev, o, best_gc * (one - best_tc), best_gcr * (one - best_tc))
+
+
+@wp.kernel
+def sdf_primitive_points(
+    points: wp.array2d(dtype=Any),
+    kind: int,
+    params: wp.array(dtype=Any),
+    out: wp.array2d(dtype=Any),
+):
+    """``out[i] = (sdf, gradient xyz)`` of local ``points [n, 3]`` against one primitive: the
+    per-primitive functions exposed for unit tests."""
+    i = wp.tid()
+    p = wp.vector(points[i, 0], points[i, 1], points[i, 2])
+    zero = params[0] - params[0]
+    d = zero
+    g = wp.vector(zero, zero, zero)
+    if kind == CUBOID:
+        d, g = sdf_box(p, params[0], params[1], params[2])
+    elif kind == SPHERE:
+        d, g = sdf_sphere(p, params[0])
+    elif kind == CAPSULE:
+        a = wp.vector(params[1], params[2], params[3])
+        b = wp.vector(params[4], params[5], params[6])
+        d, g = sdf_capsule(p, params[0], a, b)
+    else:
+        d, g = sdf_cylinder(p, params[0], params[1])
+    _store4(out, i, wp.vector(d, g[0], g[1]), g[2])
+
+
+def _signatures(scalar) -> dict[str, list]:
+    a1, a2 = wp.array(dtype=scalar), wp.array2d(dtype=scalar)
+    i32, u64 = wp.array(dtype=wp.int32), wp.array(dtype=wp.uint64)
+    return {
+        "distance": [
+            a2, scalar, scalar, scalar, int, int, int, scalar, int,
+            i32, i32, a2, a2, u64, i32, a2, wp.uint64, int, wp.vec3f, wp.vec3f, int, int,
+            a1, a1, a2, a2, a2, a2,
+        ],
+        "sdf": [a2, int, a1, a2],
+    }  # fmt: skip
+
+
+_KERNELS = {"distance": sphere_world_distance, "sdf": sdf_primitive_points}
+_SCALAR = {torch.float32: wp.float32, torch.float64: wp.float64}
+
+
+def _declare_overloads() -> None:
+    """Instantiate the kernels for float32 and float64 so one module build serves both."""
+    for scalar in _SCALAR.values():
+        for name, signature in _signatures(scalar).items():
+            wp.overload(_KERNELS[name], signature)
+
+
+_declare_overloads()
+
+
+@functools.cache
+def kernel_for(name: str, dtype: torch.dtype) -> wp.Kernel:
+    """The float32 or float64 instance of ``sphere_world_distance`` (``"distance"``) or
+    ``sdf_primitive_points`` (``"sdf"``)."""
+    return _KERNELS[name].get_overload(_signatures(_SCALAR[dtype])[name])
