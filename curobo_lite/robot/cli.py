@@ -62,6 +62,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="cover tolerance in metres (spheres as needed); default: --spheres-per-link 8",
     )
+    fit.add_argument(
+        "--link-spheres",
+        nargs="+",
+        default=[],
+        metavar="LINK=N",
+        help="sphere budgets for single links, overriding the budget or tolerance",
+    )
     fit.add_argument("-o", "--output", default=None, help="write a separate spheres file")
     fit.add_argument("--links", nargs="+", default=None, help="only these links")
     fit.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -111,11 +118,17 @@ def _spheres(args: argparse.Namespace) -> int:
     import yaml
 
     from curobo_lite.robot import sphere_fit
-    from curobo_lite.robot.config import resolve_robot_file
+    from curobo_lite.robot.config import COLLISION_KEYS, resolve_robot_file
 
     spheres_per_link = args.spheres_per_link
     if spheres_per_link is None and args.tolerance is None:
         spheres_per_link = 8
+    link_budgets = {}
+    for item in args.link_spheres:
+        link, _, count = item.partition("=")
+        if not link or not count.isdigit() or int(count) < 1:
+            raise SystemExit(f"robot spheres: --link-spheres expects LINK=N (N >= 1), got {item!r}")
+        link_budgets[link] = int(count)
     source = Path(args.robot)
     config, robot_file = None, None
     try:
@@ -127,10 +140,12 @@ def _spheres(args: argparse.Namespace) -> int:
                 raise SystemExit("robot spheres: --ignore-samples needs a robot file")
         else:
             robot_file = resolve_robot_file(args.robot)
-            config = RobotConfig.from_yaml(robot_file)
+            raw = yaml.safe_load(robot_file.read_text())
+            # the spheres being replaced play no part in the fit
+            kept = {k: v for k, v in raw.items() if k not in COLLISION_KEYS}
+            config = RobotConfig.from_dict(kept, source=str(robot_file), base_dir=robot_file.parent)
             urdf = args.urdf
             if urdf is None:
-                raw = yaml.safe_load(robot_file.read_text())
                 if not raw.get("urdf_path"):
                     raise SystemExit(
                         f"robot spheres: {robot_file} has no urdf_path; pass --urdf URDF"
@@ -143,6 +158,7 @@ def _spheres(args: argparse.Namespace) -> int:
             tolerance=args.tolerance,
             seed=args.seed,
             links=args.links,
+            link_budgets=link_budgets,
         )
     except ValueError as err:
         raise SystemExit(f"robot spheres: {err}") from None
@@ -155,6 +171,7 @@ def _spheres(args: argparse.Namespace) -> int:
     words += [f"--urdf {args.urdf}"] if args.urdf else []
     words += [mode, f"--seed {args.seed}"]
     words += [f"--links {' '.join(args.links)}"] if args.links else []
+    words += [f"--link-spheres {' '.join(args.link_spheres)}"] if args.link_spheres else []
     words += [f"--ignore-samples {args.ignore_samples}"] if args.ignore_samples else []
     words += [f"-o {args.output}"] if args.output else []
     command = " ".join(words)

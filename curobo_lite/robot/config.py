@@ -73,7 +73,7 @@ LIMIT_KINDS = ("position", "velocity", "acceleration", "jerk")
 CONTINUOUS_JOINT_LIMIT = 2.0 * math.pi
 
 # cuRobo's robot-file keys for the collision model (see RobotCollisionConfig)
-_COLLISION_KEYS = (
+COLLISION_KEYS = (
     "collision_spheres",
     "collision_link_names",
     "collision_sphere_buffer",
@@ -88,7 +88,7 @@ _TOP_REQUIRED = (
     "retract_config",
     "cspace_weights",
 )
-_TOP_OPTIONAL = ("name", "joints", "urdf_path", "lock_joints", *_COLLISION_KEYS)
+_TOP_OPTIONAL = ("name", "joints", "urdf_path", "lock_joints", *COLLISION_KEYS)
 
 
 # ------------------------------------------------------------------------------------------
@@ -415,7 +415,7 @@ class RobotCollisionConfig:
         """
         reader = _Reader(source)
         if data.get("collision_spheres") is None:
-            extra = [k for k in _COLLISION_KEYS if data.get(k) is not None]
+            extra = [k for k in COLLISION_KEYS if data.get(k) is not None]
             if extra:
                 raise reader.error(extra[0], "given without 'collision_spheres'")
             return None

@@ -384,6 +384,7 @@ def fit_robot_spheres(
     seed: int = 0,
     links: Sequence[str] | None = None,
     check_configurations: int = 3,
+    link_budgets: dict[str, int] | None = None,
 ) -> list[LinkFit]:
     """Fit spheres to every link with collision geometry in a URDF.
 
@@ -400,6 +401,9 @@ def fit_robot_spheres(
         tolerance: cover tolerance in metres (see :func:`fit_spheres`), instead of a budget.
         seed: random seed.
         links: only these links (robot-file names); default every link with geometry.
+        check_configurations: random configurations at which the frame match is verified.
+        link_budgets: ``{link: N}`` sphere budgets that override ``spheres_per_link`` /
+            ``tolerance`` for those links.
 
     Returns:
         One :class:`LinkFit` per link, in the robot file's tree order (URDF order without one).
@@ -472,6 +476,12 @@ def fit_robot_spheres(
                 pieces.setdefault(target, []).append(
                     (mesh, f"{g.description} on URDF link {urdf_link}{note}")
                 )
+    unknown = [link for link in (link_budgets or {}) if link not in pieces]
+    if unknown:
+        raise ValueError(
+            f"link_budgets: no collision geometry for {unknown}; links with geometry: "
+            f"{sorted(pieces)}"
+        )
     if links is not None:
         missing = [link for link in links if link not in pieces]
         if missing:
@@ -486,8 +496,9 @@ def fit_robot_spheres(
         items = pieces[link]
         areas = np.array([mesh.area for mesh, _ in items])
         budgets: list[int | None] = [None] * len(items)
-        if spheres_per_link is not None:
-            share = np.maximum(1, np.floor(spheres_per_link * areas / areas.sum())).astype(int)
+        link_budget = (link_budgets or {}).get(link, spheres_per_link)
+        if link_budget is not None:
+            share = np.maximum(1, np.floor(link_budget * areas / areas.sum())).astype(int)
             budgets = [int(b) for b in share]
         fitted, gaps, volume = [], [], 0.0
         for (mesh, _), budget in zip(items, budgets):
