@@ -1,5 +1,11 @@
-"""Geometry: the world model (obstacles, world files) and sphere-vs-world collision queries."""
+"""Geometry: the world model (obstacles, world files), sphere-vs-world and self-collision
+queries."""
 
+from curobo_lite.geom.self_collision import (
+    SelfCollisionChecker,
+    SelfCollisionDistance,
+    self_collision_distance,
+)
 from curobo_lite.geom.world import (
     Capsule,
     Cuboid,
@@ -20,11 +26,14 @@ __all__ = [
     "Cylinder",
     "Mesh",
     "Obstacle",
+    "SelfCollisionChecker",
+    "SelfCollisionDistance",
     "Sphere",
     "WorldCollision",
     "WorldConfig",
     "WorldDistance",
     "available_worlds",
     "resolve_world_file",
+    "self_collision_distance",
     "world_config_dirs",
 ]

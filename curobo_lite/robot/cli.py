@@ -40,6 +40,48 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     imp.add_argument("--force", action="store_true", help="overwrite an existing output file")
     imp.set_defaults(func=_import_urdf)
 
+    fit = commands.add_parser(
+        "spheres",
+        help="fit collision spheres to a robot's URDF collision geometry",
+        description=(
+            "Fit spheres covering each link's collision geometry (URDF meshes and primitives). "
+            "Given a robot file, its 'collision_spheres' (and 'collision_link_names') are "
+            "replaced in place, the rest of the file kept; with -o the spheres go to a separate "
+            "spheres file instead (cuRobo's layout, usable as collision_spheres: FILE)."
+        ),
+    )
+    fit.add_argument("robot", help="robot file (.yml), bundled robot name, or a URDF file")
+    fit.add_argument(
+        "--urdf", default=None, help="URDF with the collision geometry (default: urdf_path)"
+    )
+    budget = fit.add_mutually_exclusive_group()
+    budget.add_argument("--spheres-per-link", type=int, default=None, help="sphere budget per link")
+    budget.add_argument(
+        "--tolerance",
+        type=float,
+        default=None,
+        help="cover tolerance in metres (spheres as needed); default: --spheres-per-link 8",
+    )
+    fit.add_argument(
+        "--link-spheres",
+        nargs="+",
+        default=[],
+        metavar="LINK=N",
+        help="sphere budgets for single links, overriding the budget or tolerance",
+    )
+    fit.add_argument("-o", "--output", default=None, help="write a separate spheres file")
+    fit.add_argument("--links", nargs="+", default=None, help="only these links")
+    fit.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    fit.add_argument(
+        "--ignore-samples",
+        type=int,
+        default=0,
+        help="also write self_collision_ignore found from this many random configurations "
+        "(adjacent links and pairs overlapping in every sample; robot files only)",
+    )
+    fit.add_argument("--note", default=None, help="provenance note written in the comment")
+    fit.set_defaults(func=_spheres)
+
     show = commands.add_parser("show", help="joints, limits and end-effector pose at retract")
     show.add_argument("robot", help="bundled robot name (e.g. franka) or path to a .yml file")
     show.set_defaults(func=_show)
@@ -69,6 +111,116 @@ def _import_urdf(args: argparse.Namespace) -> int:
         "note: acceleration and jerk limits are the --acceleration-limit / --jerk-limit values, "
         "the retract configuration is the middle of each joint range; edit them as needed"
     )
+    return 0
+
+
+def _spheres(args: argparse.Namespace) -> int:
+    import yaml
+
+    from curobo_lite.robot import sphere_fit
+    from curobo_lite.robot.config import COLLISION_KEYS, resolve_robot_file
+
+    spheres_per_link = args.spheres_per_link
+    if spheres_per_link is None and args.tolerance is None:
+        spheres_per_link = 8
+    link_budgets = {}
+    for item in args.link_spheres:
+        link, _, count = item.partition("=")
+        if not link or not count.isdigit() or int(count) < 1:
+            raise SystemExit(f"robot spheres: --link-spheres expects LINK=N (N >= 1), got {item!r}")
+        link_budgets[link] = int(count)
+    source = Path(args.robot)
+    config, robot_file = None, None
+    try:
+        if source.suffix.lower() == ".urdf":
+            urdf = source
+            if args.output is None:
+                raise SystemExit("robot spheres: a URDF input needs -o OUT.yml (a spheres file)")
+            if args.ignore_samples:
+                raise SystemExit("robot spheres: --ignore-samples needs a robot file")
+        else:
+            robot_file = resolve_robot_file(args.robot)
+            raw = yaml.safe_load(robot_file.read_text())
+            # the spheres being replaced play no part in the fit
+            kept = {k: v for k, v in raw.items() if k not in COLLISION_KEYS}
+            config = RobotConfig.from_dict(kept, source=str(robot_file), base_dir=robot_file.parent)
+            urdf = args.urdf
+            if urdf is None:
+                if not raw.get("urdf_path"):
+                    raise SystemExit(
+                        f"robot spheres: {robot_file} has no urdf_path; pass --urdf URDF"
+                    )
+                urdf = robot_file.parent / raw["urdf_path"]
+        fits = sphere_fit.fit_robot_spheres(
+            urdf,
+            config,
+            spheres_per_link=spheres_per_link,
+            tolerance=args.tolerance,
+            seed=args.seed,
+            links=args.links,
+            link_budgets=link_budgets,
+        )
+    except ValueError as err:
+        raise SystemExit(f"robot spheres: {err}") from None
+    mode = (
+        f"--spheres-per-link {spheres_per_link}"
+        if spheres_per_link is not None
+        else f"--tolerance {args.tolerance}"
+    )
+    words = ["curobo-lite robot spheres", args.robot]
+    words += [f"--urdf {args.urdf}"] if args.urdf else []
+    words += [mode, f"--seed {args.seed}"]
+    words += [f"--links {' '.join(args.links)}"] if args.links else []
+    words += [f"--link-spheres {' '.join(args.link_spheres)}"] if args.link_spheres else []
+    words += [f"--ignore-samples {args.ignore_samples}"] if args.ignore_samples else []
+    words += [f"-o {args.output}"] if args.output else []
+    command = " ".join(words)
+    header = [
+        f"Collision spheres fitted by `{sphere_fit._GENERATED}` ({mode}, seed {args.seed}) "
+        f"from the collision geometry of {Path(urdf).name}.",
+        "Method: interior candidate centres with radius = distance to the surface, greedy cover "
+        "of surface samples, inflation so every sample is covered (curobo_lite.robot.sphere_fit).",
+    ]
+    if args.note:
+        header.append(args.note)
+    header.append(f"Command: {command}")
+    total = sum(len(f.spheres) for f in fits)
+    for fit in fits:
+        print(
+            f"{fit.link:<24} {len(fit.spheres):>3} spheres  coverage gap "
+            f"{1000 * fit.coverage_gap:.2f} mm  union/solid volume {fit.volume_ratio:.2f}"
+        )
+    block = sphere_fit.spheres_yaml(fits, header)
+    if args.output is not None:
+        Path(args.output).write_text(block)
+        print(f"wrote {total} spheres on {len(fits)} links to {args.output}")
+        return 0
+    text = robot_file.read_text()
+    names = "collision_link_names: [" + ", ".join(f.link for f in fits) + "]\n"
+    text = sphere_fit.replace_top_level_block(text, "collision_link_names", names)
+    text = sphere_fit.replace_top_level_block(text, "collision_spheres", block)
+    robot_file.write_text(text)
+    if args.ignore_samples:
+        config = RobotConfig.from_yaml(robot_file)
+        ignore, report = sphere_fit.suggest_self_collision_ignore(
+            config, num_samples=args.ignore_samples, seed=args.seed
+        )
+        always = [k for k, v in report["reasons"].items() if v != "adjacent"]
+        ignore_header = [
+            f"Self-collision ignore list found by `{sphere_fit._GENERATED} --ignore-samples "
+            f"{args.ignore_samples}` (seed {args.seed}): links on the same rigid body or one "
+            "moving joint apart, and pairs whose",
+            f"spheres overlapped in all {args.ignore_samples} uniformly random configurations "
+            f"within the position limits ({', '.join(always) if always else 'none'}).",
+        ]
+        text = sphere_fit.replace_top_level_block(
+            robot_file.read_text(),
+            "self_collision_ignore",
+            sphere_fit.ignore_yaml(ignore, ignore_header),
+        )
+        robot_file.write_text(text)
+        RobotConfig.from_yaml(robot_file)
+    print(f"wrote {total} spheres on {len(fits)} links into {robot_file}")
     return 0
 
 

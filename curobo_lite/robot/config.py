@@ -19,6 +19,23 @@ must be finite, and the URDF importer gives it ``[-2 pi, 2 pi]``), ``prismatic``
 ``fixed`` (folded into the next moving joint's origin). A ``mimic`` joint moves as
 ``multiplier * q[joint] + offset`` and the joint it follows must be in ``joint_names``.
 ``floating`` and ``planar`` joints are refused when they lie on the base-to-end-effector chain.
+
+Collision model (cuRobo's keys, all optional; see :class:`RobotCollisionConfig`):
+
+- ``collision_spheres``: ``{link: [{center: [3], radius}]}`` in each link's frame, or a path
+  (relative to the robot file) to a YAML file holding ``collision_spheres: {...}``.
+- ``collision_link_names``: links whose spheres are used (default: every key of
+  ``collision_spheres``, in file order).
+- ``collision_sphere_buffer``: metres added to every radius (default 0).
+- ``self_collision_ignore``: ``{link: [links]}`` pairs never checked (symmetric).
+- ``self_collision_buffer``: ``{link: metres}`` added to that link's radii in self-collision
+  checks only.
+- ``lock_joints``: ``{joint: value}`` for joints of the tree that are not in ``joint_names``
+  (e.g. gripper fingers); they are held at ``value`` so the links behind them are rigidly
+  attached to the chain and can carry spheres.
+
+A link carrying spheres must be on the base-to-end-effector chain or reached from it through
+fixed or locked joints (its constant transform is folded into the chain).
 Every problem is reported as a ``ValueError`` naming the file, the key and the problem.
 """
 
@@ -31,6 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 import yaml
 
@@ -38,6 +56,11 @@ from curobo_lite.config_files import (
     available_configs,
     config_dirs,
     resolve_config_file,
+)
+from curobo_lite.robot.geometry import (
+    quat_from_axis_angle_np,
+    quat_to_matrix_np,
+    rpy_to_matrix_np,
 )
 from curobo_lite.types import TensorDeviceType
 
@@ -49,6 +72,14 @@ LIMIT_KINDS = ("position", "velocity", "acceleration", "jerk")
 # so interpolation and limit costs stay well defined.
 CONTINUOUS_JOINT_LIMIT = 2.0 * math.pi
 
+# cuRobo's robot-file keys for the collision model (see RobotCollisionConfig)
+COLLISION_KEYS = (
+    "collision_spheres",
+    "collision_link_names",
+    "collision_sphere_buffer",
+    "self_collision_ignore",
+    "self_collision_buffer",
+)
 _TOP_REQUIRED = (
     "base_link",
     "ee_link",
@@ -57,7 +88,7 @@ _TOP_REQUIRED = (
     "retract_config",
     "cspace_weights",
 )
-_TOP_OPTIONAL = ("name", "joints", "urdf_path")
+_TOP_OPTIONAL = ("name", "joints", "urdf_path", "lock_joints", *COLLISION_KEYS)
 
 
 # ------------------------------------------------------------------------------------------
@@ -339,6 +370,192 @@ class JointLimits:
 
 
 # ------------------------------------------------------------------------------------------
+# collision model
+# ------------------------------------------------------------------------------------------
+@dataclass
+class RobotCollisionConfig:
+    """Collision spheres of a robot and its self-collision rules (cuRobo's robot-file keys).
+
+    Attributes:
+        spheres: ``{link: [[x, y, z, radius], ...]}`` sphere centres in the link frame (metres)
+            and radii without ``sphere_buffer``; only the links of ``link_names``.
+        link_names: links carrying spheres, in the order their spheres are listed.
+        sphere_buffer: metres added to every radius (``collision_sphere_buffer``).
+        self_collision_ignore: ``{link: sorted links}`` closed under symmetry.
+        self_collision_buffer: ``{link: metres}`` added to the link's radii for self-collision.
+        spheres_file: the separate spheres file the spheres were read from, if any.
+    """
+
+    spheres: dict[str, list[list[float]]]
+    link_names: list[str]
+    sphere_buffer: float = 0.0
+    self_collision_ignore: dict[str, list[str]] = field(default_factory=dict)
+    self_collision_buffer: dict[str, float] = field(default_factory=dict)
+    spheres_file: str | None = None
+
+    @property
+    def num_spheres(self) -> int:
+        return sum(len(self.spheres[link]) for link in self.link_names)
+
+    def ignores(self, link_a: str, link_b: str) -> bool:
+        """Whether the pair is excluded from self-collision checks."""
+        return link_b in self.self_collision_ignore.get(link_a, ())
+
+    @classmethod
+    def from_dict(
+        cls,
+        data: Mapping[str, Any],
+        source: str = "<dict>",
+        base_dir: str | os.PathLike | None = None,
+    ) -> RobotCollisionConfig | None:
+        """Parse the collision keys of a robot file (other keys are ignored).
+
+        Returns ``None`` when the file has no ``collision_spheres``. Link names are checked
+        against the kinematic tree by :class:`RobotConfig`, not here.
+        """
+        reader = _Reader(source)
+        if data.get("collision_spheres") is None:
+            extra = [k for k in COLLISION_KEYS if data.get(k) is not None]
+            if extra:
+                raise reader.error(extra[0], "given without 'collision_spheres'")
+            return None
+        raw = data["collision_spheres"]
+        spheres_file = None
+        sphere_reader = reader
+        key = "collision_spheres"
+        if isinstance(raw, str):
+            path = Path(raw)
+            if not path.is_absolute():
+                path = Path(base_dir or ".") / path
+            if not path.is_file():
+                raise reader.error(key, f"spheres file '{path}' does not exist")
+            try:
+                loaded = yaml.safe_load(path.read_text())
+            except yaml.YAMLError as err:
+                raise reader.error(key, f"spheres file '{path}' is not valid YAML: {err}") from None
+            spheres_file = str(path)
+            sphere_reader = _Reader(spheres_file)
+            loaded = sphere_reader.mapping(loaded, "<top level>", ("collision_spheres",))
+            raw = loaded["collision_spheres"]
+        raw = sphere_reader.mapping(raw, key, (), list(raw) if isinstance(raw, Mapping) else ())
+        spheres: dict[str, list[list[float]]] = {}
+        for link, entries in raw.items():
+            link_key = f"{key}.{link}"
+            sphere_reader.string(link, link_key)
+            if isinstance(entries, str) or not isinstance(entries, Sequence) or not entries:
+                raise sphere_reader.error(
+                    link_key, f"expected a non-empty list of spheres, received {entries!r}"
+                )
+            rows = []
+            for i, entry in enumerate(entries):
+                entry_key = f"{link_key}[{i}]"
+                entry = sphere_reader.mapping(entry, entry_key, ("center", "radius"))
+                center = sphere_reader.vector(entry["center"], f"{entry_key}.center", 3)
+                radius = sphere_reader.number(entry["radius"], f"{entry_key}.radius")
+                if radius <= 0.0:
+                    raise sphere_reader.error(
+                        f"{entry_key}.radius", f"expected a radius > 0, received {radius!r}"
+                    )
+                rows.append([*center, radius])
+            spheres[str(link)] = rows
+
+        if data.get("collision_link_names") is None:
+            link_names = list(spheres)
+        else:
+            link_names = reader.strings(data["collision_link_names"], "collision_link_names")
+            for i, link in enumerate(link_names):
+                if link not in spheres:
+                    raise reader.error(
+                        f"collision_link_names[{i}]",
+                        f"link '{link}' has no entry in collision_spheres; links with spheres: "
+                        f"{_preview(list(spheres))}",
+                    )
+        buffer = 0.0
+        if data.get("collision_sphere_buffer") is not None:
+            buffer = reader.number(data["collision_sphere_buffer"], "collision_sphere_buffer")
+        for link in link_names:
+            for i, row in enumerate(spheres[link]):
+                if row[3] + buffer <= 0.0:
+                    raise reader.error(
+                        "collision_sphere_buffer",
+                        f"buffer {buffer!r} makes sphere {key}.{link}[{i}] (radius {row[3]!r}) "
+                        "empty; expected radius + buffer > 0",
+                    )
+
+        ignore: dict[str, set[str]] = {}
+        if data.get("self_collision_ignore") is not None:
+            raw_ignore = data["self_collision_ignore"]
+            allowed = list(raw_ignore) if isinstance(raw_ignore, Mapping) else ()
+            raw_ignore = reader.mapping(raw_ignore, "self_collision_ignore", (), allowed)
+            for link, others in raw_ignore.items():
+                entry_key = f"self_collision_ignore.{link}"
+                reader.string(link, entry_key)
+                others = [] if others is None else reader.strings(others, entry_key)
+                for other in others:
+                    if other == link:
+                        raise reader.error(entry_key, f"link '{link}' ignores itself")
+                    ignore.setdefault(link, set()).add(other)
+                    ignore.setdefault(other, set()).add(link)
+        self_buffer: dict[str, float] = {}
+        if data.get("self_collision_buffer") is not None:
+            raw_buffer = data["self_collision_buffer"]
+            allowed = list(raw_buffer) if isinstance(raw_buffer, Mapping) else ()
+            raw_buffer = reader.mapping(raw_buffer, "self_collision_buffer", (), allowed)
+            for link, value in raw_buffer.items():
+                reader.string(link, f"self_collision_buffer.{link}")
+                self_buffer[link] = reader.number(value, f"self_collision_buffer.{link}")
+        return cls(
+            spheres={link: spheres[link] for link in link_names},
+            link_names=link_names,
+            sphere_buffer=buffer,
+            self_collision_ignore={k: sorted(v) for k, v in ignore.items()},
+            self_collision_buffer=self_buffer,
+            spheres_file=spheres_file,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The robot-file keys, spheres written inline."""
+        out: dict[str, Any] = {
+            "collision_link_names": list(self.link_names),
+            "collision_spheres": {
+                link: [{"center": row[:3], "radius": row[3]} for row in self.spheres[link]]
+                for link in self.link_names
+            },
+            "collision_sphere_buffer": self.sphere_buffer,
+        }
+        if self.self_collision_ignore:
+            # each pair once, under the link listed first
+            written: dict[str, list[str]] = {}
+            seen: set[frozenset[str]] = set()
+            for link, others in self.self_collision_ignore.items():
+                for other in others:
+                    pair = frozenset((link, other))
+                    if pair not in seen:
+                        seen.add(pair)
+                        written.setdefault(link, []).append(other)
+            out["self_collision_ignore"] = written
+        if self.self_collision_buffer:
+            out["self_collision_buffer"] = dict(self.self_collision_buffer)
+        return out
+
+
+def joint_transform_np(joint: JointSpec, value: float = 0.0) -> np.ndarray:
+    """``[4, 4]`` transform from ``joint.parent`` to ``joint.child`` at joint value ``value``."""
+    transform = np.eye(4)
+    transform[:3, :3] = rpy_to_matrix_np(joint.origin_rpy)
+    transform[:3, 3] = joint.origin_xyz
+    if joint.is_moving and value != 0.0:
+        motion = np.eye(4)
+        axis = np.asarray(joint.axis, dtype=np.float64)
+        if joint.type == "prismatic":
+            motion[:3, 3] = axis * value
+        else:
+            motion[:3, :3] = quat_to_matrix_np(quat_from_axis_angle_np(axis, value))
+        transform = transform @ motion
+    return transform
+
+
+# ------------------------------------------------------------------------------------------
 # robot
 # ------------------------------------------------------------------------------------------
 @dataclass
@@ -355,6 +572,9 @@ class RobotConfig:
         cspace_weights: ``[D]`` joint-space cost weights.
         tensor_args: device and dtype of the tensors above.
         source: where the description came from, used in error messages.
+        lock_joints: ``{joint: value}`` joints off ``joint_names`` held fixed (e.g. fingers).
+        collision: the collision spheres and self-collision rules, ``None`` when the robot
+            file has no ``collision_spheres``.
     """
 
     name: str
@@ -367,14 +587,18 @@ class RobotConfig:
     cspace_weights: torch.Tensor
     tensor_args: TensorDeviceType = field(default_factory=TensorDeviceType)
     source: str = "<RobotConfig>"
+    lock_joints: dict[str, float] = field(default_factory=dict)
+    collision: RobotCollisionConfig | None = None
 
     def __post_init__(self) -> None:
         self.joint_names = list(self.joint_names)
         self.joints = list(self.joints)
+        self.lock_joints = dict(self.lock_joints)
         self.retract_config = self.tensor_args.to_device(self.retract_config)
         self.cspace_weights = self.tensor_args.to_device(self.cspace_weights)
         self.joint_limits = self.joint_limits.to(self.tensor_args)
         self._chain = self._validate()
+        self._attachments = self._validate_collision()
 
     # validation -------------------------------------------------------------------------------
     def _validate(self) -> list[JointSpec]:
@@ -495,7 +719,118 @@ class RobotConfig:
             )
         return chain
 
+    def _validate_collision(self) -> dict[str, tuple[str, np.ndarray]]:
+        """Check ``lock_joints`` and the collision links; return the rigid attachments.
+
+        Returns:
+            ``{link: (chain_link, T [4, 4])}`` for every link rigidly attached to the chain:
+            ``chain_link`` is ``base_link`` or the child of a chain joint and ``T`` the
+            constant transform from its frame to ``link``'s frame.
+        """
+        reader = _Reader(self.source)
+        by_name = {j.name: j for j in self.joints}
+        chain_names = {j.name for j in self._chain}
+        for name, value in self.lock_joints.items():
+            key = f"lock_joints.{name}"
+            if name not in by_name:
+                raise reader.error(key, f"unknown joint '{name}'")
+            joint = by_name[name]
+            if not joint.is_moving:
+                raise reader.error(key, f"joint '{name}' is {joint.type}; only moving joints lock")
+            if name in self.joint_names or name in chain_names:
+                raise reader.error(
+                    key, f"joint '{name}' is on the base-to-end-effector chain; it cannot be locked"
+                )
+            self.lock_joints[name] = reader.number(value, key)
+
+        def locked_value(joint: JointSpec) -> float | None:
+            if joint.type == "fixed":
+                return 0.0
+            if joint.name in self.lock_joints:
+                return self.lock_joints[joint.name]
+            if joint.mimic is not None and joint.mimic.joint in self.lock_joints:
+                return joint.mimic.multiplier * self.lock_joints[joint.mimic.joint] + (
+                    joint.mimic.offset
+                )
+            return None
+
+        # breadth-first from the chain links through fixed and locked joints, both directions
+        attachments: dict[str, tuple[str, np.ndarray]] = {
+            self.base_link: (self.base_link, np.eye(4))
+        }
+        for joint in self._chain:
+            attachments[joint.child] = (joint.child, np.eye(4))
+        blocked: dict[str, JointSpec] = {}
+        frontier = list(attachments)
+        while frontier:
+            nxt = []
+            for link in frontier:
+                anchor, transform = attachments[link]
+                for joint in self.joints:
+                    if link not in (joint.parent, joint.child):
+                        continue
+                    other = joint.child if joint.parent == link else joint.parent
+                    if other in attachments:
+                        continue
+                    value = locked_value(joint)
+                    if value is None:
+                        blocked.setdefault(other, joint)
+                        continue
+                    step = joint_transform_np(joint, value)
+                    if joint.child == link:
+                        step = np.linalg.inv(step)
+                    attachments[other] = (anchor, transform @ step)
+                    nxt.append(other)
+            frontier = nxt
+
+        if self.collision is None:
+            return attachments
+        links = {j.parent for j in self.joints} | {j.child for j in self.joints}
+        col = self.collision
+        for link in col.link_names:
+            if link not in links:
+                raise reader.error(
+                    f"collision_spheres.{link}",
+                    f"unknown link '{link}'; links in the tree: {_preview(sorted(links))}",
+                )
+            if link not in attachments:
+                joint = blocked.get(link)
+                why = (
+                    f" (joint '{joint.name}' is {joint.type} and not in lock_joints)"
+                    if joint is not None
+                    else ""
+                )
+                raise reader.error(
+                    f"collision_spheres.{link}",
+                    f"link '{link}' is not rigidly attached to the chain from '{self.base_link}' "
+                    f"to '{self.ee_link}' through fixed or locked joints{why}",
+                )
+        for link, others in col.self_collision_ignore.items():
+            for name in (link, *others):
+                if name not in links:
+                    raise reader.error(
+                        f"self_collision_ignore.{link}",
+                        f"unknown link '{name}'; links in the tree: {_preview(sorted(links))}",
+                    )
+        for link in col.self_collision_buffer:
+            if link not in links:
+                raise reader.error(
+                    f"self_collision_buffer.{link}",
+                    f"unknown link '{link}'; links in the tree: {_preview(sorted(links))}",
+                )
+        return attachments
+
     # properties ---------------------------------------------------------------------------------
+    def rigid_attachment(self, link: str) -> tuple[str, np.ndarray]:
+        """``(chain_link, T [4, 4])``: the chain link ``link`` is rigidly attached to and the
+        constant transform from that chain link's frame to ``link``'s (float64)."""
+        if link not in self._attachments:
+            raise ValueError(
+                f"link: '{link}' is not rigidly attached to the chain of robot '{self.name}'"
+            )
+        anchor, transform = self._attachments[link]
+        return anchor, transform.copy()
+
     @property
     def dof(self) -> int:
         return len(self.joint_names)
@@ -546,6 +881,15 @@ class RobotConfig:
         limits = JointLimits.from_dict(data["joint_limits"], dof, tensor_args, source)
         retract = reader.vector(data["retract_config"], "retract_config", dof)
         weights = reader.vector(data["cspace_weights"], "cspace_weights", dof)
+        lock_joints: dict[str, float] = {}
+        if data.get("lock_joints") is not None:
+            raw_lock = data["lock_joints"]
+            allowed = list(raw_lock) if isinstance(raw_lock, Mapping) else ()
+            raw_lock = reader.mapping(raw_lock, "lock_joints", (), allowed)
+            for joint_name, value in raw_lock.items():
+                reader.string(joint_name, f"lock_joints.{joint_name}")
+                lock_joints[joint_name] = reader.number(value, f"lock_joints.{joint_name}")
+        collision = RobotCollisionConfig.from_dict(data, source, base_dir)
         return cls(
             name=name,
             base_link=reader.string(data["base_link"], "base_link"),
@@ -557,6 +901,8 @@ class RobotConfig:
             cspace_weights=tensor_args.to_device(weights),
             tensor_args=tensor_args,
             source=source,
+            lock_joints=lock_joints,
+            collision=collision,
         )
 
     @classmethod
@@ -620,6 +966,8 @@ class RobotConfig:
             "joint_limits": self.joint_limits.to_dict(),
             "retract_config": self.retract_config.tolist(),
             "cspace_weights": self.cspace_weights.tolist(),
+            **({"lock_joints": dict(self.lock_joints)} if self.lock_joints else {}),
+            **(self.collision.to_dict() if self.collision is not None else {}),
         }
 
     def to_yaml(self, path: str | os.PathLike) -> None:
@@ -643,6 +991,8 @@ class RobotConfig:
             cspace_weights=self.cspace_weights,
             tensor_args=tensor_args,
             source=self.source,
+            lock_joints=self.lock_joints,
+            collision=self.collision,
         )
 
     def __repr__(self) -> str:

@@ -12,6 +12,15 @@ Chain description (``M`` moving joints, fixed joints already folded into the ori
   ``scale * q[source] + offset`` (identity for actuated joints, the mimic rule otherwise).
 - ``joint_type [M]``: 0 revolute, 1 prismatic.
 - ``ee_origin [7]`` and ``has_ee``: a constant end-effector offset after the last joint.
+
+Collision spheres (``S`` of them, possibly none) ride on the moving frames:
+
+- ``sphere_local [S, 4]``: centre in the frame it is attached to, then the radius.
+- ``sphere_start [M + 2]``: spheres ``sphere_start[f + 1] : sphere_start[f + 2]`` are attached
+  to moving frame ``f`` (``f = -1`` is the base frame), so spheres are sorted by frame.
+
+The forward kernel writes base-frame spheres ``[N, S, 4]``; the adjoint adds each sphere
+centre's gradient like a point force on its frame (the radius does not depend on ``q``).
 """
 
 from __future__ import annotations
@@ -63,6 +72,22 @@ def _store_frame(
     link_quaternion[i, k, 3] = sign * r[2]
 
 
+@wp.func
+def _store_sphere(
+    link_spheres: wp.array3d(dtype=Any),
+    sphere_local: wp.array2d(dtype=Any),
+    i: int,
+    s: int,
+    p: Any,
+    r: Any,
+):
+    c = p + wp.quat_rotate(r, _load_vec3(sphere_local, s, 0))
+    link_spheres[i, s, 0] = c[0]
+    link_spheres[i, s, 1] = c[1]
+    link_spheres[i, s, 2] = c[2]
+    link_spheres[i, s, 3] = sphere_local[s, 3]
+
+
 @wp.kernel
 def fk_forward(
     q: wp.array2d(dtype=Any),
@@ -75,15 +100,21 @@ def fk_forward(
     ee_origin: wp.array2d(dtype=Any),
     num_moving: int,
     has_ee: int,
+    sphere_local: wp.array2d(dtype=Any),
+    sphere_start: wp.array(dtype=wp.int32),
     link_position: wp.array3d(dtype=Any),
     link_quaternion: wp.array3d(dtype=Any),
     joint_axis: wp.array3d(dtype=Any),
+    link_spheres: wp.array3d(dtype=Any),
 ):
-    """Link frames ``[N, L, 3|4]`` and base-frame joint axes ``[N, M, 3]`` of ``q [N, D]``."""
+    """Link frames ``[N, L, 3|4]``, base-frame joint axes ``[N, M, 3]`` and collision spheres
+    ``[N, S, 4]`` of ``q [N, D]``."""
     i = wp.tid()
     zero = q.dtype(0.0)
     p = wp.vector(zero, zero, zero)
     r = wp.quaternion(zero, zero, zero, q.dtype(1.0))
+    for s in range(sphere_start[0], sphere_start[1]):
+        _store_sphere(link_spheres, sphere_local, i, s, p, r)
     for j in range(num_moving):
         value = scale[j] * q[i, source[j]] + offset[j]
         p = p + wp.quat_rotate(r, _load_vec3(origin, j, 0))
@@ -98,6 +129,8 @@ def fk_forward(
         joint_axis[i, j, 1] = z[1]
         joint_axis[i, j, 2] = z[2]
         _store_frame(link_position, link_quaternion, i, j, p, r)
+        for s in range(sphere_start[j + 1], sphere_start[j + 2]):
+            _store_sphere(link_spheres, sphere_local, i, s, p, r)
     if has_ee != 0:
         p = p + wp.quat_rotate(r, _load_vec3(ee_origin, 0, 0))
         r = wp.mul(r, _load_quat_wxyz(ee_origin, 0, 3))
@@ -111,6 +144,9 @@ def fk_adjoint(
     joint_axis: wp.array3d(dtype=Any),
     grad_position: wp.array3d(dtype=Any),
     grad_quaternion: wp.array3d(dtype=Any),
+    link_spheres: wp.array3d(dtype=Any),
+    grad_spheres: wp.array3d(dtype=Any),
+    sphere_start: wp.array(dtype=wp.int32),
     scale: wp.array(dtype=Any),
     source: wp.array(dtype=wp.int32),
     joint_type: wp.array(dtype=wp.int32),
@@ -118,7 +154,9 @@ def fk_adjoint(
     num_links: int,
     grad_q: wp.array2d(dtype=Any),
 ):
-    """Accumulate ``dL/dq [N, D]`` (zero-initialised by the caller) from link-frame gradients.
+    """Accumulate ``dL/dq [N, D]`` (zero-initialised by the caller) from link-frame gradients
+    and sphere-centre gradients (a sphere at x_s with gradient g_s on frame k adds
+    x_s x g_s to the moment and g_s to the force of every joint j <= k).
 
     Revolute joint j (base axis z_j through p_j): dp_k/dt = z_j x (p_k - p_j) and
     dq_k/dt = 0.5 (0, z_j) (x) q_k for every link k >= j, hence
@@ -141,6 +179,11 @@ def fk_adjoint(
         moment = moment + wp.cross(p, g) + half * (w * gv - gw * v + wp.cross(v, gv))
         force = force + g
         if k < num_moving:
+            for s in range(sphere_start[k + 1], sphere_start[k + 2]):
+                x = wp.vector(link_spheres[i, s, 0], link_spheres[i, s, 1], link_spheres[i, s, 2])
+                gs = wp.vector(grad_spheres[i, s, 0], grad_spheres[i, s, 1], grad_spheres[i, s, 2])
+                moment = moment + wp.cross(x, gs)
+                force = force + gs
             z = wp.vector(joint_axis[i, k, 0], joint_axis[i, k, 1], joint_axis[i, k, 2])
             value = wp.dot(z, force)
             if joint_type[k] == REVOLUTE:
@@ -149,13 +192,19 @@ def fk_adjoint(
             grad_q[i, col] = grad_q[i, col] + scale[k] * value
 
 
+def _signature(name: str, scalar) -> list:
+    index = wp.array(dtype=wp.int32)
+    a3, a2, a1 = wp.array3d(dtype=scalar), wp.array2d(dtype=scalar), wp.array(dtype=scalar)
+    if name == "forward":
+        return [a2, a2, a2, a1, a1, index, index, a2, int, int, a2, index, a3, a3, a3, a3]
+    return [a3, a3, a3, a3, a3, a3, a3, index, a1, index, index, int, int, a2]
+
+
 def _declare_overloads() -> None:
     """Instantiate both kernels for float32 and float64 so one module build serves both."""
-    index = wp.array(dtype=wp.int32)
     for scalar in (wp.float32, wp.float64):
-        a3, a2, a1 = wp.array3d(dtype=scalar), wp.array2d(dtype=scalar), wp.array(dtype=scalar)
-        wp.overload(fk_forward, [a2, a2, a2, a1, a1, index, index, a2, int, int, a3, a3, a3])
-        wp.overload(fk_adjoint, [a3, a3, a3, a3, a3, a1, index, index, int, int, a2])
+        wp.overload(fk_forward, _signature("forward", scalar))
+        wp.overload(fk_adjoint, _signature("adjoint", scalar))
 
 
 _declare_overloads()
@@ -166,12 +215,8 @@ _SCALAR = {torch.float32: wp.float32, torch.float64: wp.float64}
 @functools.cache
 def kernel_for(name: str, dtype: torch.dtype) -> wp.Kernel:
     """The float32 or float64 instance of ``fk_forward`` / ``fk_adjoint``."""
-    scalar = _SCALAR[dtype]
-    index = wp.array(dtype=wp.int32)
-    a3, a2, a1 = wp.array3d(dtype=scalar), wp.array2d(dtype=scalar), wp.array(dtype=scalar)
-    if name == "forward":
-        return fk_forward.get_overload([a2, a2, a2, a1, a1, index, index, a2, int, int, a3, a3, a3])
-    return fk_adjoint.get_overload([a3, a3, a3, a3, a3, a1, index, index, int, int, a2])
+    kernel = fk_forward if name == "forward" else fk_adjoint
+    return kernel.get_overload(_signature(name, _SCALAR[dtype]))
 
 
 def as_warp(t: torch.Tensor):

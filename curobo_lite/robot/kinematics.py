@@ -82,6 +82,10 @@ class KinematicsState:
         link_names: ``L`` links along the chain, base excluded: the child link of every moving
             joint, then ``ee_link`` when fixed joints attach it. The last entry is always
             ``ee_link``; links reached through fixed joints mid-chain are folded away.
+        link_spheres: ``[..., S, 4]`` collision spheres in the base frame (centre ``xyz``,
+            radius including ``collision_sphere_buffer``), ordered as
+            :attr:`Kinematics.sphere_link_names`; ``None`` when the robot has no spheres or
+            they were not requested. Differentiable in ``q`` (centres; radii are constant).
     """
 
     ee_position: torch.Tensor
@@ -89,6 +93,7 @@ class KinematicsState:
     link_position: torch.Tensor
     link_quaternion: torch.Tensor
     link_names: list[str]
+    link_spheres: torch.Tensor | None = None
 
     @property
     def batch_shape(self) -> torch.Size:
@@ -114,11 +119,13 @@ class KinematicsState:
         p = self.ee_position.reshape(-1, 3)
         q = self.ee_quaternion.reshape(-1, 4)
         first = _fmt(p[0].tolist() + q[0].tolist()) if p.shape[0] else "none"
+        spheres = None if self.link_spheres is None else tuple(self.link_spheres.shape)
         return (
             f"KinematicsState(batch_shape={tuple(self.batch_shape)}, "
             f"links={len(self.link_names)} (ee={self.link_names[-1]!r}), "
             f"link_position={tuple(self.link_position.shape)}, "
             f"link_quaternion={tuple(self.link_quaternion.shape)}, "
+            f"link_spheres={spheres}, "
             f"dtype={self.ee_position.dtype}, device={self.ee_position.device}, "
             f"first ee pose (xyz wxyz)={first})"
         )
@@ -168,6 +175,8 @@ class Kinematics:
 
         moving = []  # (joint, folded origin)
         pending = identity
+        # every chain link: (moving frame it rides on, -1 for the base; constant offset from it)
+        chain_frames = {config.base_link: (-1, identity)}
         for joint in config.chain:
             origin = (
                 np.asarray(joint.origin_xyz, dtype=np.float64),
@@ -177,6 +186,7 @@ class Kinematics:
             if joint.is_moving:
                 moving.append((joint, pending))
                 pending = identity
+            chain_frames[joint.child] = (len(moving) - 1, pending)
         ends_fixed = not config.chain[-1].is_moving
 
         self.link_names = [j.child for j, _ in moving] + ([config.ee_link] if ends_fixed else [])
@@ -257,13 +267,63 @@ class Kinematics:
             ),
             "ee_origin": ta.to_device(np.concatenate(pending))[None],
         }
+        self._build_spheres(config, chain_frames)
         if self.backend == "warp":
             wp.init()
+
+    def _build_spheres(self, config: RobotConfig, chain_frames: dict) -> None:
+        """Fold every collision sphere into the moving frame it rides on, sorted by frame."""
+        ta = self.tensor_args
+        collision = config.collision
+        index = {"dtype": torch.int32, "device": ta.device}
+        rows = []  # (frame, link position in collision.link_names, link, [x, y, z, r])
+        if collision is not None:
+            for order, link in enumerate(collision.link_names):
+                anchor, attach = config.rigid_attachment(link)
+                frame, (p0, q0) = chain_frames[anchor]
+                to_frame = np.eye(4)
+                to_frame[:3, :3] = quat_to_matrix_np(q0)
+                to_frame[:3, 3] = p0
+                to_frame = to_frame @ attach
+                for x, y, z, r in collision.spheres[link]:
+                    centre = to_frame[:3, :3] @ np.array([x, y, z]) + to_frame[:3, 3]
+                    rows.append((frame, order, link, [*centre, r + collision.sphere_buffer]))
+        rows.sort(key=lambda row: (row[0], row[1]))  # stable: file order within a link
+        self.sphere_link_names = [row[2] for row in rows]
+        self._sphere_frame = torch.as_tensor([row[0] for row in rows], dtype=torch.long)
+        local = np.array([row[3] for row in rows], dtype=np.float64).reshape(-1, 4)
+        self._sphere_local = ta.to_device(local)
+        counts = np.bincount(
+            np.array([row[0] + 1 for row in rows], dtype=np.int64), minlength=self.num_moving + 1
+        )
+        start = np.concatenate(([0], np.cumsum(counts)))
+        self._sphere_start = torch.as_tensor(start, **index)
+        self._sphere_frame = self._sphere_frame.to(ta.device)
+
+        pairs, pair_buffer = [], []
+        if collision is not None:
+            buffers = collision.self_collision_buffer
+            names = self.sphere_link_names
+            for i in range(len(names)):
+                for j in range(i + 1, len(names)):
+                    a, b = names[i], names[j]
+                    if a != b and not collision.ignores(a, b):
+                        pairs.append((i, j))
+                        pair_buffer.append(buffers.get(a, 0.0) + buffers.get(b, 0.0))
+        self.self_collision_pairs = torch.as_tensor(
+            pairs, dtype=torch.long, device=ta.device
+        ).reshape(-1, 2)
+        self.self_collision_pair_buffer = ta.to_device(pair_buffer).reshape(-1)
 
     # properties -----------------------------------------------------------------------------------
     @property
     def dof(self) -> int:
         return len(self.joint_names)
+
+    @property
+    def num_spheres(self) -> int:
+        """``S``: the number of collision spheres (0 when the robot has none)."""
+        return len(self.sphere_link_names)
 
     # core -------------------------------------------------------------------------------------
     def _flatten(self, q: torch.Tensor, name: str = "q") -> tuple[torch.Tensor, torch.Size]:
@@ -379,13 +439,25 @@ class Kinematics:
         grad_values = (axis * lever).sum(1)
         return self._jacobian_map.t() @ grad_values
 
-    def _frames_warp(self, q: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Link frames ``[N, L, 3]``, ``[N, L, 4]`` and base-frame axes ``[N, M, 3]``."""
+    def _sphere_arrays(self, spheres: bool) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(sphere_local [S, 4], sphere_start [M + 2])``, empty when spheres are off."""
+        if spheres:
+            return self._sphere_local, self._sphere_start
+        return self._sphere_local[:0], torch.zeros_like(self._sphere_start)
+
+    def _frames_warp(
+        self, q: torch.Tensor, spheres: bool = False
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Link frames ``[N, L, 3]``, ``[N, L, 4]``, base-frame axes ``[N, M, 3]`` and
+        spheres ``[N, S, 4]`` (``S = 0`` unless ``spheres``)."""
         n, num_links = q.shape[0], len(self.link_names)
         kwargs = _like(q)
         position = torch.empty(n, num_links, 3, **kwargs)
         quat = torch.empty(n, num_links, 4, **kwargs)
         axis = torch.empty(n, self.num_moving, 3, **kwargs)
+        local, start = self._sphere_arrays(spheres)
+        link_spheres = torch.empty(n, local.shape[0], 4, **kwargs)
+        sphere_inputs = [fk_kernels.as_warp(local), fk_kernels.as_warp(start)]
         c = self._wp_chain
         chain = [
             fk_kernels.as_warp(t)
@@ -403,37 +475,56 @@ class Kinematics:
 
         def make_launch(b0: int, b1: int):
             rows = slice(b0, b1)
-            outputs = (fk_kernels.as_warp(t[rows]) for t in (position, quat, axis))
-            return b1 - b0, [fk_kernels.as_warp(q[rows]), *chain, self.num_moving, has_ee, *outputs]
+            outputs = (fk_kernels.as_warp(t[rows]) for t in (position, quat, axis, link_spheres))
+            return b1 - b0, [
+                fk_kernels.as_warp(q[rows]),
+                *chain,
+                self.num_moving,
+                has_ee,
+                *sphere_inputs,
+                *outputs,
+            ]
 
-        launch_rows(
-            fk_kernels.kernel_for("forward", q.dtype), n, q.device, make_launch, n * num_links * 16
-        )
-        return position, quat, axis
+        work = n * (num_links * 16 + local.shape[0] * 4)
+        launch_rows(fk_kernels.kernel_for("forward", q.dtype), n, q.device, make_launch, work)
+        return position, quat, axis, link_spheres
 
     def _grad_q_warp(
         self,
         position: torch.Tensor,
         quat: torch.Tensor,
         axis: torch.Tensor,
+        link_spheres: torch.Tensor,
         grad_position: torch.Tensor,
         grad_quat: torch.Tensor,
+        grad_spheres: torch.Tensor,
     ) -> torch.Tensor:
-        """``[N, D]`` gradient from row-major link frames and their gradients."""
+        """``[N, D]`` gradient from row-major link frames, spheres and their gradients."""
         n = position.shape[0]
         grad = torch.zeros(n, self.dof, **_like(position))
         c = self._wp_chain
         constants = [fk_kernels.as_warp(t) for t in (c["scale"], c["source"], c["joint_type"])]
         num_links = len(self.link_names)
+        _, start = self._sphere_arrays(link_spheres.shape[1] > 0)
+        start = fk_kernels.as_warp(start)
 
         def make_launch(b0: int, b1: int):
             rows = slice(b0, b1)
             frames = (
                 fk_kernels.as_warp(t[rows])
-                for t in (position, quat, axis, grad_position, grad_quat)
+                for t in (
+                    position,
+                    quat,
+                    axis,
+                    grad_position,
+                    grad_quat,
+                    link_spheres,
+                    grad_spheres,
+                )
             )
             return b1 - b0, [
                 *frames,
+                start,
                 *constants,
                 self.num_moving,
                 num_links,
@@ -445,25 +536,41 @@ class Kinematics:
             n,
             position.device,
             make_launch,
-            n * num_links * 16,
+            n * (num_links * 16 + link_spheres.shape[1] * 4),
         )
         return grad
 
-    def _link_frames(self, q: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, tuple]:
-        """``(position [N, L, 3], quaternion [N, L, 4], saved)`` without autograd."""
+    def _link_frames(
+        self, q: torch.Tensor, spheres: bool = False
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, tuple]:
+        """``(position [N, L, 3], quaternion [N, L, 4], spheres [N, S, 4], saved)`` without
+        autograd. Only the Warp backend fuses the spheres (``S = 0`` otherwise)."""
         if self.backend == "warp":
-            position, quat, axis = self._frames_warp(q)
-            return position, quat, (position, quat, axis)
+            position, quat, axis, link_spheres = self._frames_warp(q, spheres)
+            return position, quat, link_spheres, (position, quat, axis, link_spheres)
         position, quat, axis = self._frames_torch(q)
         outputs = position.permute(2, 0, 1).contiguous(), quat.permute(2, 0, 1).contiguous()
-        return *outputs, (position, quat, axis)
+        return *outputs, q.new_empty(q.shape[0], 0, 4), (position, quat, axis)
 
     def _link_frames_grad(
-        self, saved: tuple, grad_position: torch.Tensor, grad_quat: torch.Tensor
+        self,
+        saved: tuple,
+        grad_position: torch.Tensor,
+        grad_quat: torch.Tensor,
+        grad_spheres: torch.Tensor,
     ) -> torch.Tensor:
         """``[N, D]`` vector-Jacobian product of :meth:`_link_frames`."""
         if self.backend == "warp":
-            return self._grad_q_warp(*saved, grad_position.contiguous(), grad_quat.contiguous())
+            position, quat, axis, link_spheres = saved
+            return self._grad_q_warp(
+                position,
+                quat,
+                axis,
+                link_spheres,
+                grad_position.contiguous(),
+                grad_quat.contiguous(),
+                grad_spheres.contiguous(),
+            )
         grad = self._grad_q_torch(
             *saved,
             grad_position.permute(1, 2, 0).contiguous(),
@@ -471,30 +578,49 @@ class Kinematics:
         )
         return grad.t()
 
-    def forward(self, q: torch.Tensor) -> KinematicsState:
-        """Link and end-effector poses in the base frame.
+    def _spheres_torch(self, position: torch.Tensor, quat: torch.Tensor) -> torch.Tensor:
+        """``[N, S, 4]`` spheres from link frames ``[N, L, 3|4]`` (autograd through them)."""
+        n = position.shape[0]
+        local = self._sphere_local
+        frame = self._sphere_frame.clamp(min=0)
+        on_base = (self._sphere_frame < 0)[:, None]
+        rotated = quat_rotate(
+            quat.index_select(1, frame), local[:, :3].expand(n, *local[:, :3].shape)
+        )
+        centre = torch.where(on_base, local[:, :3], position.index_select(1, frame) + rotated)
+        return torch.cat((centre, local[:, 3:].expand(n, -1, 1)), dim=-1)
+
+    def forward(self, q: torch.Tensor, spheres: bool = True) -> KinematicsState:
+        """Link and end-effector poses in the base frame, and the collision spheres.
 
         Differentiable with respect to ``q`` (exact analytic backward; first order only).
 
         Args:
             q: ``[..., D]`` joint positions (e.g. ``[N, D]`` or trajectories ``[N, H, D]``), on
                 this object's device and dtype.
+            spheres: compute ``link_spheres`` (when the robot has spheres); pass ``False`` to
+                skip them when only poses are needed.
 
         Returns:
             :class:`KinematicsState` with ``ee_position [..., 3]``, ``ee_quaternion [..., 4]``
-            (``wxyz``, ``w >= 0``), ``link_position [..., L, 3]``, ``link_quaternion [..., L, 4]``.
+            (``wxyz``, ``w >= 0``), ``link_position [..., L, 3]``, ``link_quaternion [..., L, 4]``
+            and ``link_spheres [..., S, 4]`` (or ``None``).
         """
         flat, batch_shape = self._flatten(q)
-        position, quat = _LinkFrames.apply(flat, self)
+        spheres = bool(spheres) and self.num_spheres > 0
+        position, quat, link_spheres = _LinkFrames.apply(flat, self, spheres)
+        if spheres and self.backend == "torch":
+            link_spheres = self._spheres_torch(position, quat)
         num_links = len(self.link_names)
-        position = position.reshape(*batch_shape, num_links, 3)
-        quat = quat.reshape(*batch_shape, num_links, 4)
         return KinematicsState(
-            ee_position=position[..., -1, :],
-            ee_quaternion=quat[..., -1, :],
-            link_position=position,
-            link_quaternion=quat,
+            ee_position=position.reshape(*batch_shape, num_links, 3)[..., -1, :],
+            ee_quaternion=quat.reshape(*batch_shape, num_links, 4)[..., -1, :],
+            link_position=position.reshape(*batch_shape, num_links, 3),
+            link_quaternion=quat.reshape(*batch_shape, num_links, 4),
             link_names=list(self.link_names),
+            link_spheres=(
+                link_spheres.reshape(*batch_shape, self.num_spheres, 4) if spheres else None
+            ),
         )
 
     __call__ = forward
@@ -511,7 +637,7 @@ class Kinematics:
             Mimic joints add ``multiplier`` times their column to the joint they follow.
         """
         flat, batch_shape = self._flatten(q)
-        position, quat = _LinkFrames.apply(flat, self)
+        position, quat, _ = _LinkFrames.apply(flat, self, False)
         m = self.num_moving
         axes = quat_rotate(quat[:, :m], self._axes.expand(flat.shape[0], m, 3))
         lever = position[:, -1:] - position[:, :m]
@@ -531,17 +657,22 @@ class Kinematics:
 
 
 class _LinkFrames(torch.autograd.Function):
-    """``q [N, D] -> (link_position [N, L, 3], link_quaternion [N, L, 4])`` with exact backward."""
+    """``q [N, D] -> (link_position [N, L, 3], link_quaternion [N, L, 4], spheres [N, S, 4])``
+    with exact backward; ``S = 0`` unless ``spheres`` and the Warp backend (which fuses them)."""
 
     @staticmethod
-    def forward(ctx, q: torch.Tensor, kinematics: Kinematics):
-        position, quat, saved = kinematics._link_frames(q.detach())
+    def forward(ctx, q: torch.Tensor, kinematics: Kinematics, spheres: bool):
+        position, quat, link_spheres, saved = kinematics._link_frames(q.detach(), spheres)
         ctx.kinematics = kinematics
         ctx.save_for_backward(*saved)
-        return position, quat
+        return position, quat, link_spheres
 
     @staticmethod
     @once_differentiable
-    def backward(ctx, grad_position: torch.Tensor, grad_quat: torch.Tensor):
-        grad = ctx.kinematics._link_frames_grad(ctx.saved_tensors, grad_position, grad_quat)
-        return grad, None
+    def backward(
+        ctx, grad_position: torch.Tensor, grad_quat: torch.Tensor, grad_spheres: torch.Tensor
+    ):
+        grad = ctx.kinematics._link_frames_grad(
+            ctx.saved_tensors, grad_position, grad_quat, grad_spheres
+        )
+        return grad, None, None

@@ -1,0 +1,255 @@
+"""Robot self-collision between collision spheres: signed distance and penalty cost.
+
+:func:`self_collision_distance` works on any batch of sphere sets (e.g.
+``KinematicsState.link_spheres``) with the pair list of :class:`~curobo_lite.robot.Kinematics`;
+:class:`SelfCollisionChecker` goes from joint positions to the same result.
+
+Conventions: a pair ``(i, j)`` with buffer ``b`` has signed distance
+``d = |c_i - c_j| - r_i - r_j - b`` (metres, negative = penetration); ``distance`` is the
+minimum over pairs (``+inf`` when no pair is enabled) and ``cost`` the sum over pairs of
+``smooth_hinge(eta - d, eta)`` with ``eta = activation_distance`` (cuRobo's activation; see
+:mod:`curobo_lite.kernels.collision_common`). Spheres with a negative radius are disabled.
+Both outputs are differentiable with respect to all four columns of ``spheres`` (the minimum's
+gradient flows to its arg-min pair); first order only.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import warp as wp
+from torch.autograd.function import once_differentiable
+
+from curobo_lite.kernels import self_collision_kernels as kernels
+from curobo_lite.kernels.launch import launch_rows
+
+__all__ = ["SelfCollisionChecker", "SelfCollisionDistance", "self_collision_distance"]
+
+
+@dataclass
+class SelfCollisionDistance:
+    """Self-collision of a batch of configurations.
+
+    Attributes:
+        distance: ``[...]`` minimum signed distance over the checked pairs (metres,
+            negative = penetration, ``+inf`` when no pair is enabled).
+        cost: ``[...]`` summed smooth-hinge penalty over the pairs (0 when every pair is
+            farther apart than the activation distance).
+    """
+
+    distance: torch.Tensor
+    cost: torch.Tensor
+
+    @property
+    def in_collision(self) -> torch.Tensor:
+        """``[...]`` bool: some pair penetrates (``distance < 0``)."""
+        return self.distance < 0
+
+
+def _as_warp(t: torch.Tensor):
+    return wp.from_torch(t, requires_grad=False, return_ctype=True)
+
+
+def _check_inputs(
+    spheres: torch.Tensor, pairs: torch.Tensor, pair_buffer: torch.Tensor, eta: float
+) -> None:
+    if not isinstance(spheres, torch.Tensor):
+        raise TypeError(f"spheres: expected a torch.Tensor [..., N, 4], received {type(spheres)}")
+    if spheres.dtype not in (torch.float32, torch.float64):
+        raise TypeError(f"spheres: expected dtype float32 or float64, received {spheres.dtype}")
+    if spheres.ndim < 2 or spheres.shape[-1] != 4:
+        raise ValueError(
+            f"spheres: expected shape [..., N, 4] (centre xyz, radius), "
+            f"received {tuple(spheres.shape)}"
+        )
+    if not isinstance(pairs, torch.Tensor):
+        raise TypeError(f"pairs: expected a torch.Tensor [P, 2], received {type(pairs)}")
+    if pairs.dtype not in (torch.int32, torch.int64):
+        raise TypeError(f"pairs: expected dtype int64 or int32, received {pairs.dtype}")
+    if pairs.ndim != 2 or pairs.shape[1] != 2:
+        raise ValueError(f"pairs: expected shape [P, 2], received {tuple(pairs.shape)}")
+    if not isinstance(pair_buffer, torch.Tensor):
+        raise TypeError(f"pair_buffer: expected a torch.Tensor [P], received {type(pair_buffer)}")
+    if tuple(pair_buffer.shape) != (pairs.shape[0],):
+        raise ValueError(
+            f"pair_buffer: expected shape [{pairs.shape[0]}] (one per pair), "
+            f"received {tuple(pair_buffer.shape)}"
+        )
+    if pair_buffer.dtype != spheres.dtype:
+        raise TypeError(
+            f"pair_buffer: expected dtype {spheres.dtype} (that of spheres), "
+            f"received {pair_buffer.dtype}"
+        )
+    for name, t in (("pairs", pairs), ("pair_buffer", pair_buffer)):
+        if t.device != spheres.device:
+            raise ValueError(
+                f"{name}: expected device {spheres.device} (that of spheres), received {t.device}"
+            )
+    if isinstance(eta, bool) or not isinstance(eta, int | float) or not math.isfinite(eta):
+        raise TypeError(f"activation_distance: expected a finite float, received {eta!r}")
+    if eta < 0:
+        raise ValueError(f"activation_distance: expected a value >= 0, received {eta!r}")
+    if pairs.numel():
+        n = spheres.shape[-2]
+        low, high = pairs.min().item(), pairs.max().item()
+        if low < 0 or high >= n:
+            raise ValueError(
+                f"pairs: indices must lie in [0, {n}) (N spheres), received range [{low}, {high}]"
+            )
+        if (pairs[:, 0] == pairs[:, 1]).any():
+            raise ValueError("pairs: a pair joins a sphere with itself")
+    if torch.isnan(spheres).any():
+        raise ValueError("spheres: contains NaN")
+    if not torch.isfinite(pair_buffer).all():
+        raise ValueError("pair_buffer: contains non-finite values")
+
+
+class _SelfCollision(torch.autograd.Function):
+    """``spheres [B, N, 4] -> (distance [B], cost [B])`` with a hand-written backward."""
+
+    @staticmethod
+    def forward(ctx, spheres, pairs, pair_buffer, eta):
+        ctx.set_materialize_grads(False)
+        b = spheres.shape[0]
+        kwargs = {"dtype": spheres.dtype, "device": spheres.device}
+        distance = torch.empty(b, **kwargs)
+        cost = torch.empty(b, **kwargs)
+        argmin = torch.empty(b, dtype=torch.int32, device=spheres.device)
+        need_grad = ctx.needs_input_grad[0]
+        grad_cost = torch.zeros_like(spheres) if need_grad else spheres.new_zeros(1, 1, 4)
+        scalar = kernels.scalar_type(spheres.dtype)
+        shared = [_as_warp(pairs), _as_warp(pair_buffer), scalar(eta), int(need_grad)]
+
+        def make_launch(b0: int, b1: int):
+            rows = slice(b0, b1)
+            grad_rows = grad_cost[rows] if need_grad else grad_cost
+            outputs = [_as_warp(t) for t in (distance[rows], cost[rows], argmin[rows], grad_rows)]
+            return b1 - b0, [_as_warp(spheres[rows]), *shared, *outputs]
+
+        launch_rows(
+            kernels.self_collision_kernel(spheres.dtype),
+            b,
+            spheres.device,
+            make_launch,
+            b * max(pairs.shape[0], 1) * 8,
+        )
+        distance = torch.where(argmin < 0, torch.full_like(distance, math.inf), distance)
+        if need_grad:
+            ctx.save_for_backward(spheres, pairs, argmin, grad_cost)
+        return distance, cost
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_distance, grad_cost_out):
+        if grad_distance is None and grad_cost_out is None:
+            return None, None, None, None
+        spheres, pairs, argmin, grad_cost = ctx.saved_tensors
+        grad = torch.zeros_like(spheres)
+        if grad_cost_out is not None:
+            grad = grad + grad_cost_out[:, None, None] * grad_cost
+        if grad_distance is not None:
+            # the minimum's gradient is that of its arg-min pair
+            valid = argmin >= 0
+            rows = valid.nonzero().flatten()
+            if rows.numel():
+                pair = pairs[argmin[rows].long()]
+                i, j = pair[:, 0], pair[:, 1]
+                delta = spheres[rows, i, :3] - spheres[rows, j, :3]
+                length = delta.norm(dim=-1, keepdim=True)
+                unit = torch.where(length > 0, delta / length.clamp_min(1e-30), 0.0)
+                g = grad_distance[rows, None]
+                grad_i = torch.cat((g * unit, -g), dim=-1)
+                grad_j = torch.cat((-g * unit, -g), dim=-1)
+                grad[rows, i] += grad_i
+                grad[rows, j] += grad_j
+        return grad, None, None, None
+
+
+def self_collision_distance(
+    spheres: torch.Tensor,
+    pairs: torch.Tensor,
+    pair_buffer: torch.Tensor,
+    activation_distance: float = 0.0,
+) -> SelfCollisionDistance:
+    """Minimum signed distance and penalty between sphere pairs (see the module docs).
+
+    Args:
+        spheres: ``[..., N, 4]`` centres ``xyz`` and radii (float32 or float64); a negative
+            radius disables the sphere.
+        pairs: ``[P, 2]`` integer sphere indices to check (e.g.
+            ``Kinematics.self_collision_pairs``), on ``spheres``' device.
+        pair_buffer: ``[P]`` metres added to the radii sum of each pair (e.g.
+            ``Kinematics.self_collision_pair_buffer``), ``spheres``' dtype and device.
+        activation_distance: ``eta >= 0``; pairs closer than ``eta`` are penalised.
+
+    Returns:
+        :class:`SelfCollisionDistance` with ``distance [...]`` and ``cost [...]``.
+    """
+    _check_inputs(spheres, pairs, pair_buffer, activation_distance)
+    wp.init()
+    batch_shape = spheres.shape[:-2]
+    flat = spheres.reshape(-1, spheres.shape[-2], 4)
+    if not flat.is_contiguous():
+        flat = flat.contiguous()
+    pair_index = pairs.to(torch.int32).contiguous()
+    distance, cost = _SelfCollision.apply(
+        flat, pair_index, pair_buffer.contiguous(), float(activation_distance)
+    )
+    return SelfCollisionDistance(distance.reshape(batch_shape), cost.reshape(batch_shape))
+
+
+class SelfCollisionChecker:
+    """Self-collision of joint positions for one robot.
+
+    Args:
+        kinematics: a :class:`~curobo_lite.robot.Kinematics` of a robot with collision spheres;
+            its ``self_collision_pairs`` and ``self_collision_pair_buffer`` are used.
+        activation_distance: ``eta`` of the penalty (metres, >= 0).
+    """
+
+    def __init__(self, kinematics, activation_distance: float = 0.0) -> None:
+        from curobo_lite.robot.kinematics import Kinematics
+
+        if not isinstance(kinematics, Kinematics):
+            raise TypeError(
+                f"kinematics: expected a Kinematics, received {type(kinematics).__name__}"
+            )
+        if kinematics.num_spheres == 0:
+            raise ValueError(
+                f"kinematics: robot '{kinematics.robot_config.name}' has no collision spheres "
+                "(add 'collision_spheres' to its robot file)"
+            )
+        _check_inputs(
+            kinematics._sphere_local[None],
+            kinematics.self_collision_pairs,
+            kinematics.self_collision_pair_buffer,
+            activation_distance,
+        )
+        self.kinematics = kinematics
+        self.activation_distance = float(activation_distance)
+
+    @property
+    def num_pairs(self) -> int:
+        return int(self.kinematics.self_collision_pairs.shape[0])
+
+    def distance_from_spheres(self, spheres: torch.Tensor) -> SelfCollisionDistance:
+        """Self-collision of ``link_spheres [..., N, 4]`` from this robot's kinematics."""
+        return self_collision_distance(
+            spheres,
+            self.kinematics.self_collision_pairs,
+            self.kinematics.self_collision_pair_buffer,
+            self.activation_distance,
+        )
+
+    def __call__(self, q: torch.Tensor) -> SelfCollisionDistance:
+        """Self-collision of joint positions ``q [..., D]`` (differentiable in ``q``)."""
+        return self.distance_from_spheres(self.kinematics.forward(q).link_spheres)
+
+    def __repr__(self) -> str:
+        return (
+            f"SelfCollisionChecker(robot={self.kinematics.robot_config.name!r}, "
+            f"spheres={self.kinematics.num_spheres}, pairs={self.num_pairs}, "
+            f"activation_distance={self.activation_distance})"
+        )

@@ -1,0 +1,110 @@
+"""Warp kernel for robot self-collision between collision spheres.
+
+One thread per configuration loops over the ``P`` checked sphere pairs. For pair ``(i, j)``
+with centres ``c``, radii ``r`` and pair buffer ``b`` the signed distance is
+``d = |c_i - c_j| - r_i - r_j - b`` (negative = penetration). The kernel writes
+
+- ``distance [B]``: ``min_k d_k`` and ``argmin [B]`` (``-1`` when no pair is enabled; the
+  caller turns that distance into ``+inf``),
+- ``cost [B]``: ``sum_k smooth_hinge(eta - d_k, eta)`` (see ``collision_common``),
+- optionally ``grad_cost [B, N, 4]``: the gradient of ``cost`` with respect to every sphere
+  (``dd/dc_i = u``, ``dd/dc_j = -u`` with ``u`` the unit vector from ``c_j`` to ``c_i``, and
+  ``dd/dr = -1``), accumulated in the same pass so no backward kernel is needed.
+
+Pairs with a negative radius (disabled spheres) are skipped. Generic over float32 / float64.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import torch
+import warp as wp
+
+from curobo_lite.kernels.collision_common import smooth_hinge, smooth_hinge_grad
+
+wp.config.log_level = 30  # WARNING
+# the gradients are written by hand in the forward pass
+wp.set_module_options({"enable_backward": False})
+
+#: the running minimum starts here; a configuration without an enabled pair keeps it
+NO_PAIR_DISTANCE = 1.0e30
+
+
+@wp.func
+def _centre(spheres: wp.array3d(dtype=Any), b: int, i: int):
+    return wp.vector(spheres[b, i, 0], spheres[b, i, 1], spheres[b, i, 2])
+
+
+@wp.kernel
+def self_collision_forward(
+    spheres: wp.array3d(dtype=Any),
+    pairs: wp.array2d(dtype=wp.int32),
+    pair_buffer: wp.array(dtype=Any),
+    activation_distance: Any,
+    compute_grad: int,
+    distance: wp.array(dtype=Any),
+    cost: wp.array(dtype=Any),
+    argmin: wp.array(dtype=wp.int32),
+    grad_cost: wp.array3d(dtype=Any),
+):
+    """Minimum signed distance, summed penalty and (if ``compute_grad``) its gradient."""
+    b = wp.tid()
+    zero = pair_buffer.dtype(0.0)
+    eta = activation_distance
+    best = pair_buffer.dtype(NO_PAIR_DISTANCE)
+    best_k = int(-1)  # noqa: UP018  (a typed variable, so Warp lets the loop reassign it)
+    total = zero
+    for k in range(pairs.shape[0]):
+        i = pairs[k, 0]
+        j = pairs[k, 1]
+        ri = spheres[b, i, 3]
+        rj = spheres[b, j, 3]
+        if ri < zero or rj < zero:
+            continue
+        delta = _centre(spheres, b, i) - _centre(spheres, b, j)
+        length = wp.length(delta)
+        d = length - ri - rj - pair_buffer[k]
+        if d < best:
+            best = d
+            best_k = k
+        x = eta - d
+        total = total + smooth_hinge(x, eta)
+        if compute_grad != 0 and x > zero:
+            # d cost / d d = -smooth_hinge'(x)
+            g = -smooth_hinge_grad(x, eta)
+            u = wp.vector(zero, zero, zero)
+            if length > zero:
+                u = delta / length
+            for c in range(3):
+                grad_cost[b, i, c] = grad_cost[b, i, c] + g * u[c]
+                grad_cost[b, j, c] = grad_cost[b, j, c] - g * u[c]
+            grad_cost[b, i, 3] = grad_cost[b, i, 3] - g
+            grad_cost[b, j, 3] = grad_cost[b, j, 3] - g
+    distance[b] = best
+    cost[b] = total
+    argmin[b] = best_k
+
+
+def _signature(scalar) -> list:
+    a3, a1 = wp.array3d(dtype=scalar), wp.array(dtype=scalar)
+    index2, index1 = wp.array2d(dtype=wp.int32), wp.array(dtype=wp.int32)
+    return [a3, index2, a1, scalar, int, a1, a1, index1, a3]
+
+
+for _scalar in (wp.float32, wp.float64):
+    wp.overload(self_collision_forward, _signature(_scalar))
+
+_SCALAR = {torch.float32: wp.float32, torch.float64: wp.float64}
+
+
+@functools.cache
+def self_collision_kernel(dtype: torch.dtype) -> wp.Kernel:
+    """The float32 or float64 instance of :func:`self_collision_forward`."""
+    return self_collision_forward.get_overload(_signature(_SCALAR[dtype]))
+
+
+def scalar_type(dtype: torch.dtype):
+    """Warp scalar type of a torch floating dtype (float32 / float64)."""
+    return _SCALAR[dtype]
