@@ -390,7 +390,7 @@ class MotionGen:
             start.acceleration.abs().amax(-1) > _REST_TOL
         )
         in_limits = self.checker.in_limits(q)
-        world = self.checker.collision_distance(q, max_distance=0.0) >= 0.0
+        world = self.checker.collision_distance(q, max_distance=1e-4) >= 0.0
         own = self.checker.self_collision_distance(q) >= 0.0
         status: list[MotionGenStatus | None] = []
         for s in range(q.shape[0]):

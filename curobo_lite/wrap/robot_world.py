@@ -25,6 +25,10 @@ from curobo_lite.geom import WorldCollision, WorldConfig, self_collision_distanc
 from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.types import TensorDeviceType
 
+#: Query range (m) of the pass/fail checks: only contact matters, so the broad phase looks no
+#: farther than this.
+_CHECK_RANGE = 1e-4
+
 
 class RobotWorld:
     """A robot's collision spheres against a :class:`WorldCollision` and against each other.
@@ -116,7 +120,7 @@ class RobotWorld:
         """``[...]`` bool: ``q [..., D]`` is within the position limits, clear of every obstacle
         and free of self-collision."""
         spheres = self.get_link_spheres(q)
-        world = self.world_collision.sphere_distance(spheres, max_distance=0.0).distance
+        world = self.world_collision.sphere_distance(spheres, max_distance=_CHECK_RANGE).distance
         ok = self.in_limits(q) & (world >= 0.0).all(-1)
         pairs = self.kinematics.self_collision_pairs
         if pairs.numel():
@@ -139,7 +143,7 @@ class RobotWorld:
         ok = self.validate(q).all(-1)
         if swept:
             spheres = self.get_link_spheres(q)
-            distance = self.world_collision.swept_sphere_distance(spheres, max_distance=0.0)
+            distance = self.world_collision.swept_sphere_distance(spheres, max_distance=_CHECK_RANGE)
             ok &= (distance.distance >= 0.0).flatten(1).all(-1)
         return ok
 
