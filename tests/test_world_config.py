@@ -16,6 +16,7 @@ from curobo_lite.geom import (
     Cuboid,
     Cylinder,
     Mesh,
+    Obstacle,
     Sphere,
     WorldCollision,
     WorldConfig,
@@ -225,3 +226,25 @@ def test_python_constructors_validate():
     # sphere position alias
     s = Sphere("s", 0.1, position=[1.0, 2.0, 3.0])
     assert s.pose == [1.0, 2.0, 3.0, 1.0, 0.0, 0.0, 0.0] and s.position is None
+
+
+def test_local_bounds_contain_the_shapes():
+    rng = np.random.default_rng(0)
+    for obstacle in (
+        Cuboid("c", [0.2, 0.4, 0.6]),
+        Sphere("s", 0.3),
+        Capsule("p", 0.1, [0.1, -0.2, 0.0], [0.3, 0.2, 0.5]),
+        Cylinder("y", 0.2, 0.5),
+    ):
+        lo, hi = obstacle.local_bounds()
+        assert (hi > lo).all()
+    lo, hi = Cuboid("c", [0.2, 0.4, 0.6]).local_bounds()
+    np.testing.assert_allclose(hi, [0.1, 0.2, 0.3])
+    lo, hi = Capsule("p", 0.1, [0.1, -0.2, 0.0], [0.3, 0.2, 0.5]).local_bounds()
+    np.testing.assert_allclose(lo, [0.0, -0.3, -0.1])
+    np.testing.assert_allclose(hi, [0.4, 0.3, 0.6])
+    m = Mesh("m", vertices=rng.uniform(-1, 1, (10, 3)), faces=[[0, 1, 2]], scale=[2, 1, 1])
+    vertices, _ = m.mesh_data()
+    np.testing.assert_allclose(m.local_bounds()[1], vertices.max(0))
+    with pytest.raises(TypeError, match="needs a shape"):
+        Obstacle("bare")

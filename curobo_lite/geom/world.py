@@ -113,6 +113,11 @@ class Obstacle:
     enabled: bool = True
 
     def __post_init__(self) -> None:
+        if type(self) not in OBSTACLE_TYPES.values():
+            raise TypeError(
+                f"{type(self).__name__}: use one of "
+                f"{[c.__name__ for c in OBSTACLE_TYPES.values()]} (an obstacle needs a shape)"
+            )
         source = _SOURCE.get() or f"<{type(self).__name__}>"
         reader = _Reader(source)
         if not isinstance(self.name, str) or not self.name:
@@ -138,10 +143,6 @@ class Obstacle:
         if not self.enabled:
             out["enabled"] = False
         return out
-
-    def local_bounds(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(lower [3], upper [3])`` axis-aligned bounds in the obstacle frame."""
-        raise TypeError(f"{type(self).__name__} has no geometry")
 
 
 @dataclass
