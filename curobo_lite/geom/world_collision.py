@@ -570,6 +570,14 @@ class WorldCollision:
         dummy = torch.empty(1, 4, **kw)
         grads = [torch.empty(rows, 4, **kw) if write_grad else dummy for _ in range(2)]
         grads += [torch.empty(rows, 4, **kw) if write_grad and sweep else dummy for _ in range(2)]
+        if self._num_enabled == 0:
+            # nothing to be near: skip the launch (MPC and trajopt run with an empty world
+            # until one is given)
+            distance.fill_(max_distance)
+            cost.zero_()
+            for g in grads:
+                g.zero_()
+            return distance, cost, *grads
         use_bvh = self._use_bvh(max_distance)
         table = [
             as_warp(t)
