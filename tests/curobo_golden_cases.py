@@ -57,6 +57,11 @@ def _dts(rng: np.random.Generator, h: int) -> dict[str, np.ndarray]:
     return {"udt": np.full(h, 0.05), "ndt": 0.02 + 0.08 * rng.random(h)}
 
 
+def iu_like_int(h: int, dt: np.ndarray) -> np.ndarray:
+    """A dt-weighted lower-triangular integrator (positive entries, long float32 sums)."""
+    return np.tril(np.ones((h, h))) * dt[None, :]
+
+
 def _cases_for(tag: str) -> list[Case]:
     rng = np.random.default_rng(20240 + len(tag))
     out: list[Case] = []
@@ -94,6 +99,9 @@ def _cases_for(tag: str) -> list[Case]:
                 add("build_int_matrix", h, diagonal, dtype=DTYPE, order=order)
                 for dt in _dts(rng, h).values():
                     add("build_int_matrix", h, diagonal, dtype=DTYPE, order=order, traj_dt=dt)
+    for order in (1, 2):  # an [H, H] traj_dt: cuRobo takes its diagonal (a vector for order 1)
+        add("build_int_matrix", 4, 0, dtype=DTYPE, order=order, traj_dt=randn(4, 4))
+    add("build_int_matrix", 4, 0, dtype=DTYPE, order=1, traj_dt=randn(5))  # wrong length
     for h in (1, 2, 6):
         add("build_start_state_mask", h, TDA)
     for h, s in ((1, 3), (2, 1), (4, 3), (5, 0), (3, 7)):
@@ -101,7 +109,14 @@ def _cases_for(tag: str) -> list[Case]:
     for h, s in ((2, 2), (4, 5), (3, 1), (1, 1), (3, 0), (6, 3)):
         add("interpolate_kernel", h, s, TDA)
     for h, s, offset in (
-        (2, 10, 4), (4, 8, 4), (3, 6, 0), (3, 5, 5), (5, 7, 2), (3, 4, 6), (1, 5, 4), (3, 5, -1),
+        (2, 10, 4),
+        (4, 8, 4),
+        (3, 6, 0),
+        (3, 5, 5),
+        (5, 7, 2),
+        (3, 4, 6),
+        (1, 5, 4),
+        (3, 5, -1),
         (4, 6, 3),
     ):
         add("action_interpolate_kernel", h, s, TDA, offset)
@@ -121,33 +136,82 @@ def _cases_for(tag: str) -> list[Case]:
         for dt in _dts(rng, h).values():
             m, fd = randn(h, h), randn(h, h)
             add("tensor_step_acc", randn(b, 1, 3 * d), randn(b, h, d), randn(b, h, 4 * d), dt, d, m)
-            add("tensor_step_acc", randn(b, 1, 3 * d), randn(b, h, d), randn(b, h, 3 * d), dt, d,
-                m, fd)
+            add(
+                "tensor_step_acc",
+                randn(b, 1, 3 * d),
+                randn(b, h, d),
+                randn(b, h, 3 * d),
+                dt,
+                d,
+                m,
+                fd,
+            )
             add("tensor_step_acc", randn(b, 3 * d), randn(b, h, d), randn(b, h, 4 * d), dt, d, m)
             add("tensor_step_jerk", randn(b, 3 * d), randn(b, h, d), randn(b, h, 4 * d), dt, d, m)
             add("tensor_step_jerk", randn(h, 3 * d), randn(h, h, d), randn(h, h, 4 * d), dt, d, m)
-            add("tensor_step_jerk", randn(b, 1, 3 * d), randn(b, h, d), randn(b, h, 4 * d), dt,
-                d, m)
-            add("tensor_step_vel", randn(b, 1, 3 * d), randn(b, h, d), randn(b, h, 4 * d), dt, d,
-                m, fd)
-            add("tensor_step_vel", randn(b, 3 * d), randn(b, h, d), randn(b, h, 3 * d), dt, d, m,
-                fd)
+            add(
+                "tensor_step_jerk", randn(b, 1, 3 * d), randn(b, h, d), randn(b, h, 4 * d), dt, d, m
+            )
+            add(
+                "tensor_step_vel",
+                randn(b, 1, 3 * d),
+                randn(b, h, d),
+                randn(b, h, 4 * d),
+                dt,
+                d,
+                m,
+                fd,
+            )
+            add(
+                "tensor_step_vel", randn(b, 3 * d), randn(b, h, d), randn(b, h, 3 * d), dt, d, m, fd
+            )
             add("tensor_step_pos", joint(b, d), randn(b, h, d), joint(b, h, d), fd)
             add("tensor_step_pos_ik", randn(b, h, d), joint(b, h, d))
             add("euler_integrate", randn(b, 1, d), randn(b, h, d), np.diag(dt), m)
             add("euler_integrate", randn(b, d), randn(b, h, d), np.diag(dt), m)
             add("step_acc_semi_euler", randn(b, 1, 3 * d), randn(b, h, d), np.diag(dt), d, m)
             add("step_acc_semi_euler", randn(h, 3 * d), randn(h, h, d), np.diag(dt), d, m)
-            add("tensor_step_acc_semi_euler", joint(b, d), randn(b, h, d), joint(b, h, d),
-                np.diag(dt), m, randn(h, h))
-            add("tensor_step_acc_semi_euler", joint(b, 1, d), randn(b, h, d), joint(b, h, d),
-                np.diag(dt), m, randn(h, h))
+            add(
+                "tensor_step_acc_semi_euler",
+                joint(b, d),
+                randn(b, h, d),
+                joint(b, h, d),
+                np.diag(dt),
+                m,
+                randn(h, h),
+            )
+            add(
+                "tensor_step_acc_semi_euler",
+                joint(b, 1, d),
+                randn(b, h, d),
+                joint(b, h, d),
+                np.diag(dt),
+                m,
+                randn(h, h),
+            )
         dt = 0.02 + 0.08 * rng.random(h)
         dt_zero_mid, dt_zero_last = dt.copy(), dt.copy()
         dt_zero_mid[1], dt_zero_last[-1] = 0.0, 0.0
         for dtz in (dt_zero_mid, dt_zero_last):
-            add("tensor_step_vel", randn(b, 1, 3 * d), randn(b, h, d), randn(b, h, 4 * d), dtz, d,
-                randn(h, h), randn(h, h))
+            add(
+                "tensor_step_vel",
+                randn(b, 1, 3 * d),
+                randn(b, h, d),
+                randn(b, h, 4 * d),
+                dtz,
+                d,
+                randn(h, h),
+                randn(h, h),
+            )
+
+    # a longer horizon, where float32 sums are long enough to expose any reordering
+    b, h, d = 1, 30, 3
+    dt = 0.02 + 0.08 * rng.random(h)
+    m, fd = iu_like_int(h, dt), randn(h, h)
+    add("tensor_step_acc", randn(b, 1, 3 * d), randn(b, h, d), randn(b, h, 4 * d), dt, d, m)
+    add("tensor_step_vel", randn(b, 1, 3 * d), randn(b, h, d), randn(b, h, 4 * d), dt, d, m, fd)
+    add("tensor_step_jerk", randn(b, 3 * d), randn(b, h, d), randn(b, h, 4 * d), dt, d, m)
+    add("step_acc_semi_euler", randn(b, 1, 3 * d), randn(b, h, d), np.diag(dt), d, m)
 
     # ---- clique ----------------------------------------------------------------------------
     for b, h, d in ((3, 6, 2), (1, 5, 3), (2, 8, 4)):
@@ -155,16 +219,40 @@ def _cases_for(tag: str) -> list[Case]:
         mask[0, 0] = 1.0
         n_mask = np.diag(np.ones(h - 1), -1)
         for fds in ([randn(h, h) for _ in range(3)],):
-            for func in ("jit_tensor_step_pos_clique", "jit_tensor_step_pos_clique_contiguous",
-                         "CliqueTensorStep:fwd"):
+            for func in (
+                "jit_tensor_step_pos_clique",
+                "jit_tensor_step_pos_clique_contiguous",
+                "CliqueTensorStep:fwd",
+            ):
                 add(func, randn(b, h, d), randn(b, d), mask, n_mask, *fds)
             add("jit_tensor_step_pos_clique", randn(h, d), randn(1, d), mask, n_mask, *fds)
             for func in ("jit_backward_pos_clique", "jit_backward_pos_clique_contiguous"):
                 add(func, *(randn(b, h, d) for _ in range(4)), n_mask, *fds)
-            add("CliqueTensorStep:grad", randn(b, h, d), randn(b, d), mask, n_mask, *fds,
-                *(randn(b, h, d) for _ in range(4)))
-            add("tensor_step_pos_clique", joint(b, d), randn(b, h, d), joint(b, h, d),
-                [mask, n_mask], fds)
+            add(
+                "CliqueTensorStep:grad",
+                randn(b, h, d),
+                randn(b, d),
+                mask,
+                n_mask,
+                *fds,
+                *(randn(b, h, d) for _ in range(4)),
+            )
+            add(
+                "tensor_step_pos_clique",
+                joint(b, d),
+                randn(b, h, d),
+                joint(b, h, d),
+                [mask, n_mask],
+                fds,
+            )
+            add(
+                "tensor_step_pos_clique",
+                joint(b, d),
+                randn(b, h, d),
+                joint(b, h, d),
+                [mask, n_mask, mask],
+                [*fds, randn(h, h)],
+            )  # extra entries: ignored
     return out
 
 

@@ -54,9 +54,8 @@ class StubJointState:
     jerk: torch.Tensor
 
     def unsqueeze(self, dim: int) -> StubJointState:
-        return StubJointState(
-            *(t.unsqueeze(dim) for t in (self.position, self.velocity, self.acceleration, self.jerk))
-        )
+        fields = (self.position, self.velocity, self.acceleration, self.jerk)
+        return StubJointState(*(t.unsqueeze(dim) for t in fields))
 
 
 def _module(name: str, **attrs: Any) -> types.ModuleType:

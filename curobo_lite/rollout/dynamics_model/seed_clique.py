@@ -59,7 +59,9 @@ def jit_tensor_step_pos_clique(
     mats = (mask, n_mask, fd_1, fd_2, fd_3)
     _require(("pos_act", "start_position", *_MATS), (pos_act, start_position, *mats))
     with named_errors(
-        "jit_tensor_step_pos_clique", pos_act=pos_act, start_position=start_position,
+        "jit_tensor_step_pos_clique",
+        pos_act=pos_act,
+        start_position=start_position,
         **dict(zip(_MATS, mats, strict=True)),
     ):
         pos = mask @ start_position.unsqueeze(1) + n_mask @ pos_act
@@ -84,7 +86,9 @@ def jit_tensor_step_pos_clique_contiguous(
     mats = (mask, n_mask, fd_1, fd_2, fd_3)
     _require(("pos_act", "start_position", *_MATS), (pos_act, start_position, *mats))
     with named_errors(
-        "jit_tensor_step_pos_clique_contiguous", pos_act=pos_act, start_position=start_position,
+        "jit_tensor_step_pos_clique_contiguous",
+        pos_act=pos_act,
+        start_position=start_position,
         **dict(zip(_MATS, mats, strict=True)),
     ):
         rows = start_position.unsqueeze(1).transpose(1, 2) @ mask.transpose(0, 1)
@@ -153,8 +157,15 @@ def jit_backward_pos_clique(
     grads = (grad_p, grad_v, grad_a, grad_j)
     _check_grads("jit_backward_pos_clique", grads)
     with named_errors(
-        "jit_backward_pos_clique", grad_p=grad_p, grad_v=grad_v, grad_a=grad_a, grad_j=grad_j,
-        n_mask=n_mask, fd_1=fd_1, fd_2=fd_2, fd_3=fd_3,
+        "jit_backward_pos_clique",
+        grad_p=grad_p,
+        grad_v=grad_v,
+        grad_a=grad_a,
+        grad_j=grad_j,
+        n_mask=n_mask,
+        fd_1=fd_1,
+        fd_2=fd_2,
+        fd_3=fd_3,
     ):
         return n_mask.transpose(-1, -2) @ _grad_x(grads, (fd_1, fd_2, fd_3), dof_major=False)
 
@@ -177,8 +188,15 @@ def jit_backward_pos_clique_contiguous(
     grads = (grad_p, grad_v, grad_a, grad_j)
     _check_grads("jit_backward_pos_clique_contiguous", grads)
     with named_errors(
-        "jit_backward_pos_clique_contiguous", grad_p=grad_p, grad_v=grad_v, grad_a=grad_a,
-        grad_j=grad_j, n_mask=n_mask, fd_1=fd_1, fd_2=fd_2, fd_3=fd_3,
+        "jit_backward_pos_clique_contiguous",
+        grad_p=grad_p,
+        grad_v=grad_v,
+        grad_a=grad_a,
+        grad_j=grad_j,
+        n_mask=n_mask,
+        fd_1=fd_1,
+        fd_2=fd_2,
+        fd_3=fd_3,
     ):
         g_x = _grad_x(grads, (fd_1, fd_2, fd_3), dof_major=True)
         return (g_x.transpose(-1, -2) @ n_mask).transpose(-1, -2).contiguous()
@@ -231,9 +249,11 @@ class CliqueTensorStep(torch.autograd.Function):
         grad_p = None
         if need_p:
             p_shape = ctx.shapes[1]
-            grad_p = (mask.transpose(-1, -2) @ g_x).sum_to_size(
-                (*p_shape[:1], 1, *p_shape[1:])
-            ).squeeze(1)
+            grad_p = (
+                (mask.transpose(-1, -2) @ g_x)
+                .sum_to_size((*p_shape[:1], 1, *p_shape[1:]))
+                .squeeze(1)
+            )
         return (grad_u, grad_p, *nones)
 
     @staticmethod
@@ -267,19 +287,20 @@ def tensor_step_pos_clique(
         state: start state, fields ``[B, D]``.
         act: ``[B, H, D]`` positions.
         state_seq: output joint state.
-        mask_matrix: ``[mask, n_mask]`` from :func:`build_start_state_mask`.
-        fd_matrix: ``[fd_1, fd_2, fd_3]``.
+        mask_matrix: ``[mask, n_mask]`` from :func:`build_start_state_mask` (further entries are
+            ignored, as in cuRobo).
+        fd_matrix: ``[fd_1, fd_2, fd_3]`` (further entries ignored).
     """
-    if len(mask_matrix) != 2:
+    if len(mask_matrix) < 2:
         raise ValueError(
             f"mask_matrix: expected [mask, n_mask] (2 tensors), received {len(mask_matrix)}"
         )
-    if len(fd_matrix) != 3:
+    if len(fd_matrix) < 3:
         raise ValueError(
             f"fd_matrix: expected [fd_1, fd_2, fd_3] (3 tensors), received {len(fd_matrix)}"
         )
     pos, vel, acc, jerk = CliqueTensorStep.apply(
-        act, state.position, mask_matrix[0], mask_matrix[1], *fd_matrix
+        act, state.position, mask_matrix[0], mask_matrix[1], *fd_matrix[:3]
     )
     state_seq.position = pos
     state_seq.velocity = vel

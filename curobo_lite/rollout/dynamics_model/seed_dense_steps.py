@@ -90,7 +90,11 @@ def tensor_step_acc(
     for name, value in (("state", state), ("act", act), ("state_seq", state_seq)):
         require_tensor(name, value)
     with named_errors(
-        "tensor_step_acc", state=state, act=act, state_seq=state_seq, n_dofs=n,
+        "tensor_step_acc",
+        state=state,
+        act=act,
+        state_seq=state_seq,
+        n_dofs=n,
         integrate_matrix=integrate_matrix,
     ):
         q, qd = _channels(state, n, 2, -1)
@@ -129,7 +133,12 @@ def tensor_step_jerk(
     for name, value in (("state", state), ("act", act), ("state_seq", state_seq), ("dt_h", dt_h)):
         require_tensor(name, value)
     with named_errors(
-        "tensor_step_jerk", state=state, act=act, state_seq=state_seq, dt_h=dt_h, n_dofs=n,
+        "tensor_step_jerk",
+        state=state,
+        act=act,
+        state_seq=state_seq,
+        dt_h=dt_h,
+        n_dofs=n,
         integrate_matrix=integrate_matrix,
     ):
         q, qd, qdd = _channels(state, n, 3, 1)
@@ -173,8 +182,14 @@ def tensor_step_vel(
     if dt_h.ndim == 1:
         check_invertible("dt_h", dt_h[:-1], " in dt_h[:H-1]")
     with named_errors(
-        "tensor_step_vel", state=state, act=act, state_seq=state_seq, dt_h=dt_h, n_dofs=n,
-        integrate_matrix=integrate_matrix, fd_matrix=fd_matrix,
+        "tensor_step_vel",
+        state=state,
+        act=act,
+        state_seq=state_seq,
+        dt_h=dt_h,
+        n_dofs=n,
+        integrate_matrix=integrate_matrix,
+        fd_matrix=fd_matrix,
     ):
         state_seq[:, 0:1, : 3 * n] = state
         (q,) = _channels(state, n, 1, -1)
@@ -276,7 +291,10 @@ def tensor_step_acc_semi_euler(
     if integrate_matrix_pos is None:
         integrate_matrix_pos = integrate_matrix
     with named_errors(
-        "tensor_step_acc_semi_euler", state=state, act=act, integrate_matrix=integrate_matrix,
+        "tensor_step_acc_semi_euler",
+        state=state,
+        act=act,
+        integrate_matrix=integrate_matrix,
         integrate_matrix_pos=integrate_matrix_pos,
     ):
         q = state.position.unsqueeze(1)

@@ -189,9 +189,11 @@ def build_int_matrix(
 ) -> torch.Tensor:
     """``[H, H]`` ``(L W)^order`` with ``L = tril(ones, diagonal)`` (cuRobo 0.7.8's values).
 
-    ``W`` is the identity, or ``diag(traj_dt)`` when ``traj_dt`` (``[H]``; a scalar is an
-    extension) is given: ``(L W u)_i = sum_{j <= i + diagonal} traj_dt[j] u_j`` (entry 0 is used).
-    ``order <= 0`` gives the identity. The product is taken with ``torch.linalg.multi_dot``.
+    ``W`` is the identity, or ``torch.diag(traj_dt)`` when ``traj_dt`` (``[H]``; a scalar is an
+    extension) is given: ``(L W u)_i = sum_{j <= i + diagonal} traj_dt[j] u_j`` (entry 0 is used;
+    any values, nothing is inverted). ``order <= 0`` gives the identity. The product
+    ``I L W L W ...`` is taken with ``torch.linalg.multi_dot``, as in cuRobo (which also makes an
+    ``[H, H]`` ``traj_dt`` with ``order=1`` return the vector ``L @ diagonal(traj_dt)``).
     """
     horizon = as_int("horizon", horizon)
     diagonal = as_int("diagonal", diagonal)
@@ -202,15 +204,21 @@ def build_int_matrix(
     lower = torch.tril(torch.ones(horizon, horizon, **kw), diagonal=diagonal)
     factors = [lower] * max(order, 0)
     if traj_dt is not None:
-        weight = torch.diag(_dt_tensor("traj_dt", traj_dt, horizon, device, dtype))
+        if isinstance(traj_dt, torch.Tensor) and traj_dt.ndim > 0:
+            weights = traj_dt.to(device=device, dtype=dtype)
+        else:
+            weights = _dt_tensor("traj_dt", traj_dt, horizon, device, dtype)
+        with named_errors("build_int_matrix", horizon=horizon, traj_dt=traj_dt):
+            weight = torch.diag(weights)
         factors = [m for _ in range(max(order, 0)) for m in (lower, weight)]
     chain = [torch.eye(horizon, **kw), *factors]
-    return chain[0] if len(chain) == 1 else torch.linalg.multi_dot(chain)
+    if len(chain) == 1:
+        return chain[0]
+    with named_errors("build_int_matrix", horizon=horizon, order=order, traj_dt=traj_dt):
+        return torch.linalg.multi_dot(chain)
 
 
-def build_start_state_mask(
-    horizon: int, tensor_args: Any
-) -> tuple[torch.Tensor, torch.Tensor]:
+def build_start_state_mask(horizon: int, tensor_args: Any) -> tuple[torch.Tensor, torch.Tensor]:
     """(mask ``[H, 1]``, n_mask ``[H, H]``): ``mask @ p + n_mask @ u = [p, u_0, ..., u_{H-2}]``.
 
     ``mask`` is 1 at step 0; ``n_mask`` is the sub-diagonal shift (same as cuRobo 0.7.8).
