@@ -24,7 +24,6 @@ import torch
 
 from curobo_lite.rollout.dynamics_model._seed_common import (
     as_int,
-    check_invertible,
     named_errors,
     require_tensor,
 )
@@ -170,7 +169,8 @@ def tensor_step_vel(
     ``M``; ``qd_0`` is integrated too unless ``M`` excludes it); accelerations at steps ``h >= 1``
     are ``(diag(1/dt_h) @ fd_matrix @ qd)_{h-1}`` — row ``h-1`` of the difference, one step late
     compared with SPEC §2. The jerk channel and ``state_seq[:, 0, 3D:]`` beyond the state's width
-    are left untouched. Entries ``dt_h[:H-1]`` must be non-zero (cuRobo returns NaN).
+    are left untouched. A zero ``dt_h`` entry whose reciprocal reaches the output as NaN is a
+    ``ValueError`` (cuRobo returns NaN; ``dt_h[H-1]`` is never used).
     SPEC §2 VELOCITY is ``tensor_step(..., "VELOCITY")``.
 
     Returns:
@@ -179,8 +179,7 @@ def tensor_step_vel(
     n = as_int("n_dofs", n_dofs)
     for name, value in (("state", state), ("act", act), ("state_seq", state_seq), ("dt_h", dt_h)):
         require_tensor(name, value)
-    if dt_h.ndim == 1:
-        check_invertible("dt_h", dt_h[:-1], " in dt_h[:H-1]")
+    args = (state, act, dt_h, n, integrate_matrix, fd_matrix)
     with named_errors(
         "tensor_step_vel",
         state=state,
@@ -191,13 +190,34 @@ def tensor_step_vel(
         integrate_matrix=integrate_matrix,
         fd_matrix=fd_matrix,
     ):
-        state_seq[:, 0:1, : 3 * n] = state
-        (q,) = _channels(state, n, 1, -1)
-        _, vel, acc = _channels(state_seq, n, 3, 2)
-        vel[:, 1:] = act[:, :-1, :]
-        state_seq[:, :, :n] = q + integrate_matrix @ vel
-        rates = (torch.diag(1 / dt_h) @ fd_matrix) @ vel
-        acc[:, 1:] = rates[:, :-1, :]
+        if not bool(torch.isfinite(1 / dt_h.detach()).all()):
+            # a zero (or NaN) step is divided by: cuRobo returns NaN wherever it reaches the
+            # output (dt_h[H-1] never does); find out on a scratch copy before writing
+            with torch.no_grad():
+                trial = _vel_into(state_seq.detach().clone(), *(_detach(x) for x in args))
+            finite_in = all(
+                not bool(torch.isnan(x).any()) for x in (state, act, integrate_matrix, fd_matrix)
+            )
+            if finite_in and bool(torch.isnan(trial[..., : 3 * n]).any()):
+                raise ValueError(
+                    "dt_h: expected non-zero entries where the step divides by them (cuRobo "
+                    f"0.7.8 returns NaN), received {dt_h.detach().tolist()}"
+                )
+        return _vel_into(state_seq, *args)
+
+
+def _detach(x: Any) -> Any:
+    return x.detach() if isinstance(x, torch.Tensor) else x
+
+
+def _vel_into(state_seq, state, act, dt_h, n, integrate_matrix, fd_matrix) -> torch.Tensor:
+    state_seq[:, 0:1, : 3 * n] = state
+    (q,) = _channels(state, n, 1, -1)
+    _, vel, acc = _channels(state_seq, n, 3, 2)
+    vel[:, 1:] = act[:, :-1, :]
+    state_seq[:, :, :n] = q + integrate_matrix @ vel
+    rates = (torch.diag(1 / dt_h) @ fd_matrix) @ vel
+    acc[:, 1:] = rates[:, :-1, :]
     return state_seq
 
 
