@@ -11,7 +11,9 @@ next to cuRobo's outputs, so the test reads the exact inputs back. Argument mark
 - anything else is passed as is.
 
 Pseudo-functions ``"CliqueTensorStep:grad"`` (forward + action gradient of a weighted sum of the
-four outputs; the last four arguments are the weights) and ``"CliqueTensorStep:fwd"``.
+four outputs; the last four arguments are the weights), ``"CliqueTensorStep:fwd"`` and
+``"grad:<function>"`` (the outputs of ``<function>`` plus the gradient of the sum of their squares
+with respect to its second argument, the action).
 """
 
 from __future__ import annotations
@@ -204,6 +206,29 @@ def _cases_for(tag: str) -> list[Case]:
                 randn(h, h),
             )
 
+    # gradients through the in-place writes (state_seq's autograd graph)
+    b, h, d = 2, 5, 2
+    dt = 0.02 + 0.08 * rng.random(h)
+    m, fd = randn(h, h), randn(h, h)
+    add("grad:tensor_step_acc", randn(b, 1, 3 * d), randn(b, h, d), randn(b, h, 4 * d), dt, d, m)
+    add("grad:tensor_step_jerk", randn(1, 3 * d), randn(1, h, d), randn(1, h, 4 * d), dt, d, m)
+    add(
+        "grad:tensor_step_vel", randn(b, 1, 3 * d), randn(b, h, d), randn(b, h, 4 * d), dt, d, m, fd
+    )
+    add("grad:tensor_step_pos", joint(b, d), randn(b, h, d), joint(b, h, d), fd)
+    add("grad:euler_integrate", randn(b, 1, d), randn(b, h, d), np.diag(dt), m)
+    add("grad:step_acc_semi_euler", randn(b, 1, 3 * d), randn(b, h, d), np.diag(dt), d, m)
+    add(
+        "grad:tensor_step_acc_semi_euler",
+        joint(b, d),
+        randn(b, h, d),
+        joint(b, h, d),
+        np.diag(dt),
+        m,
+        randn(h, h),
+    )
+    add("grad:tensor_linspace", randn(b, d, 1), randn(b, d, 1), 4)
+
     # a longer horizon, where float32 sums are long enough to expose any reordering
     b, h, d = 1, 30, 3
     dt = 0.02 + 0.08 * rng.random(h)
@@ -318,17 +343,22 @@ def run(module: Any, case: Case, args: list[Any], kwargs: dict[str, Any]) -> lis
         loss = sum((o * w).sum() for o, w in zip(outputs, args[7:11], strict=True))
         loss.backward()
         result = [*(o.detach() for o in outputs), u.grad]
+    elif case.func.startswith("grad:"):
+        act = args[1].clone().requires_grad_(True)
+        outputs = flatten(getattr(module, case.func[5:])(args[0], act, *args[2:], **kwargs), False)
+        sum(o.square().sum() for o in outputs if o.requires_grad).backward()
+        result = [*outputs, act.grad]
     else:
         result = getattr(module, case.func)(*args, **kwargs)
     return flatten(result)
 
 
-def flatten(result: Any) -> list[torch.Tensor]:
+def flatten(result: Any, detach: bool = True) -> list[torch.Tensor]:
     if isinstance(result, torch.Tensor):
-        return [result.detach()]
+        return [result.detach() if detach else result]
     if isinstance(result, (list, tuple)):
-        return [t for r in result for t in flatten(r)]
+        return [t for r in result for t in flatten(r, detach)]
     fields = ("position", "velocity", "acceleration", "jerk")
     if all(hasattr(result, f) for f in fields):
-        return [getattr(result, f).detach() for f in fields]
+        return flatten([getattr(result, f) for f in fields], detach)
     raise TypeError(f"unexpected result type {type(result).__name__}")

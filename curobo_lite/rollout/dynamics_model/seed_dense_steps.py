@@ -40,10 +40,22 @@ __all__ = [
 ]
 
 
+def _block(n_dofs: int, k: int, dim: int) -> tuple:
+    """Index of block ``k`` (``n_dofs`` wide) along ``dim`` (``-1``: the last dimension)."""
+    lead = (Ellipsis,) if dim < 0 else (slice(None),) * dim
+    return (*lead, slice(k * n_dofs, (k + 1) * n_dofs))
+
+
 def _channels(state: torch.Tensor, n_dofs: int, count: int, dim: int) -> list[torch.Tensor]:
     """The first ``count`` blocks of ``n_dofs`` entries of ``state`` along ``dim``."""
-    index = [slice(None)] * (dim if dim >= 0 else state.ndim + dim)
-    return [state[(*index, slice(k * n_dofs, (k + 1) * n_dofs))] for k in range(count)]
+    return [state[_block(n_dofs, k, dim)] for k in range(count)]
+
+
+def _write(state_seq: torch.Tensor, n_dofs: int, dim: int, *blocks: torch.Tensor) -> None:
+    """``state_seq[block k] = blocks[k]`` (setitem on the base tensor, autograd-safe)."""
+    for k, value in enumerate(blocks):
+        if value is not None:
+            state_seq[_block(n_dofs, k, dim)] = value
 
 
 def euler_integrate(
@@ -99,10 +111,9 @@ def tensor_step_acc(
         q, qd = _channels(state, n, 2, -1)
         vel = qd + integrate_matrix @ act
         pos = q + integrate_matrix @ vel
-        out_q, out_qd, out_qdd = _channels(state_seq, n, 3, -1)
-        out_qdd[...] = act
-        out_qd[...] = vel
-        out_q[...] = pos
+        _write(state_seq, n, -1, None, None, act)  # cuRobo's order: acc, vel, then pos
+        _write(state_seq, n, -1, None, vel)
+        _write(state_seq, n, -1, pos)
     return state_seq
 
 
@@ -145,10 +156,7 @@ def tensor_step_jerk(
         acc = qdd + integrate_matrix @ (weight @ act)
         vel = qd + integrate_matrix @ (weight @ acc)
         pos = q + integrate_matrix @ (weight @ vel)
-        out_q, out_qd, out_qdd = _channels(state_seq, n, 3, 2)
-        out_q[...] = pos
-        out_qd[...] = vel
-        out_qdd[...] = acc
+        _write(state_seq, n, 2, pos, vel, acc)
     return state_seq
 
 
@@ -213,11 +221,11 @@ def _detach(x: Any) -> Any:
 def _vel_into(state_seq, state, act, dt_h, n, integrate_matrix, fd_matrix) -> torch.Tensor:
     state_seq[:, 0:1, : 3 * n] = state
     (q,) = _channels(state, n, 1, -1)
-    _, vel, acc = _channels(state_seq, n, 3, 2)
-    vel[:, 1:] = act[:, :-1, :]
+    state_seq[:, 1:, n : 2 * n] = act[:, :-1, :]
+    vel = state_seq[:, :, n : 2 * n]
     state_seq[:, :, :n] = q + integrate_matrix @ vel
     rates = (torch.diag(1 / dt_h) @ fd_matrix) @ vel
-    acc[:, 1:] = rates[:, :-1, :]
+    state_seq[:, 1:, 2 * n : 3 * n] = rates[:, :-1, :]
     return state_seq
 
 
