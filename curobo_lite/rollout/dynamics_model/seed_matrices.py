@@ -149,10 +149,10 @@ def build_fd_matrix(
     and ``B_n`` the backward one (``(B x)_i = x_i - x_{i-1}``, row 0 zero), ``k = max(order, 1)``;
     the flags are checked in this order and the first one set wins:
 
-    - ``PREV_STATE``: ``[H, H+order]`` ``-(F_{H+order})^k[:H]``, i.e. row ``i`` is the *negated*
-      order-``k`` forward difference starting at ``x_i`` of a sequence with ``order`` extra entries.
-      (cuRobo's sign: this is ``(-1)^(k+1)`` times the backward difference that ends at the last
-      point of the stencil.)
+    - ``PREV_STATE``: ``[H, H+order]`` ``-(F_{H+order})^k[:H]``. On the sequence
+      ``[x_{-order}, ..., x_{-1}, x_0, ..., x_{H-1}]`` row ``i`` is *minus* the order-``k``
+      backward difference ending at ``x_i`` for ``order >= 1`` (``x_{i-1} - x_i`` for order 1):
+      cuRobo's sign, opposite to the usual ``∇^k``.
     - ``FULL_RANK``: ``[H, H]``, ``order`` ignored, odd ``H >= 3`` only: with ``m = H // 2``, rows
       ``i < m`` are ``x_i - x_{i+1}``, row ``m`` is ``x_{m+1} - x_{m-1}``, rows ``i > m`` are
       ``x_i - x_{i-1}``.
@@ -284,8 +284,8 @@ def action_interpolate_kernel(
     With ``s = int_steps`` and ``m = s - offset``: the first ``m`` rows of segment ``i`` ramp from
     knot ``i`` towards knot ``i+1`` *excluding* knot ``i`` — row ``i*s + k`` is
     ``((m-1-k) e_i + (k+1) e_{i+1}) / m`` (so its last one is knot ``i+1``) — and the remaining
-    ``offset`` rows of each segment are zero, except that the last ``offset`` rows of the whole
-    matrix get a 1 in column **1** (cuRobo's convention, whatever ``h``; ``offset = 0`` sets all of
+    ``offset`` rows of each segment are zero; finally column **1** of the last ``offset`` rows of
+    the whole matrix is set to 1 (cuRobo's convention, whatever ``h``; ``offset = 0`` sets all of
     column 1). Requires ``h >= 2``. For an interpolation that holds the *last* knot, use
     :func:`interpolate_kernel` and repeat the final row.
     """
