@@ -634,3 +634,55 @@ def test_clique_rejects_bad_matrices():
         iu.tensor_step_pos_clique(
             JointState(p), u, JointState.zeros((b, h, d), TA64), [mask, n_mask], [f1, f2]
         )
+
+
+# ------------------------------------------------------------------------------------------------
+# the facade keeps the seed listing's names and signatures
+# ------------------------------------------------------------------------------------------------
+SEED_SIGNATURES = {
+    "build_clique_matrix": "horizon, dt, device='cpu', dtype=torch.float32",
+    "build_fd_matrix": (
+        "horizon, device='cpu', dtype=torch.float32, order=1, PREV_STATE=False, "
+        "FULL_RANK=False, SHIFT=False"
+    ),
+    "build_int_matrix": "horizon, diagonal=0, device='cpu', dtype=torch.float32, order=1, "
+    "traj_dt=None",
+    "build_start_state_mask": "horizon, tensor_args",
+    "tensor_step_jerk": "state, act, state_seq, dt_h, n_dofs, integrate_matrix, fd_matrix=None",
+    "euler_integrate": "q_0, u, diag_dt, integrate_matrix",
+    "tensor_step_acc": "state, act, state_seq, dt_h, n_dofs, integrate_matrix, fd_matrix=None",
+    "jit_tensor_step_pos_clique_contiguous": "pos_act, start_position, mask, n_mask, fd_1, fd_2, "
+    "fd_3",
+    "jit_tensor_step_pos_clique": "pos_act, start_position, mask, n_mask, fd_1, fd_2, fd_3",
+    "jit_backward_pos_clique": "grad_p, grad_v, grad_a, grad_j, n_mask, fd_1, fd_2, fd_3",
+    "jit_backward_pos_clique_contiguous": "grad_p, grad_v, grad_a, grad_j, n_mask, fd_1, fd_2, "
+    "fd_3",
+    "tensor_step_pos_clique": "state, act, state_seq, mask_matrix, fd_matrix",
+    "step_acc_semi_euler": "state, act, diag_dt, n_dofs, integrate_matrix",
+    "tensor_step_acc_semi_euler": "state, act, state_seq, diag_dt, integrate_matrix, "
+    "integrate_matrix_pos",
+    "tensor_step_vel": "state, act, state_seq, dt_h, n_dofs, integrate_matrix, fd_matrix",
+    "tensor_step_pos": "state, act, state_seq, fd_matrix",
+    "tensor_step_pos_ik": "act, state_seq",
+    "tensor_linspace": "start_tensor, end_tensor, steps=10",
+    "sum_matrix": "h, int_steps, tensor_args",
+    "interpolate_kernel": "h, int_steps, tensor_args",
+    "action_interpolate_kernel": "h, int_steps, tensor_args, offset=4",
+}
+
+
+@pytest.mark.parametrize("name", sorted(SEED_SIGNATURES))
+def test_seed_function_signature(name):
+    import importlib
+    import inspect
+
+    module = importlib.import_module("curobo_lite.rollout.dynamics_model.integration_utils")
+    params = inspect.signature(getattr(module, name)).parameters.values()
+    rendered = ", ".join(
+        p.name
+        if p.default is inspect.Parameter.empty
+        else f"{p.name}={'torch.float32' if p.default is torch.float32 else repr(p.default)}"
+        for p in params
+    )
+    assert rendered == SEED_SIGNATURES[name]
+    assert name in module.__all__
