@@ -65,7 +65,8 @@ def euler_integrate(
 
     The step sizes must already be inside ``integrate_matrix`` (e.g.
     ``build_int_matrix(H, traj_dt=dt)``). Shapes broadcast as in torch (``q_0`` ``[B, 1, D]`` with
-    ``u`` ``[B, H, D]`` gives ``[B, H, D]``).
+    ``u`` ``[B, H, D]`` gives ``[B, H, D]``). The engine's integration (SPEC §2) is
+    :func:`curobo_lite.kernels.tensor_step`.
     """
     require_tensor("q_0", q_0)
     require_tensor("u", u)
@@ -265,7 +266,7 @@ def tensor_step_pos_ik(act: torch.Tensor, state_seq: Any) -> Any:
     """POSITION "teleport" (IK) mode as in cuRobo 0.7.8: ``state_seq.position = act``.
 
     The other fields of ``state_seq`` are left as they are (SPEC §2's teleport mode, which zeroes
-    them, is ``tensor_step(..., "POSITION_TELEPORT")``).
+    them, is ``tensor_step(act, p, v, a, dt, "POSITION", fd_mode="TELEPORT")``).
     """
     require_tensor("act", act)
     state_seq.position = act
@@ -283,7 +284,8 @@ def step_acc_semi_euler(
 
     ``q, qd`` are the first two ``n_dofs`` blocks of the last dimension of ``state`` (``[B, 1, 3D]``
     in cuRobo's layout), ``M = integrate_matrix``. ``diag_dt`` is **ignored** (see
-    :func:`euler_integrate`); ``act[:, h]`` acts at step ``h``.
+    :func:`euler_integrate`); ``act[:, h]`` acts at step ``h``. SPEC §2 ACCELERATION is
+    ``tensor_step(..., "ACCELERATION")``.
     """
     n = as_int("n_dofs", n_dofs)
     require_tensor("state", state)

@@ -160,7 +160,8 @@ def build_fd_matrix(
     - default: ``[H, H]`` ``(F_H)^k``. Its last ``k`` rows are truncated (not zeroed) differences,
       e.g. row ``H-2`` of ``F^2`` is ``x_{H-2} - x_{H-1}``.
 
-    ``F`` and ``B`` are all zeros for a size ``<= 1``.
+    ``F`` and ``B`` are all zeros for a size ``<= 1``. The engine's SPEC §2 derivatives (scaled
+    by a possibly non-uniform ``traj_dt``) come from :func:`curobo_lite.kernels.tensor_step`.
     """
     horizon = as_int("horizon", horizon)
     order = as_int("order", order)
