@@ -39,7 +39,10 @@ def dense_position(act, p, traj_dt, matrices):
 
 
 def dense_acceleration(act, state, traj_dt, int_matrix, state_seq):
-    return iu.tensor_step_acc(state, act, state_seq, traj_dt, DOF, int_matrix)
+    # cuRobo's dense convention: state [B, 1, 3D], dt inside int_matrix, actions shifted by the
+    # caller (the values then equal SPEC §2 ACCELERATION; see tests/test_integration_utils.py)
+    shifted = torch.cat((state[..., 2 * DOF :], act[:, :-1]), dim=1)
+    return iu.tensor_step_acc(state, shifted, state_seq, traj_dt, DOF, int_matrix)
 
 
 def bench_case(batch: int, horizon: int, mode: str, device: torch.device) -> dict:
@@ -75,16 +78,19 @@ def bench_case(batch: int, horizon: int, mode: str, device: torch.device) -> dic
 
     tensor_args = TensorDeviceType(device=device, dtype=dtype)
     if mode == "POSITION":
-        clique = iu.build_clique_matrix(horizon, traj_dt, device=device, dtype=dtype)
-        fd_1, fd_2 = clique[horizon : 2 * horizon], clique[2 * horizon :]
+        # F (block 2 of cuRobo's clique matrix) and its powers: SPEC §2 from a start at rest
+        fd_1 = iu.build_clique_matrix(horizon, traj_dt, device=device, dtype=dtype)[
+            horizon : 2 * horizon
+        ]
         mask, n_mask = iu.build_start_state_mask(horizon, tensor_args)
-        matrices = (mask, n_mask, fd_1, fd_2, fd_1 @ fd_2)
+        matrices = (mask, n_mask, fd_1, fd_1 @ fd_1, fd_1 @ fd_1 @ fd_1)
 
         def dense_fwd(u):
             return dense_position(u, p, traj_dt, matrices)
     else:
-        int_matrix = iu.build_int_matrix(horizon, device=device, dtype=dtype)
-        state = torch.cat((p, v, a), dim=-1)
+        weights = torch.cat((torch.zeros_like(traj_dt[:1]), traj_dt[1:]))  # index 0: the start
+        int_matrix = iu.build_int_matrix(horizon, device=device, dtype=dtype, traj_dt=weights)
+        state = torch.cat((p, v, a), dim=-1).unsqueeze(1)
 
         def dense_fwd(u):
             state_seq = torch.empty(batch, horizon, 4 * DOF, device=device, dtype=dtype)

@@ -133,10 +133,13 @@ def test_dense_clique_agrees_with_kernel_for_start_at_rest():
     act = torch.randn(B, H, D, generator=g, dtype=torch.float64)
     start = torch.randn(B, D, generator=g, dtype=torch.float64)
     traj_dt = 0.03 + 0.05 * torch.rand(H, generator=g, dtype=torch.float64)
-    clique = iu.build_clique_matrix(H, traj_dt, dtype=torch.float64)
-    fd_1, fd_2 = clique[H : 2 * H], clique[2 * H :]
+    # block 2 of cuRobo's clique matrix is the dt-scaled backward difference F; the SPEC §2
+    # derivatives of a start at rest are F x, F^2 x, F^3 x (block 3 is not F^2)
+    fd_1 = iu.build_clique_matrix(H, traj_dt, dtype=torch.float64)[H : 2 * H]
     mask, n_mask = iu.build_start_state_mask(H, iu.TensorDeviceType(dtype=torch.float64))
-    dense = iu.CliqueTensorStep.apply(act, start, mask, n_mask, fd_1, fd_2, fd_1 @ fd_2)
+    dense = iu.CliqueTensorStep.apply(
+        act, start, mask, n_mask, fd_1, fd_1 @ fd_1, fd_1 @ fd_1 @ fd_1
+    )
     zeros = torch.zeros_like(start)
     buffers = [torch.empty(B, H, D, dtype=torch.float64) for _ in range(5)]
     kernel = iu.CliqueTensorStepKernel.apply(

@@ -9,6 +9,12 @@ written into ``out_grad_position``. Unlike cuRobo, every class has an exact back
 
 Layouts: ``[B, H, D]`` for all classes except :class:`CliqueTensorStepCoalesceKernel`, whose
 action, buffers and outputs are dof-major ``[B, D, H]``.
+
+Semantics: SPEC §2, which is what cuRobo 0.7.8's CUDA kernels (``tensor_step_kernel.cu``) compute
+for a uniform ``dt``, extended to non-uniform ``traj_dt``, any horizon and exact adjoints. Unlike
+cuRobo's Python (which hands its position kernels ``1 / dt``), ``traj_dt`` is always in seconds.
+The README's "The cuRobo seed API" lists the differences and
+``tests/test_seed_kernels_vs_curobo_cuda.py`` checks them against transcriptions of the kernels.
 """
 
 from __future__ import annotations
