@@ -273,6 +273,12 @@ class Mppi:
         doing what the plan ended with" guess; in POSITION control it holds the final
         position). ``steps >= H`` fills the whole mean with its last action. The covariance is
         kept.
+
+        This is cuRobo's rule (v0.7.8): its MPPI does not shift its own mean
+        (``ParticleOptBase._run_opt_iters`` calls ``OptimizerBase._shift``, a no-op, then
+        ``update_seed`` copies the seed into the mean); the seed it gets is shifted by
+        ``WrapMpc._shift``, which rolls the plan left by ``shift_steps`` and fills the freed tail
+        with the plan's last action, not with the optimizer's init action.
         """
         if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
             raise ValueError(f"steps: expected an int >= 0, received {steps!r}")
