@@ -66,6 +66,7 @@ def module_name(path: Path) -> str:
 
 
 def all_modules() -> dict[str, Path]:
+    """Every module of the package: dotted name -> file."""
     return {module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
 
 
