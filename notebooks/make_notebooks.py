@@ -254,7 +254,10 @@ TRAJOPT = [
         "## Which cost term dominates? The scale tracker\n\n"
         "Inside `track_scales()`, the rollout records the standard deviation of every cost term "
         "(forward) and of the gradient flowing into each term's inputs (backward) at every "
-        "iteration. Terms whose backward scale dwarfs the others steer the optimization."
+        "iteration. Terms whose backward scale dwarfs the others steer the optimization.\n\n"
+        "`session.scales` holds each term's latest `ScalePair` (as in Graphcore's unit_scaling: "
+        "the std of the last tensor and of the last gradient); `session.history(name)`, the "
+        "table and the plot give the values per iteration."
     ),
     new_code_cell(
         "import os\n"
@@ -262,6 +265,8 @@ TRAJOPT = [
         "from curobo_lite.debug import track_scales\n\n"
         "with track_scales() as session:\n"
         "    solver.solve_pose(start[:1], goals[0])\n"
+        "for name, pair in session.scales.items():\n"
+        "    print(f'{name:32s} latest {pair}')\n"
         "print(session.table())\n"
         "path = session.plot(os.path.join(tempfile.gettempdir(), 'curobo_lite_scales.png'))\n"
         "plt.figure(figsize=(10, 6))\n"

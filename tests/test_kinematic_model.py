@@ -159,6 +159,36 @@ def test_robot_command_and_next_state(franka64):
         model.get_robot_command(start, act, shift_steps=8)
 
 
+def test_robot_command_reuses_its_buffers(franka64):
+    """MPC alternates rollouts [B, H, D] with commands [1, H, D]: a command of an unchanged
+    shape integrates into the same buffer, is still the reference state, and leaves the last
+    rollout's trajectory intact."""
+    model = make_model(franka64, control_space="JERK")
+    g = torch.Generator().manual_seed(11)
+    start = random_start(1, 7, seed=4)
+    rollout_act = torch.randn(5, 8, 7, dtype=torch.float64, generator=g)
+    rows = torch.zeros(5, dtype=torch.int64)  # every particle starts from the one state
+    rollout = model.get_state_from_action(start, rollout_act, rows)
+    rollout_ptr, rollout_before = rollout.position.data_ptr(), rollout.position.clone()
+    pointers = set()
+    for step in range(3):
+        act = torch.randn(1, 8, 7, dtype=torch.float64, generator=g)
+        command = model.get_robot_command(start, act, shift_steps=1 + step)
+        want = reference_step(
+            act, start.position, start.velocity, start.acceleration, model.traj_dt, "JERK"
+        )
+        for i, name in enumerate(("position", "velocity", "acceleration", "jerk")):
+            np.testing.assert_allclose(
+                getattr(command, name).numpy(), want[i][:, 1 + step], rtol=1e-12, atol=1e-12
+            )
+        pointers.add(model._command_buffers.position.data_ptr())
+        again = model.get_state_from_action(start, rollout_act, rows)
+        assert again.position.data_ptr() == rollout_ptr  # the rollout buffer stays too
+    assert len(pointers) == 1
+    assert rollout_ptr not in pointers
+    torch.testing.assert_close(rollout.position, rollout_before, rtol=0, atol=0)
+
+
 def test_joint_state_filter_is_exponential():
     filt = JointStateFilter(
         JointStateFilterConfig.from_dict(

@@ -381,6 +381,59 @@ def test_shift_moves_the_mean_and_repeats_the_last_action():
         mppi.shift(-1)
 
 
+def _curobo_wrap_mpc_shift(act_seq: torch.Tensor, shift_steps: int) -> torch.Tensor:
+    """Reference: cuRobo v0.7.8 ``WrapMpc._shift`` as documented there: roll the plan left by
+    ``shift_steps`` along the horizon, then overwrite the wrapped-around tail with the entry just
+    before it (the plan's original last action)."""
+    out = act_seq.roll(-shift_steps, 1)
+    out[:, -shift_steps:, :] = out[:, -shift_steps - 1 : -shift_steps, :].clone()
+    return out
+
+
+@pytest.mark.parametrize("steps", [1, 2, 5])
+def test_shift_follows_curobo_rule_not_the_init_mean(steps):
+    H = 6
+    rollout = _integrator_problem(P=3, H=H)
+    mppi = Mppi(MppiConfig(n_problems=3, num_particles=8), rollout)
+    gen = torch.Generator().manual_seed(7)
+    init = torch.rand(3, H, 2, generator=gen, dtype=torch.float64)
+    plan = torch.rand(3, H, 2, generator=gen, dtype=torch.float64) + 2.0  # differs from init
+    mppi.update_init_mean(init)
+    mppi.mean_action.copy_(plan)  # as after an optimize() call
+    mppi.shift(steps)
+    expected = _curobo_wrap_mpc_shift(plan.clone(), steps)
+    assert torch.equal(mppi.mean_action, expected)
+    assert not torch.isin(mppi.mean_action, init).any()  # the init action never enters
+
+
+@pytest.mark.parametrize("steps", [1, 4, 9])
+def test_null_base_action_fills_the_tail_with_the_init_action(steps):
+    """cuRobo's ``base_action: NULL``: the freed steps take the optimizer's init action."""
+    H = 6
+    rollout = _integrator_problem(P=2, H=H)
+    mppi = Mppi(
+        MppiConfig.from_dict({"n_problems": 2, "num_particles": 8, "base_action": "NULL"}), rollout
+    )
+    gen = torch.Generator().manual_seed(8)
+    init = torch.rand(2, H, 2, generator=gen, dtype=torch.float64) - 3.0
+    plan = torch.rand(2, H, 2, generator=gen, dtype=torch.float64) + 2.0
+    mppi.update_init_mean(init)
+    mppi.mean_action.copy_(plan)
+    mppi.shift(steps)
+    k = min(steps, H)
+    # reference: the plan's entries k .. H-1 move to the front, the init action's last k
+    # steps (the same time indices) fill the end
+    for h in range(H):
+        want = plan[:, h + k] if h + k < H else init[:, h]
+        assert torch.equal(mppi.mean_action[:, h], want), h
+
+
+def test_base_action_is_checked():
+    with pytest.raises(ValueError, match="base_action"):
+        MppiConfig.from_dict({"base_action": "RANDOM"})
+    assert MppiConfig().base_action == "REPEAT"
+
+
 def test_update_init_mean_broadcasts_and_clamps():
     rollout = _integrator_problem(P=2, H=3)
     mppi = Mppi(MppiConfig(n_problems=2, num_particles=4), rollout)

@@ -1,4 +1,8 @@
-"""Scale tracking: exact identity in value and gradient, records equal to independent stds."""
+"""Scale tracking: exact identity in value and gradient, records equal to independent stds.
+
+The record semantics are unit_scaling's (``unit_scaling.utils.ScaleTracker``/``ScalePair``):
+``forward``/``backward`` start as ``None``; forward stores the std of the input, backward the std
+of the incoming gradient, each as a float overwritten by every new call."""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ import torch
 import torch.autograd.forward_ad as fwAD
 
 from curobo_lite.debug import (
+    ScaleHistory,
     ScalePair,
     ScaleTracker,
     ScaleTrackingSession,
@@ -28,16 +33,54 @@ def _numpy_std(t: torch.Tensor) -> float:
     return float(t.detach().double().numpy().std(ddof=1))
 
 
+def test_pair_starts_unrecorded() -> None:
+    pair = ScalePair()
+    assert pair.forward is None and pair.backward is None
+    assert str(pair) == "(-> n/a, <- n/a)"
+    assert str(ScalePair(forward=1.23456, backward=0.000123456)) == "(-> 1.23, <- 0.000123)"
+
+
 def test_records_std_of_tensor_and_of_its_gradient() -> None:
     gen = torch.Generator().manual_seed(0)
     x = torch.randn(6, 5, generator=gen, dtype=torch.float64, requires_grad=True)
     w = torch.randn(6, 5, generator=gen, dtype=torch.float64)
-    pair = ScalePair(name="term")
+    pair = ScalePair()
     y = ScaleTracker.apply(x * 3.0, pair)
+    assert isinstance(pair.forward, float) and pair.backward is None
+    assert pair.forward == pytest.approx(_numpy_std(x * 3.0), rel=1e-12)
     (w * y).sum().backward()  # gradient arriving at y is exactly w
-    assert pair.forward == pytest.approx([_numpy_std(x * 3.0)], rel=1e-12)
-    assert pair.backward == pytest.approx([_numpy_std(w)], rel=1e-12)
+    assert isinstance(pair.backward, float)
+    assert pair.backward == pytest.approx(_numpy_std(w), rel=1e-12)
     torch.testing.assert_close(x.grad, 3.0 * w, rtol=0, atol=0)
+
+
+def test_each_call_overwrites_the_pair() -> None:
+    gen = torch.Generator().manual_seed(3)
+    pair = ScalePair()
+    inputs = [torch.randn(4, 7, generator=gen, dtype=torch.float64) * s for s in (1.0, 5.0)]
+    grads = [torch.randn(4, 7, generator=gen, dtype=torch.float64) * s for s in (2.0, 0.1)]
+    outputs = []
+    for t in inputs:
+        outputs.append(ScaleTracker.apply(t.requires_grad_(), pair))
+        assert pair.forward == pytest.approx(_numpy_std(t), rel=1e-12)
+    for out, g in zip(outputs, grads, strict=True):
+        out.backward(g)
+        assert pair.backward == pytest.approx(_numpy_std(g), rel=1e-12)
+    # the latest forward call still stands after both backward passes
+    assert pair.forward == pytest.approx(_numpy_std(inputs[-1]), rel=1e-12)
+    assert pair.backward == pytest.approx(_numpy_std(grads[-1]), rel=1e-12)
+
+
+def test_history_keeps_every_value() -> None:
+    gen = torch.Generator().manual_seed(4)
+    pair, history = ScalePair(), ScaleHistory(name="term")
+    inputs = [torch.randn(9, generator=gen, dtype=torch.float64) * s for s in (1.0, 3.0, 0.5)]
+    grads = [torch.randn(9, generator=gen, dtype=torch.float64) * s for s in (1.0, 7.0, 2.0)]
+    for t, g in zip(inputs, grads, strict=True):
+        ScaleTracker.apply(t.requires_grad_(), pair, history).backward(g)
+    assert history.forward == pytest.approx([_numpy_std(t) for t in inputs], rel=1e-12)
+    assert history.backward == pytest.approx([_numpy_std(g) for g in grads], rel=1e-12)
+    assert pair.forward == history.forward[-1] and pair.backward == history.backward[-1]
 
 
 def test_value_is_identity_view() -> None:
@@ -65,7 +108,7 @@ def test_gradcheck_and_gradients_unchanged() -> None:
     g_tracked = torch.autograd.grad(tracked(x).sum(), x)[0]
     g_plain = torch.autograd.grad(plain(x).sum(), x)[0]
     torch.testing.assert_close(g_tracked, g_plain, rtol=0, atol=0)
-    assert len(pair.forward) > 0 and len(pair.backward) > 0
+    assert pair.forward is not None and pair.backward is not None
 
 
 def test_forward_mode_passes_tangent_through() -> None:
@@ -75,14 +118,14 @@ def test_forward_mode_passes_tangent_through() -> None:
     with fwAD.dual_level():
         out = ScaleTracker.apply(fwAD.make_dual(x, tangent), pair) * 2.0
         torch.testing.assert_close(fwAD.unpack_dual(out).tangent, 2.0 * tangent)
-    assert pair.forward == pytest.approx([_numpy_std(x)])
+    assert pair.forward == pytest.approx(_numpy_std(x))
 
 
 def test_none_gradient_records_zero_and_passes_none() -> None:
-    pair = ScalePair()
-    grad, none = ScaleTracker.backward(SimpleNamespace(pair=pair), None)
-    assert grad is None and none is None
-    assert pair.backward == [0.0]
+    pair, history = ScalePair(), ScaleHistory()
+    grad, *rest = ScaleTracker.backward(SimpleNamespace(pair=pair, history=history), None)
+    assert grad is None and rest == [None, None]
+    assert pair.backward == 0.0 and history.backward == [0.0]
 
 
 def test_edge_dtypes_and_sizes() -> None:
@@ -98,7 +141,7 @@ def test_edge_dtypes_and_sizes() -> None:
     pair = ScalePair()
     out = ScaleTracker.apply(ints, pair)  # integer tensors: forward only
     assert torch.equal(out, ints) and not out.requires_grad
-    assert pair.forward == pytest.approx([_numpy_std(ints)]) and pair.backward == []
+    assert pair.forward == pytest.approx(_numpy_std(ints)) and pair.backward is None
 
 
 def test_track_is_noop_outside_a_session() -> None:
@@ -139,6 +182,11 @@ def test_session_groups_iterations_and_summarizes() -> None:
         h = session.history(name)
         assert h.forward == pytest.approx(expected[name]["fwd"], rel=1e-12)
         assert h.backward == pytest.approx(expected[name]["bwd"], rel=1e-12)
+        assert isinstance(h, ScaleHistory) and h.name == name
+        # the latest pair holds the last iteration's values, as unit_scaling's ScaleDict does
+        latest = session.scales[name]
+        assert latest.forward == pytest.approx(expected[name]["fwd"][-1], rel=1e-12)
+        assert latest.backward == pytest.approx(expected[name]["bwd"][-1], rel=1e-12)
     summary = session.summary()
     fwd_mean = sum(expected["pose"]["fwd"]) / 4
     bwd_mean = sum(expected["pose"]["bwd"]) / 4
@@ -170,6 +218,8 @@ def test_manual_iterations_average_repeated_calls() -> None:
     assert session.num_iterations == 2
     assert h.forward == pytest.approx([(math.sqrt(2) + math.sqrt(8)) / 2, math.sqrt(0.5)])
     assert all(math.isnan(v) for v in h.backward)
+    assert session.scales["cost"].forward == pytest.approx(math.sqrt(0.5))
+    assert session.scales["cost"].backward is None  # no backward pass ran
     assert "cost" in session.table()
 
 

@@ -1,6 +1,7 @@
 """Debugging aids: scale tracking of cost terms through forward and backward passes."""
 
 from curobo_lite.debug.scale_tracker import (
+    ScaleHistory,
     ScalePair,
     ScaleTracker,
     ScaleTrackingSession,
@@ -11,6 +12,7 @@ from curobo_lite.debug.scale_tracker import (
 )
 
 __all__ = [
+    "ScaleHistory",
     "ScalePair",
     "ScaleTracker",
     "ScaleTrackingSession",

@@ -2,7 +2,13 @@
 
 :class:`ScaleTracker` is an identity autograd function that records the standard deviation of a
 tensor in the forward pass and of its gradient in the backward pass. :class:`ScaleTrackingSession`
-collects those records per named term and per optimizer iteration::
+collects those records per named term and per optimizer iteration.
+
+The record follows ``unit_scaling.utils`` (Graphcore): a :class:`ScalePair`'s ``forward`` and
+``backward`` are ``None`` until recorded, then hold the std of the latest tensor and of the latest
+gradient as floats, overwritten by each new call (:attr:`ScaleTrackingSession.scales` gives the
+latest pair of every term). The values over time live apart, in :class:`ScaleHistory`: the
+session's :meth:`~ScaleTrackingSession.history`, table and plot are built from it::
 
     with track_scales() as session:
         for _ in range(iters):
@@ -45,12 +51,31 @@ import torch
 
 @dataclass
 class ScalePair:
-    """Standard deviations recorded by :class:`ScaleTracker`: one ``forward`` entry per forward
-    call, one ``backward`` entry per backward call through it."""
+    """The standard deviations of one tensor in the forward and the backward pass, as in
+    ``unit_scaling.utils.ScalePair``: ``None`` until :class:`ScaleTracker` records a value, then
+    the std of the *latest* tensor (forward) and of the *latest* gradient (backward); each new
+    call overwrites the previous value. Every value is kept in :class:`ScaleHistory`."""
 
+    forward: float | None = None
+    backward: float | None = None
+
+    def __str__(self) -> str:
+        fwd = "n/a" if self.forward is None else f"{self.forward:.3}"
+        bwd = "n/a" if self.backward is None else f"{self.backward:.3}"
+        return f"(-> {fwd}, <- {bwd})"
+
+
+@dataclass
+class ScaleHistory:
+    """A list of standard deviations per pass for the term ``name``: what a session reports.
+
+    Kept by :class:`ScaleTracker` when given one (one ``forward`` entry per forward call, one
+    ``backward`` entry per backward call), and returned by :meth:`ScaleTrackingSession.history`
+    as one entry per iteration."""
+
+    name: str = ""
     forward: list[float] = field(default_factory=list)
     backward: list[float] = field(default_factory=list)
-    name: str = ""
 
 
 def tensor_std(t: torch.Tensor) -> float:
@@ -67,12 +92,14 @@ def tensor_std(t: torch.Tensor) -> float:
 
 
 class ScaleTracker(torch.autograd.Function):
-    """``ScaleTracker.apply(t, pair)``: returns ``t`` unchanged and records scales into ``pair``.
+    """``ScaleTracker.apply(t, pair[, history])``: returns ``t`` unchanged and records its scales.
 
-    Forward appends ``t.std()`` to ``pair.forward``; backward appends the incoming gradient's
-    std to ``pair.backward`` and passes the gradient through unchanged. A gradient that arrives as
-    ``None`` (the output did not reach the loss) records ``0.0``, the std of the zero gradient it
-    stands for, and is passed on as ``None``.
+    As ``unit_scaling.utils.ScaleTracker``: forward sets ``pair.forward = t.std()``; backward sets
+    ``pair.backward`` to the incoming gradient's std and passes the gradient through unchanged.
+    Both are overwritten by every new call. When a :class:`ScaleHistory` is passed as well, every
+    value is also appended to it. A gradient that arrives as ``None`` (the output did not reach
+    the loss) records ``0.0``, the std of the zero gradient it stands for, and is passed on as
+    ``None``.
 
     The output is a view of ``t`` (autograd's handling of an input returned as-is): like any
     custom-Function view it must not be modified in place; clone it first if needed. Forward-mode
@@ -80,29 +107,37 @@ class ScaleTracker(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx: Any, t: torch.Tensor, pair: ScalePair) -> torch.Tensor:
+    def forward(
+        ctx: Any, t: torch.Tensor, pair: ScalePair, history: ScaleHistory | None = None
+    ) -> torch.Tensor:
         ctx.set_materialize_grads(False)
         ctx.pair = pair
-        pair.forward.append(tensor_std(t))
+        ctx.history = history
+        pair.forward = tensor_std(t)
+        if history is not None:
+            history.forward.append(pair.forward)
         return t
 
     @staticmethod
-    def backward(ctx: Any, grad: torch.Tensor | None) -> tuple[torch.Tensor | None, None]:
-        ctx.pair.backward.append(0.0 if grad is None else tensor_std(grad))
-        return grad, None
+    def backward(ctx: Any, grad: torch.Tensor | None) -> tuple[torch.Tensor | None, None, None]:
+        ctx.pair.backward = 0.0 if grad is None else tensor_std(grad)
+        if ctx.history is not None:
+            ctx.history.backward.append(ctx.pair.backward)
+        return grad, None, None
 
     @staticmethod
-    def jvp(ctx: Any, t_dot: torch.Tensor, _pair: Any) -> torch.Tensor:
+    def jvp(ctx: Any, t_dot: torch.Tensor, *_rest: Any) -> torch.Tensor:
         # The primal output is a view of the input, so autograd requires a view tangent too.
         return t_dot.view_as(t_dot)
 
 
 @dataclass
 class _Call:
-    """One ``track`` call: the iteration it happened in and what it recorded."""
+    """One ``track`` call: the iteration it happened in, its latest scales and all of them."""
 
     iteration: int
     pair: ScalePair
+    history: ScaleHistory
 
 
 def _mean(values: list[float]) -> float:
@@ -159,9 +194,9 @@ class ScaleTrackingSession:
         if self.auto_iteration and name in self._seen_this_iteration:
             self.iteration_end()
         self._seen_this_iteration.add(name)
-        pair = ScalePair(name=name)
-        self._calls.setdefault(name, []).append(_Call(self._iteration, pair))
-        return ScaleTracker.apply(tensor, pair)
+        call = _Call(self._iteration, ScalePair(), ScaleHistory(name=name))
+        self._calls.setdefault(name, []).append(call)
+        return ScaleTracker.apply(tensor, call.pair, call.history)
 
     def iteration_end(self) -> None:
         """Close the current iteration; later records belong to the next one. Iterations with
@@ -182,7 +217,13 @@ class ScaleTrackingSession:
         last = [calls[-1].iteration for calls in self._calls.values() if calls]
         return max(last) + 1 if last else 0
 
-    def history(self, name: str) -> ScalePair:
+    @property
+    def scales(self) -> dict[str, ScalePair]:
+        """The latest :class:`ScalePair` of each term (that of its last ``track`` call), like
+        ``unit_scaling``'s ``ScaleDict``; ``None`` fields where nothing was recorded yet."""
+        return {name: calls[-1].pair for name, calls in self._calls.items()}
+
+    def history(self, name: str) -> ScaleHistory:
         """Per-iteration scales of ``name``: ``forward[i]`` / ``backward[i]`` are the means over
         iteration ``i`` (``nan`` where nothing was recorded), each of length
         :attr:`num_iterations`."""
@@ -192,10 +233,10 @@ class ScaleTrackingSession:
         fwd: list[list[float]] = [[] for _ in range(n)]
         bwd: list[list[float]] = [[] for _ in range(n)]
         for call in self._calls[name]:
-            fwd[call.iteration].extend(call.pair.forward)
-            bwd[call.iteration].extend(call.pair.backward)
-        return ScalePair(
-            forward=[_mean(v) for v in fwd], backward=[_mean(v) for v in bwd], name=name
+            fwd[call.iteration].extend(call.history.forward)
+            bwd[call.iteration].extend(call.history.backward)
+        return ScaleHistory(
+            name=name, forward=[_mean(v) for v in fwd], backward=[_mean(v) for v in bwd]
         )
 
     def summary(self) -> dict[str, dict[str, float]]:

@@ -277,15 +277,12 @@ def _kernel(kind: str, mode: StepMode, dtype: torch.dtype) -> wp.Kernel:
     key = (kind, mode.value, dtype)
     kernel = _overload_cache.get(key)
     if kernel is None:
-        table = step_kernels.FORWARD_KERNELS if kind == "forward" else step_kernels.ADJOINT_KERNELS
-        generic = table[mode.value]
-        scalar = _SCALAR[dtype]
-        a3, a2, a1 = wp.array3d(dtype=scalar), wp.array2d(dtype=scalar), wp.array(dtype=scalar)
-        index = wp.array(dtype=wp.int64)
         if kind == "forward":
-            arg_types = [a3, a2, a2, a2, index, int, a1, a3, a3, a3, a3, int]
+            generic = step_kernels.FORWARD_KERNELS[mode.value]
+            arg_types = step_kernels.forward_signature(_SCALAR[dtype])
         else:
-            arg_types = [a3, a3, a3, a3, int, int, int, int, a1, a3, a2, a2, a2, int]
+            generic = step_kernels.ADJOINT_KERNELS[mode.value]
+            arg_types = step_kernels.adjoint_signature(_SCALAR[dtype])
         kernel = generic.get_overload(arg_types)
         _overload_cache[key] = kernel
     return kernel

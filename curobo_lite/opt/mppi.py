@@ -53,6 +53,11 @@ YAML section ``mppi:`` (keys of :meth:`MppiConfig.from_dict`; unknown keys are a
   ``sum_h gamma^h costs[:, h]`` instead of ``total``.
 - ``store_rollouts`` (bool, default false): keep every iteration's samples, costs and weights in
   ``OptResult.debug["rollouts"]``.
+- ``base_action`` (``"REPEAT"`` or ``"NULL"``, default ``"REPEAT"``): what fills the steps freed
+  by :meth:`Mppi.shift`, as cuRobo's ``base_action``: ``REPEAT`` the plan's last action, ``NULL``
+  the optimizer's init action (:attr:`Mppi.init_mean`: zero by default, the rollout's
+  ``init_action_mean`` under ``MpcSolver``, i.e. hold the retract pose in POSITION control
+  where cuRobo's literal zero would command every joint to 0).
 """
 
 from __future__ import annotations
@@ -85,6 +90,7 @@ from curobo_lite.opt.sample_lib import (
 _SECTION = "mppi"
 COV_TYPES = ("DIAG_A", "FULL")
 SAMPLE_MODES = ("GAUSSIAN", "HALTON", "KNOT")
+BASE_ACTIONS = ("REPEAT", "NULL")
 
 
 @dataclass
@@ -107,6 +113,7 @@ class MppiConfig:
     seed: int = 0
     gamma: float = 1.0
     store_rollouts: bool = False
+    base_action: str = "REPEAT"
 
     def __post_init__(self) -> None:
         s = _SECTION
@@ -146,6 +153,7 @@ class MppiConfig:
         self.seed = as_int(s, "seed", self.seed, 0)
         self.gamma = as_float(s, "gamma", self.gamma, 0.0, 1.0, low_open=True)
         self.store_rollouts = as_bool(s, "store_rollouts", self.store_rollouts)
+        self.base_action = as_choice(s, "base_action", self.base_action, BASE_ACTIONS)
 
     @property
     def n_null(self) -> int:
@@ -269,10 +277,19 @@ class Mppi:
     def shift(self, steps: int) -> None:
         """Shift the mean ``steps`` actions towards the start for an MPC warm start.
 
-        ``mean[:, h] <- mean[:, h + steps]``; the freed tail repeats the last action (a "keep
+        ``mean[:, h] <- mean[:, h + steps]``; the freed tail ``H - steps .. H - 1`` is filled
+        as ``config.base_action`` says: ``REPEAT`` (default) repeats the last action (a "keep
         doing what the plan ended with" guess; in POSITION control it holds the final
-        position). ``steps >= H`` fills the whole mean with its last action. The covariance is
-        kept.
+        position), ``NULL`` takes the init action :attr:`init_mean` at those steps. ``steps >= H``
+        fills the whole mean that way. The covariance is kept.
+
+        This is cuRobo's rule. In v0.7.8 its MPPI does not shift its own mean
+        (``ParticleOptBase._run_opt_iters`` calls ``OptimizerBase._shift``, a no-op, then
+        ``update_seed`` copies the seed into the mean); the seed is shifted by
+        ``WrapMpc._shift``, which rolls the plan left and repeats its last action (its
+        ``base_action`` key is parsed there but not used). In v0.8.0 the particle optimizer shifts
+        its mean itself, repeating the last action for ``REPEAT`` (the default) and writing the
+        zero action for ``NULL``.
         """
         if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
             raise ValueError(f"steps: expected an int >= 0, received {steps!r}")
@@ -281,8 +298,11 @@ class Mppi:
         m = self.mean_action
         P, H, D = m.shape
         k = min(steps, H)
-        shifted = torch.cat([m[:, k:], m[:, -1:].expand(P, k, D)], dim=1)
-        m.copy_(shifted)
+        if self.config.base_action == "REPEAT":
+            tail = m[:, -1:].expand(P, k, D)
+        else:
+            tail = self.init_mean[:, H - k :]
+        m.copy_(torch.cat([m[:, k:], tail], dim=1))
 
     def optimize(self, init_mean: torch.Tensor | None = None) -> OptResult:
         """Run ``n_iters`` MPPI iterations.

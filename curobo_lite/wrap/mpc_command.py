@@ -6,6 +6,8 @@ import argparse
 import statistics
 import sys
 
+from curobo_lite.wrap.cli_args import add_problem_arguments, goal_pose
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -14,19 +16,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Closed-loop reaching: MPPI re-plans every control step, an ideal tracker "
         "follows the commands. Prints the final errors and the median step time.",
     )
-    parser.add_argument("--robot", default="franka", help="bundled robot name or robot file")
-    parser.add_argument("--task", default="particle_mpc", help="bundled task name or task file")
-    parser.add_argument(
-        "--world", default=None, help="obstacles: bundled world name or world file (cuRobo layout)"
-    )
-    parser.add_argument(
-        "--goal",
-        type=float,
-        nargs=7,
-        required=True,
-        metavar=("X", "Y", "Z", "QW", "QX", "QY", "QZ"),
-        help="goal pose in the base frame (metres, wxyz quaternion)",
-    )
+    add_problem_arguments(parser, task_default="particle_mpc")
     parser.add_argument("--steps", type=int, default=300, help="control steps (default 300)")
     parser.add_argument("--seed", type=int, default=None, help="MPPI seed (default: the task's)")
     parser.add_argument("--plot", default=None, help="save joint and error plots to this file")
@@ -41,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from curobo_lite.sim import IdealTracker, run_closed_loop
-    from curobo_lite.types import JointState, Pose
+    from curobo_lite.types import JointState
     from curobo_lite.wrap.mpc_solver import MpcSolver
 
     overrides = {} if args.seed is None else {"seed": args.seed}
@@ -49,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         solver = MpcSolver.from_config(
             robot=args.robot, task=args.task, world=args.world, **overrides
         )
-        goal = Pose.from_list(args.goal, solver.tensor_args)
+        goal = goal_pose(args, solver.tensor_args)
     except (TypeError, ValueError, FileNotFoundError) as err:
         print(f"curobo-lite mpc: {err}", file=sys.stderr)
         return 2

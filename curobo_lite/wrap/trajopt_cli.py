@@ -22,7 +22,8 @@ from typing import Any
 import torch
 import yaml
 
-from curobo_lite.types import JointState, Pose, TensorDeviceType
+from curobo_lite.types import JointState, TensorDeviceType
+from curobo_lite.wrap.cli_args import add_problem_arguments, goal_pose
 from curobo_lite.wrap.trajopt import TrajOptResult, TrajOptSolver
 
 _QUANTITIES = ("position", "velocity", "acceleration", "jerk")
@@ -31,22 +32,7 @@ _UNITS = {"position": "rad", "velocity": "rad/s", "acceleration": "rad/s²", "je
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``trajopt`` options (shared by :func:`register` and :func:`main`)."""
-    parser.add_argument("--robot", default="franka", help="bundled robot name or robot file")
-    parser.add_argument("--task", default="gradient_trajopt", help="bundled task name or task file")
-    parser.add_argument(
-        "--world", default=None, help="obstacles: bundled world name or world file (cuRobo layout)"
-    )
-    goal = parser.add_mutually_exclusive_group(required=True)
-    goal.add_argument(
-        "--goal",
-        nargs=7,
-        type=float,
-        metavar=("X", "Y", "Z", "QW", "QX", "QY", "QZ"),
-        help="end-effector goal pose in the base frame (metres, quaternion wxyz)",
-    )
-    goal.add_argument(
-        "--joint-goal", nargs="+", type=float, metavar="Q", help="goal joint configuration"
-    )
+    add_problem_arguments(parser, task_default="gradient_trajopt", joint_goal=True)
     parser.add_argument(
         "--start",
         nargs="+",
@@ -148,8 +134,8 @@ def run(args: argparse.Namespace) -> int:
     start_q = robot.retract_config if args.start is None else tensor_args.to_device(args.start)
     try:
         start = JointState.from_position(start_q.reshape(1, -1).clone())
-        if args.goal is not None:
-            goal = Pose.from_list(args.goal, tensor_args)
+        goal = goal_pose(args, tensor_args)
+        if goal is not None:
             say(
                 f"goal pose: position {_vec(goal.position[0])} m, quaternion (wxyz) "
                 f"{_vec(goal.quaternion[0])}"

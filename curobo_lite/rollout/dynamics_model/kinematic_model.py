@@ -281,7 +281,10 @@ class KinematicModel:
         self.step_mode = config.step_mode
         self.state_filter = JointStateFilter(config.state_filter_cfg)
         self.traj_dt = config.dt_traj_params.get_dt_array(self.horizon, self.tensor_args)
+        # rollouts ([B, H, D]) and robot commands ([P, H, D], P << B) keep separate buffers, so
+        # alternating MPC calls neither reallocate nor overwrite each other's trajectories
         self._buffers: StepBuffers | None = None
+        self._command_buffers: StepBuffers | None = None
         self._set_action_bounds()
 
     # configuration -----------------------------------------------------------------------------
@@ -359,9 +362,16 @@ class KinematicModel:
                 f"{tuple(start_state.position.shape)}"
             )
 
+    @staticmethod
+    def _fitted(buffers: StepBuffers | None, act_seq: torch.Tensor) -> StepBuffers:
+        """``buffers`` when they have ``act_seq``'s shape ``[B, H, D]``, else new ones (the dtype
+        and device are those of the model, checked on the action)."""
+        if buffers is None or buffers.position.shape != act_seq.shape:
+            return StepBuffers.empty_like(act_seq)
+        return buffers
+
     def _step_buffers(self, act_seq: torch.Tensor) -> StepBuffers:
-        if self._buffers is None or self._buffers.position.shape != act_seq.shape:
-            self._buffers = StepBuffers.empty_like(act_seq)
+        self._buffers = self._fitted(self._buffers, act_seq)
         return self._buffers
 
     def get_state_from_action(
@@ -371,7 +381,14 @@ class KinematicModel:
         state_idx: torch.Tensor | None = None,
     ) -> JointState:
         """Integrate ``act_seq [B, H, D]`` from ``start_state`` (``[B, D]``, or ``[S, D]`` with
-        ``state_idx [B]``) into a :class:`JointState` with ``[B, H, D]`` fields."""
+        ``state_idx [B]``) into a :class:`JointState` with ``[B, H, D]`` fields (views of the
+        model's rollout buffers)."""
+        self._check_rollout_inputs(start_state, act_seq)
+        return self._integrate(start_state, act_seq, state_idx, self._step_buffers(act_seq))
+
+    def _check_rollout_inputs(self, start_state: JointState, act_seq: torch.Tensor) -> None:
+        """Raise on a start state that is not ``[B, D]`` or an action that is not ``[B, H, D]``
+        in the model's dtype and on its device."""
         self._check_start_state(start_state)
         if not isinstance(act_seq, torch.Tensor) or act_seq.ndim != 3:
             raise ValueError(
@@ -388,6 +405,15 @@ class KinematicModel:
                 f"act_seq: expected {self.tensor_args.dtype} on {self.tensor_args.device}, "
                 f"received {act_seq.dtype} on {act_seq.device}"
             )
+
+    def _integrate(
+        self,
+        start_state: JointState,
+        act_seq: torch.Tensor,
+        state_idx: torch.Tensor | None,
+        out: StepBuffers,
+    ) -> JointState:
+        """The step kernel on checked inputs, writing ``[B, H, D]`` trajectories into ``out``."""
         position, velocity, acceleration, jerk = tensor_step(
             act_seq,
             start_state.position,
@@ -396,7 +422,7 @@ class KinematicModel:
             self.traj_dt,
             self.step_mode,
             start_idx=state_idx,
-            out=self._step_buffers(act_seq),
+            out=out,
         )
         return JointState(position, velocity, acceleration, jerk, joint_names=self.joint_names)
 
@@ -446,15 +472,21 @@ class KinematicModel:
         shift_steps: int = 1,
         state_idx: torch.Tensor | None = None,
     ) -> JointState:
-        """The commanded state ``shift_steps`` ahead along the rollout of ``act_seq`` from
-        ``current_state`` (a detached copy, ``[B, D]``)."""
+        """The commanded state ``shift_steps`` ahead along the rollout of ``act_seq [B, H, D]``
+        from ``current_state`` (a detached copy, ``[B, D]``).
+
+        The trajectory is integrated into buffers kept for commands, apart from the rollout
+        buffers: repeated calls with the same shape allocate only the returned copy, and a
+        rollout returned by :meth:`get_state_from_action` is not overwritten."""
         if not 1 <= shift_steps < self.horizon:
             raise ValueError(
                 f"shift_steps: expected an integer in [1, {self.horizon - 1}], "
                 f"received {shift_steps}"
             )
+        self._check_rollout_inputs(current_state, act_seq)
+        self._command_buffers = self._fitted(self._command_buffers, act_seq)
         with torch.no_grad():
-            state_seq = self.get_state_from_action(current_state, act_seq, state_idx)
+            state_seq = self._integrate(current_state, act_seq, state_idx, self._command_buffers)
             return state_seq[:, shift_steps].clone()
 
     def filter_robot_state(self, current_state: JointState) -> JointState:

@@ -2,12 +2,16 @@
 
 One machine, two processes::
 
-    torchrun --nproc_per_node 2 -m curobo_lite.distributed.solve --robot franka \\
+    torchrun --nproc_per_node 2 -m curobo_lite.wrap.sharded_solve --robot franka \\
         --goal 0.45 0.2 0.45 0 1 0 0 --seeds 8
 
 Every rank builds the same seeds, optimizes its share, and the best seed per problem is chosen
 across ranks; rank 0 prints the result (``--json`` writes it). Run without ``torchrun`` it is a
-plain single-process solve. gloo is used on CPU, NCCL when CUDA is available.
+plain single-process solve (``python -m curobo_lite.wrap.sharded_solve ...``). gloo is used on
+CPU, NCCL when CUDA is available.
+
+It lives in ``wrap`` because it drives :class:`~curobo_lite.wrap.TrajOptSolver`;
+:mod:`curobo_lite.distributed` below it only provides the process-group helpers.
 """
 
 from __future__ import annotations
@@ -19,24 +23,18 @@ import sys
 import torch.distributed as dist
 
 from curobo_lite.distributed.group import init_from_env
-from curobo_lite.types import JointState, Pose, TensorDeviceType
+from curobo_lite.types import JointState, TensorDeviceType
+from curobo_lite.wrap.cli_args import add_problem_arguments, goal_pose
+from curobo_lite.wrap.trajopt import TrajOptSolver
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The entry point's options: the shared problem group plus ``--seeds`` and ``--json``."""
     parser = argparse.ArgumentParser(
-        prog="python -m curobo_lite.distributed.solve",
+        prog="python -m curobo_lite.wrap.sharded_solve",
         description="Trajectory optimization to a pose with seeds sharded over torchrun ranks.",
     )
-    parser.add_argument("--robot", default="franka", help="bundled robot name or robot file")
-    parser.add_argument("--task", default="gradient_trajopt", help="bundled task name or file")
-    parser.add_argument("--world", default=None, help="bundled world name or world file")
-    parser.add_argument(
-        "--goal",
-        type=float,
-        nargs=7,
-        required=True,
-        metavar=("X", "Y", "Z", "QW", "QX", "QY", "QZ"),
-    )
+    add_problem_arguments(parser, task_default="gradient_trajopt")
     parser.add_argument(
         "--seeds",
         type=int,
@@ -48,10 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Parse ``argv``, join the ``torchrun`` process group (if any), solve, report on rank 0."""
     args = build_parser().parse_args(argv)
-    # deferred: importing the solvers pulls in Warp, which is not needed for --help
-    from curobo_lite.wrap import TrajOptSolver
-
     context = init_from_env()
     group = dist.group.WORLD if context.initialized else None
     try:
@@ -65,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
             world=args.world,
         )
         start = JointState.from_position(solver.robot_config.retract_config[None].clone())
-        result = solver.solve_pose(start, Pose.from_list(args.goal, tensor_args))
+        result = solver.solve_pose(start, goal_pose(args, tensor_args))
         summary = {
             "world_size": context.world_size,
             "seeds": solver.config.num_seeds,

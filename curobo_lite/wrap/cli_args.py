@@ -1,0 +1,72 @@
+"""Options shared by the solver front ends: ``curobo-lite mpc``, ``curobo-lite trajopt`` and the
+``torchrun`` entry point :mod:`curobo_lite.wrap.sharded_solve`.
+
+:func:`add_problem_arguments` declares what every front end asks for, the robot, the task, the
+obstacle world and the end-effector goal, in one "problem" argument group; :func:`goal_pose`
+turns the parsed ``--goal`` into a :class:`~curobo_lite.types.Pose`. Importing this module
+does not import torch, so ``--help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from curobo_lite.types import Pose, TensorDeviceType
+
+GOAL_METAVAR = ("X", "Y", "Z", "QW", "QX", "QY", "QZ")
+"""Names of the seven ``--goal`` numbers: position in metres, then the wxyz quaternion."""
+
+
+def add_problem_arguments(
+    parser: argparse.ArgumentParser, task_default: str, joint_goal: bool = False
+) -> argparse._ArgumentGroup:
+    """Add ``--robot``, ``--task``, ``--world`` and the required ``--goal X Y Z QW QX QY QZ``
+    to ``parser`` as one argument group, and return the group.
+
+    Args:
+        parser: the front end's parser (or sub-command parser).
+        task_default: the bundled task used when ``--task`` is not given.
+        joint_goal: also offer ``--joint-goal Q [Q ...]``; exactly one of the two goals is then
+            required (``args.goal`` is ``None`` when the joint goal was given).
+    """
+    group = parser.add_argument_group("problem")
+    group.add_argument("--robot", default="franka", help="bundled robot name or robot file")
+    group.add_argument(
+        "--task",
+        default=task_default,
+        help=f"bundled task name or task file (default {task_default})",
+    )
+    group.add_argument(
+        "--world", default=None, help="obstacles: bundled world name or world file (cuRobo layout)"
+    )
+    goal = {
+        "nargs": 7,
+        "type": float,
+        "metavar": GOAL_METAVAR,
+        "help": "end-effector goal pose in the base frame (metres, quaternion wxyz)",
+    }
+    if not joint_goal:
+        group.add_argument("--goal", required=True, **goal)
+        return group
+    goals = group.add_mutually_exclusive_group(required=True)
+    goals.add_argument("--goal", **goal)
+    goals.add_argument(
+        "--joint-goal", nargs="+", type=float, metavar="Q", help="goal joint configuration"
+    )
+    return group
+
+
+def goal_pose(args: argparse.Namespace, tensor_args: TensorDeviceType) -> Pose | None:
+    """The parsed ``--goal`` as a single pose ``[1, 3]`` position and ``[1, 4]`` unit wxyz
+    quaternion on ``tensor_args``' device and dtype; ``None`` when no ``--goal`` was given.
+
+    Raises:
+        ValueError: the quaternion has zero norm (or is not finite).
+    """
+    if args.goal is None:
+        return None
+    from curobo_lite.types import Pose  # deferred: torch is not needed to build the parser
+
+    return Pose.from_list(args.goal, tensor_args)
