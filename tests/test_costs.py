@@ -617,6 +617,9 @@ cost:
   stop_cost:
     n_steps: 2
   null_space_cost:
+  primitive_collision_cost:
+    weight: 10.0
+  self_collision_cost:
 """
 
 
@@ -649,6 +652,11 @@ def test_build_costs_from_yaml_all_costs_run(tensor_args):
             for k in ("bound_cost", "smooth_cost", "stop_cost", "null_space_cost")
         },
     }
+    # without an attached world or sphere pairs the collision terms are zero
+    spheres = _t(rng.normal(size=(b_count, horizon, 5, 4)), tensor_args, grad=True)
+    for name in ("primitive_collision_cost", "self_collision_cost"):
+        value = costs[name](spheres)
+        assert torch.equal(value, torch.zeros_like(value)), name
     for name, out in outputs.items():
         assert out.shape == (b_count, horizon) and out.dtype == tensor_args.dtype, name
         assert torch.isfinite(out).all(), name
@@ -662,7 +670,7 @@ def test_build_costs_validation_errors():
         ValueError,
         match=r"unknown cost section\(s\) \['pose'\]; known sections: "
         r"\['pose_cost', 'cspace_cost', 'bound_cost', 'smooth_cost', 'stop_cost', "
-        r"'null_space_cost'\]",
+        r"'null_space_cost', 'primitive_collision_cost', 'self_collision_cost'\]",
     ):
         build_costs({"pose": {}})
     with pytest.raises(ValueError, match=r"pose_cost: unknown key\(s\) \['weights'\]; known keys"):

@@ -4,6 +4,7 @@ queries."""
 from curobo_lite.geom.self_collision import (
     SelfCollisionChecker,
     SelfCollisionDistance,
+    SelfCollisionModel,
     self_collision_distance,
 )
 from curobo_lite.geom.world import (
@@ -28,6 +29,7 @@ __all__ = [
     "Obstacle",
     "SelfCollisionChecker",
     "SelfCollisionDistance",
+    "SelfCollisionModel",
     "Sphere",
     "WorldCollision",
     "WorldConfig",

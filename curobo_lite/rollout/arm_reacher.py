@@ -14,7 +14,7 @@ from typing import Any
 import torch
 
 from curobo_lite.debug import active_session, track
-from curobo_lite.geom import WorldCollision, WorldConfig, self_collision_distance
+from curobo_lite.geom import SelfCollisionModel, WorldCollision, WorldConfig
 from curobo_lite.opt.base import RolloutResult
 from curobo_lite.robot import RobotConfig
 from curobo_lite.rollout.cost import (
@@ -188,11 +188,12 @@ class ArmReacher:
             raise
         kinematics = self.dynamics_model.kinematics
         self.has_spheres = kinematics.num_spheres > 0
+        self.self_collision_model: SelfCollisionModel | None = None
+        if self.has_spheres and kinematics.self_collision_pairs.numel():
+            self.self_collision_model = SelfCollisionModel.from_kinematics(kinematics)
         for cost in self.costs.values():
-            if isinstance(cost, SelfCollisionCost) and self.has_spheres:
-                cost.attach_robot(
-                    kinematics.self_collision_pairs, kinematics.self_collision_pair_buffer
-                )
+            if isinstance(cost, SelfCollisionCost):
+                cost.attach_robot(self.self_collision_model)
         self.world_collision: WorldCollision | None = None
         if world is not None:
             self.attach_world(world)
@@ -473,17 +474,11 @@ class ArmReacher:
                     link_spheres, max_distance=COLLISION_CHECK_RANGE
                 ).distance
             world_distance = distance.flatten(1).amin(1)
-        kinematics = self.dynamics_model.kinematics
-        if kinematics.self_collision_pairs.numel():
-            self_distance = (
-                self_collision_distance(
-                    link_spheres,
-                    kinematics.self_collision_pairs,
-                    kinematics.self_collision_pair_buffer,
-                )
-                .distance.flatten(1)
-                .amin(1)
-            )
+        if self.self_collision_model is not None:
+            distance = self.self_collision_model.distance(
+                link_spheres, cull_distance=COLLISION_CHECK_RANGE
+            ).distance
+            self_distance = distance.flatten(1).amin(1)
         return world_distance, self_distance
 
     def __repr__(self) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from curobo_lite.geom import WorldCollision, WorldConfig, self_collision_distance
+from curobo_lite.geom import SelfCollisionModel, WorldCollision, WorldConfig
 from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.types import TensorDeviceType
 
@@ -63,6 +63,9 @@ class RobotWorld:
                 "to its robot file (`curobo-lite robot spheres` fits them to its meshes)"
             )
         self.world_collision = world_collision
+        self.self_collision_model: SelfCollisionModel | None = None
+        if self.kinematics.self_collision_pairs.numel():
+            self.self_collision_model = SelfCollisionModel.from_kinematics(self.kinematics)
 
     @classmethod
     def from_config(
@@ -99,16 +102,16 @@ class RobotWorld:
         distance = self.world_collision.sphere_distance(spheres, max_distance=max_distance)
         return distance.distance.amin(-1)
 
-    def self_collision_distance(self, q: torch.Tensor) -> torch.Tensor:
+    def self_collision_distance(
+        self, q: torch.Tensor, max_distance: float = float("inf")
+    ) -> torch.Tensor:
         """``[...]`` smallest signed distance (m) between the robot's own spheres that may touch
-        (different links, not in ``self_collision_ignore``); negative is penetration."""
+        (different links, not in ``self_collision_ignore``); negative is penetration. Exact
+        below ``max_distance``; above it a lower bound no smaller than ``max_distance``."""
         spheres = self.get_link_spheres(q)
-        pairs = self.kinematics.self_collision_pairs
-        if pairs.numel() == 0:
+        if self.self_collision_model is None:
             return spheres.new_full(spheres.shape[:-2], float("inf"))
-        return self_collision_distance(
-            spheres, pairs, self.kinematics.self_collision_pair_buffer
-        ).distance
+        return self.self_collision_model.distance(spheres, cull_distance=max_distance).distance
 
     def in_limits(self, q: torch.Tensor) -> torch.Tensor:
         """``[...]`` bool: every joint of ``q [..., D]`` within its position limits."""
@@ -122,11 +125,8 @@ class RobotWorld:
         spheres = self.get_link_spheres(q)
         world = self.world_collision.sphere_distance(spheres, max_distance=_CHECK_RANGE).distance
         ok = self.in_limits(q) & (world >= 0.0).all(-1)
-        pairs = self.kinematics.self_collision_pairs
-        if pairs.numel():
-            own = self_collision_distance(
-                spheres, pairs, self.kinematics.self_collision_pair_buffer
-            ).distance
+        if self.self_collision_model is not None:
+            own = self.self_collision_model.distance(spheres, cull_distance=_CHECK_RANGE).distance
             ok &= own >= 0.0
         return ok
 

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 import torch
 
-from curobo_lite.geom.self_collision import self_collision_distance
+from curobo_lite.geom.self_collision import SelfCollisionModel
 from curobo_lite.geom.world_collision import WorldCollision
 from curobo_lite.rollout.cost.base import CostBase, CostConfig, as_bool, as_scalar
 
@@ -149,9 +149,10 @@ class SelfCollisionCostConfig(CostConfig):
 
 
 class SelfCollisionCost(CostBase):
-    """The robot's spheres against each other (pairs from :meth:`attach_robot`).
+    """The robot's spheres against each other (a :class:`SelfCollisionModel` from
+    :meth:`attach_robot`).
 
-    Without attached pairs (a robot with no collision spheres) the cost is zero.
+    Without a model (a robot with no collision spheres) the cost is zero.
     """
 
     config_cls = SelfCollisionCostConfig
@@ -159,34 +160,24 @@ class SelfCollisionCost(CostBase):
 
     def _setup(self) -> None:
         super()._setup()
-        if not hasattr(self, "pairs"):
-            self.pairs: torch.Tensor | None = None
-            self.pair_buffer: torch.Tensor | None = None
+        if not hasattr(self, "model"):
+            self.model: SelfCollisionModel | None = None
 
-    def attach_robot(self, pairs: torch.Tensor | None, pair_buffer: torch.Tensor | None) -> None:
-        """Sphere index pairs ``[P, 2]`` that may collide and their extra clearance ``[P]``."""
-        if pairs is None or pairs.numel() == 0:
-            self.pairs = self.pair_buffer = None
-            return
-        if pairs.ndim != 2 or pairs.shape[1] != 2 or pair_buffer is None:
-            raise ValueError(
-                f"{self.name}.attach_robot: expected pairs [P, 2] and pair_buffer [P], received "
-                f"{tuple(pairs.shape)} and "
-                f"{None if pair_buffer is None else tuple(pair_buffer.shape)}"
+    def attach_robot(self, model: SelfCollisionModel | None) -> None:
+        """The robot's sphere pairs that may collide (``None``: no self-collision term)."""
+        if model is not None and not isinstance(model, SelfCollisionModel):
+            raise TypeError(
+                f"{self.name}.attach_robot: expected a SelfCollisionModel or None, received "
+                f"{type(model).__name__}"
             )
-        self.pairs = pairs.to(self.tensor_args.device)
-        self.pair_buffer = self.tensor_args.to_device(pair_buffer)
+        self.model = model if model is not None and model.num_pairs else None
 
     def forward(self, link_spheres: torch.Tensor) -> torch.Tensor:
         """Per-step cost ``[B, H]`` of ``link_spheres [B, H, N, 4]``."""
         spheres = _check_spheres(self.name, link_spheres, self.tensor_args)
         batch, horizon = spheres.shape[:2]
-        if not self.enabled or self.pairs is None:
+        if not self.enabled or self.model is None:
             return self._disabled(batch, horizon)
-        result = self_collision_distance(
-            spheres,
-            self.pairs,
-            self.pair_buffer,
-            activation_distance=self.config.activation_distance,
-        )
+        eta = self.config.activation_distance
+        result = self.model.distance(spheres, activation_distance=eta, cull_distance=eta)
         return self.config.weight * result.cost
