@@ -133,24 +133,24 @@ def _both(*edits):
 @pytest.mark.parametrize(
     "edit, key, words",
     [
-        (_edit("collision_spheres.panda_link3.2.radius", -0.01), "collision_spheres.panda_link3[2].radius", "> 0"),
-        (_edit("collision_spheres.panda_link3.2.radius", "big"), "collision_spheres.panda_link3[2].radius", "number"),
-        (_edit("collision_spheres.panda_link3.0.center", [0.0, 1.0]), "collision_spheres.panda_link3[0].center", "3 numbers"),
-        (_edit("collision_spheres.panda_link3.0.center", [0.0, 1.0, float("nan")]), "collision_spheres.panda_link3[0].center[2]", "finite"),
-        (_edit("collision_spheres.panda_link3.0.colour", "red"), "collision_spheres.panda_link3[0]", "unknown key"),
-        (_edit("collision_spheres.panda_link3", []), "collision_spheres.panda_link3", "non-empty list"),
-        (_both(_edit("collision_spheres.no_such_link", [{"center": [0, 0, 0], "radius": 0.1}]), _edit("collision_link_names", _DELETE)), "collision_spheres.no_such_link", "unknown link"),
-        (_edit("collision_link_names", ["panda_link1", "panda_link9"]), "collision_link_names[1]", "no entry"),
+        (_edit("collision_spheres.panda_link3.2.radius", -0.01), "collision_spheres.panda_link3[2].radius", "> 0"),  # noqa: E501
+        (_edit("collision_spheres.panda_link3.2.radius", "big"), "collision_spheres.panda_link3[2].radius", "number"),  # noqa: E501
+        (_edit("collision_spheres.panda_link3.0.center", [0.0, 1.0]), "collision_spheres.panda_link3[0].center", "3 numbers"),  # noqa: E501
+        (_edit("collision_spheres.panda_link3.0.center", [0.0, 1.0, float("nan")]), "collision_spheres.panda_link3[0].center[2]", "finite"),  # noqa: E501
+        (_edit("collision_spheres.panda_link3.0.colour", "red"), "collision_spheres.panda_link3[0]", "unknown key"),  # noqa: E501
+        (_edit("collision_spheres.panda_link3", []), "collision_spheres.panda_link3", "non-empty list"),  # noqa: E501
+        (_both(_edit("collision_spheres.no_such_link", [{"center": [0, 0, 0], "radius": 0.1}]), _edit("collision_link_names", _DELETE)), "collision_spheres.no_such_link", "unknown link"),  # noqa: E501
+        (_edit("collision_link_names", ["panda_link1", "panda_link9"]), "collision_link_names[1]", "no entry"),  # noqa: E501
         (_edit("collision_sphere_buffer", -0.5), "collision_sphere_buffer", "radius + buffer > 0"),
         (_edit("collision_sphere_buffer", "x"), "collision_sphere_buffer", "number"),
-        (_edit("lock_joints", _DELETE), "collision_spheres.panda_leftfinger", "panda_finger_joint1"),
+        (_edit("lock_joints", _DELETE), "collision_spheres.panda_leftfinger", "panda_finger_joint1"),  # noqa: E501
         (_edit("lock_joints.no_joint", 0.0), "lock_joints.no_joint", "unknown joint"),
         (_edit("lock_joints.panda_joint2", 0.0), "lock_joints.panda_joint2", "chain"),
         (_edit("lock_joints.panda_hand_joint", 0.0), "lock_joints.panda_hand_joint", "fixed"),
-        (_edit("lock_joints.panda_finger_joint1", [0.04]), "lock_joints.panda_finger_joint1", "number"),
-        (_edit("self_collision_ignore.panda_link0", ["panda_link0"]), "self_collision_ignore.panda_link0", "itself"),
-        (_edit("self_collision_ignore.panda_link0", ["nope"]), "self_collision_ignore.panda_link0", "unknown link"),
-        (_edit("self_collision_buffer.panda_link0", "wide"), "self_collision_buffer.panda_link0", "number"),
+        (_edit("lock_joints.panda_finger_joint1", [0.04]), "lock_joints.panda_finger_joint1", "number"),  # noqa: E501
+        (_edit("self_collision_ignore.panda_link0", ["panda_link0"]), "self_collision_ignore.panda_link0", "itself"),  # noqa: E501
+        (_edit("self_collision_ignore.panda_link0", ["nope"]), "self_collision_ignore.panda_link0", "unknown link"),  # noqa: E501
+        (_edit("self_collision_buffer.panda_link0", "wide"), "self_collision_buffer.panda_link0", "number"),  # noqa: E501
         (_edit("self_collision_buffer.ghost", 0.1), "self_collision_buffer.ghost", "unknown link"),
     ],
 )  # fmt: skip
@@ -173,7 +173,9 @@ def test_link_off_the_chain_behind_a_moving_joint_is_refused():
     )  # fmt: skip
     data["collision_spheres"]["loose"] = [{"center": [0, 0, 0], "radius": 0.02}]
     data["collision_link_names"].append("loose")
-    with pytest.raises(ValueError, match=r"'collision_spheres.loose'.*not rigidly attached.*free_joint"):
+    with pytest.raises(
+        ValueError, match=r"'collision_spheres.loose'.*not rigidly attached.*free_joint"
+    ):
         _load(data)
     # locking it makes the link rigid
     data["lock_joints"]["free_joint"] = 0.3
@@ -280,7 +282,7 @@ def test_link_spheres_gradcheck(backend, device):
     ta = TensorDeviceType(device=device, dtype=torch.float64)
     config = RobotConfig.load("franka", ta)
     kin = Kinematics(config, backend=backend)
-    q = (config.retract_config + 0.3 * torch.randn(3, 7, dtype=torch.float64, device=device))
+    q = config.retract_config + 0.3 * torch.randn(3, 7, dtype=torch.float64, device=device)
     q.requires_grad_(True)
 
     def spheres_and_pose(q):
@@ -322,7 +324,9 @@ def test_pairs_and_pair_buffers():
     assert kin.self_collision_pairs.tolist() == expected
     buffers = data["self_collision_buffer"]
     ref = [buffers.get(names[i], 0.0) + buffers.get(names[j], 0.0) for i, j in expected]
-    torch.testing.assert_close(kin.self_collision_pair_buffer, torch.tensor(ref, dtype=torch.float64))
+    torch.testing.assert_close(
+        kin.self_collision_pair_buffer, torch.tensor(ref, dtype=torch.float64)
+    )
 
 
 # ------------------------------------------------------------------------------------------
@@ -474,14 +478,18 @@ def test_self_collision_device_mismatch_is_named():
     if not torch.cuda.is_available():
         pytest.skip("needs a second device")
     with pytest.raises(ValueError, match="pairs: expected device"):
-        self_collision_distance(torch.rand(2, 3, 4), torch.tensor([[0, 1]], device="cuda"), torch.zeros(1))
+        self_collision_distance(
+            torch.rand(2, 3, 4), torch.tensor([[0, 1]], device="cuda"), torch.zeros(1)
+        )
 
 
 def test_checker_from_joint_positions(device):
     ta = TensorDeviceType(device=device, dtype=torch.float64)
     kin = Kinematics(RobotConfig.load("franka", ta))
     checker = SelfCollisionChecker(kin, activation_distance=0.05)
-    q = kin.robot_config.retract_config + 0.4 * torch.randn(5, 7, dtype=torch.float64, device=device)
+    q = kin.robot_config.retract_config + 0.4 * torch.randn(
+        5, 7, dtype=torch.float64, device=device
+    )
     q.requires_grad_(True)
     out = checker(q)
     ref = self_collision_distance(
@@ -600,9 +608,7 @@ URDF_TEMPLATE = """<?xml version="1.0"?>
 @pytest.fixture
 def tiny_robot(tmp_path):
     trimesh = pytest.importorskip("trimesh")
-    trimesh.creation.capsule(height=0.06, radius=0.02, count=[12, 12]).export(
-        tmp_path / "pill.stl"
-    )
+    trimesh.creation.capsule(height=0.06, radius=0.02, count=[12, 12]).export(tmp_path / "pill.stl")
     urdf = tmp_path / "tiny.urdf"
     urdf.write_text(URDF_TEMPLATE)
     return urdf
