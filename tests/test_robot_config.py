@@ -147,8 +147,9 @@ def test_from_urdf_reads_tree_and_limits():
         assert (a.name, a.type, a.parent, a.child) == (b.name, b.type, b.parent, b.child)
         assert a.origin_xyz == pytest.approx(b.origin_xyz, abs=1e-12)
         assert a.origin_rpy == pytest.approx(b.origin_rpy, abs=1e-12)
-    # off-chain finger joints are dropped
-    assert {j.name for j in config.joints} == {j.name for j in bundled.joints}
+    # off-chain finger joints are dropped (the bundled file keeps them, locked, for spheres)
+    fingers = {"panda_finger_joint1", "panda_finger_joint2"}
+    assert {j.name for j in config.joints} == {j.name for j in bundled.joints} - fingers
     torch.testing.assert_close(config.joint_limits.position, bundled.joint_limits.position)
     torch.testing.assert_close(config.joint_limits.velocity, bundled.joint_limits.velocity)
     # URDF has no acceleration / jerk: documented defaults, symmetric

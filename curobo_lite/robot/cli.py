@@ -79,6 +79,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="also write self_collision_ignore found from this many random configurations "
         "(adjacent links and pairs overlapping in every sample; robot files only)",
     )
+    fit.add_argument(
+        "--ignore-never-colliding",
+        type=int,
+        default=0,
+        metavar="K",
+        help="with --ignore-samples: also ignore pairs two moving joints apart whose meshes "
+        "collide in none of the first K samples (needs python-fcl)",
+    )
     fit.add_argument("--note", default=None, help="provenance note written in the comment")
     fit.set_defaults(func=_spheres)
 
@@ -196,23 +204,36 @@ def _spheres(args: argparse.Namespace) -> int:
         print(f"wrote {total} spheres on {len(fits)} links to {args.output}")
         return 0
     text = robot_file.read_text()
-    names = "collision_link_names: [" + ", ".join(f.link for f in fits) + "]\n"
+    names = sphere_fit.names_yaml("collision_link_names", [f.link for f in fits])
     text = sphere_fit.replace_top_level_block(text, "collision_link_names", names)
     text = sphere_fit.replace_top_level_block(text, "collision_spheres", block)
     robot_file.write_text(text)
     if args.ignore_samples:
         config = RobotConfig.from_yaml(robot_file)
         ignore, report = sphere_fit.suggest_self_collision_ignore(
-            config, num_samples=args.ignore_samples, seed=args.seed
+            config,
+            num_samples=args.ignore_samples,
+            seed=args.seed,
+            meshes={f.link: f.meshes for f in fits} if args.ignore_never_colliding else None,
+            mesh_samples=args.ignore_never_colliding or 0,
         )
-        always = [k for k, v in report["reasons"].items() if v != "adjacent"]
-        ignore_header = [
+        always = [k for k, v in report["reasons"].items() if v == "always overlapping"]
+        never = [k for k, v in report["reasons"].items() if v.startswith("meshes never")]
+        text = (
             f"Self-collision ignore list found by `{sphere_fit._GENERATED} --ignore-samples "
             f"{args.ignore_samples}` (seed {args.seed}): links on the same rigid body or one "
-            "moving joint apart, and pairs whose",
-            f"spheres overlapped in all {args.ignore_samples} uniformly random configurations "
-            f"within the position limits ({', '.join(always) if always else 'none'}).",
-        ]
+            "moving joint apart, and pairs whose spheres overlapped in all "
+            f"{args.ignore_samples} uniformly random configurations within the position limits "
+            f"({', '.join(always) if always else 'none'})."
+        )
+        if args.ignore_never_colliding:
+            text += (
+                f" With --ignore-never-colliding {args.ignore_never_colliding}: pairs two moving "
+                "joints apart whose spheres sometimes overlap but whose collision meshes "
+                f"collided (python-fcl) in none of the first {args.ignore_never_colliding} "
+                f"samples ({', '.join(never) if never else 'none'})."
+            )
+        ignore_header = [text]
         text = sphere_fit.replace_top_level_block(
             robot_file.read_text(),
             "self_collision_ignore",

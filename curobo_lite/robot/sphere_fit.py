@@ -374,6 +374,7 @@ class LinkFit:
     sources: list[str] = field(default_factory=list)
     coverage_gap: float = 0.0
     volume_ratio: float = float("nan")
+    meshes: list = field(default_factory=list, repr=False)
 
 
 def fit_robot_spheres(
@@ -516,6 +517,7 @@ def fit_robot_spheres(
                 sources=[text for _, text in items],
                 coverage_gap=max(gaps),
                 volume_ratio=union_volume(spheres) / volume if volume > 0 else float("nan"),
+                meshes=[mesh for mesh, _ in items],
             )
         )
     return results
@@ -542,7 +544,11 @@ def _round_spheres(spheres: np.ndarray) -> np.ndarray:
 # self-collision ignore list
 # ------------------------------------------------------------------------------------------
 def suggest_self_collision_ignore(
-    config: RobotConfig, num_samples: int = 20000, seed: int = 0
+    config: RobotConfig,
+    num_samples: int = 20000,
+    seed: int = 0,
+    meshes: dict[str, list] | None = None,
+    mesh_samples: int = 5000,
 ) -> tuple[dict[str, list[str]], dict[str, Any]]:
     """Link pairs to leave out of self-collision checks, by sampling configurations.
 
@@ -550,6 +556,10 @@ def suggest_self_collision_ignore(
     fixed joints between them folded) or when their spheres overlap at every one of
     ``num_samples`` configurations drawn uniformly within the position limits (a pair that
     always overlaps cannot be separated, so checking it only blocks planning).
+    With ``meshes`` (``{link: [trimesh in the link frame]}``, needs python-fcl), a pair two
+    moving joints apart whose spheres sometimes overlap is also ignored when its meshes collide
+    in none of the first ``mesh_samples`` configurations: the link between them keeps them
+    apart, and the overlap of their spheres is the approximation's, not the robot's.
 
     Returns:
         ``(ignore, report)``: ``{link: [links]}`` (each pair once, under the link that comes
@@ -607,12 +617,52 @@ def suggest_self_collision_ignore(
                 - sa[..., 3][..., :, None]
                 - sb[..., 3][..., None, :]
             )
-            colliding = (gap.flatten(1).min(1).values < 0).double().mean().item()
+            overlap = gap.flatten(1).min(1).values < 0
+            colliding = overlap.double().mean().item()
             fractions[f"{a}/{b}"] = colliding
-            if adjacent or colliding == 1.0:
+            reason = "adjacent" if adjacent else "always overlapping" if colliding == 1.0 else None
+            if reason is None and meshes is not None and abs(body[a] - body[b]) == 2:
+                if overlap.any() and not _meshes_ever_collide(
+                    config, q[:mesh_samples], meshes, a, b
+                ):
+                    reason = f"meshes never collide in {min(mesh_samples, num_samples)} samples"
+            if reason is not None:
                 ignore.setdefault(a, []).append(b)
-                reasons[f"{a}/{b}"] = "adjacent" if adjacent else "always overlapping"
+                reasons[f"{a}/{b}"] = reason
     return ignore, {"fractions": fractions, "reasons": reasons, "num_samples": num_samples}
+
+
+def _meshes_ever_collide(config: RobotConfig, q, meshes: dict[str, list], a: str, b: str) -> bool:
+    """Whether the meshes of links ``a`` and ``b`` collide at any configuration of ``q``."""
+    try:
+        import fcl
+    except ImportError as err:
+        raise ImportError("mesh collision checks need python-fcl: pip install python-fcl") from err
+
+    def model(mesh):
+        bvh = fcl.BVHModel()
+        bvh.beginModel(len(mesh.vertices), len(mesh.faces))
+        bvh.addSubModel(np.asarray(mesh.vertices), np.asarray(mesh.faces))
+        bvh.endModel()
+        return bvh
+
+    models = {link: [model(m) for m in meshes[link]] for link in (a, b)}
+    request = fcl.CollisionRequest()
+    for row in q.tolist():
+        values = {**config.lock_joints, **dict(zip(config.joint_names, row))}
+        poses = _link_poses(config.joints, config.base_link, values)
+        objects = {
+            link: [
+                fcl.CollisionObject(m, fcl.Transform(poses[link][:3, :3], poses[link][:3, 3]))
+                for m in models[link]
+            ]
+            for link in (a, b)
+        }
+        for oa in objects[a]:
+            for ob in objects[b]:
+                if fcl.collide(oa, ob, request, fcl.CollisionResult()) > 0:
+                    return True
+    return False
 
 
 _CONFIG_FIELDS = (
@@ -638,16 +688,32 @@ def _fmt(value: float) -> str:
     return "0.0" if text in ("-0", "0", "") else text
 
 
+def _comment(text: str, indent: str = "", width: int = 100) -> list[str]:
+    """``text`` as ``# `` comment lines of at most ``width`` characters (long words kept)."""
+    import textwrap
+
+    prefix = f"{indent}# "
+    return textwrap.wrap(
+        text,
+        width=width,
+        initial_indent=prefix,
+        subsequent_indent=prefix,
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or [prefix.rstrip()]
+
+
 def spheres_yaml(fits: Sequence[LinkFit], header: Sequence[str] = (), indent: str = "") -> str:
     """``collision_spheres:`` block text with one provenance comment above each link."""
-    lines = [f"# {line}" if line else "#" for line in header]
+    lines = [line for text in header for line in _comment(text, indent)]
     lines.append(f"{indent}collision_spheres:")
     for fit in fits:
         gap = 1000.0 * fit.coverage_gap
-        lines.append(
-            f"{indent}  # {fit.link}: {len(fit.spheres)} spheres from "
+        lines += _comment(
+            f"{fit.link}: {len(fit.spheres)} spheres from "
             + "; ".join(fit.sources)
-            + f"; surface coverage gap {gap:.2f} mm, union/solid volume {fit.volume_ratio:.2f}"
+            + f"; surface coverage gap {gap:.2f} mm, union/solid volume {fit.volume_ratio:.2f}",
+            indent + "  ",
         )
         lines.append(f"{indent}  {fit.link}:")
         for x, y, z, r in fit.spheres:
@@ -657,9 +723,27 @@ def spheres_yaml(fits: Sequence[LinkFit], header: Sequence[str] = (), indent: st
     return "\n".join(lines) + "\n"
 
 
+def names_yaml(key: str, names: Sequence[str]) -> str:
+    """``key: [a, b, ...]`` wrapped at 100 characters."""
+    import textwrap
+
+    return (
+        "\n".join(
+            textwrap.wrap(
+                f"{key}: [{', '.join(names)}]",
+                width=100,
+                subsequent_indent="  ",
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+        )
+        + "\n"
+    )
+
+
 def ignore_yaml(ignore: dict[str, list[str]], header: Sequence[str] = ()) -> str:
     """``self_collision_ignore:`` block text."""
-    lines = [f"# {line}" if line else "#" for line in header]
+    lines = [line for text in header for line in _comment(text)]
     lines.append("self_collision_ignore:")
     for link, others in ignore.items():
         lines.append(f"  {link}: [{', '.join(others)}]")
