@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 from dataclasses import dataclass
 
 import torch
@@ -44,6 +45,9 @@ class ClosedLoopRecord:
             rad) to the goal active at that step.
         solve_time: ``[T]`` seconds per :meth:`MpcSolver.step`.
         control_dt: seconds between rows.
+        world_distance, self_distance: ``[T]`` signed clearance (m) of the state the command was
+            computed from, to the obstacles and between the robot's own spheres (``None`` for a
+            robot without collision spheres).
     """
 
     position: torch.Tensor
@@ -53,6 +57,8 @@ class ClosedLoopRecord:
     rotation_error: torch.Tensor
     solve_time: torch.Tensor
     control_dt: float
+    world_distance: torch.Tensor | None = None
+    self_distance: torch.Tensor | None = None
 
     @property
     def time(self) -> torch.Tensor:
@@ -74,13 +80,17 @@ def run_closed_loop(
     steps: int,
     goal_changes: dict[int, Pose] | None = None,
     on_step: Callable[[int], None] | None = None,
+    events: dict[int, Callable[[Any], None]] | None = None,
 ) -> ClosedLoopRecord:
     """Run ``solver`` (an :class:`~curobo_lite.wrap.MpcSolver`) against ``tracker`` for ``steps``
     control steps towards ``goal``; ``goal_changes`` maps a step index to a new goal pose;
+    ``events`` maps a step index to a callable run with the solver before that step (e.g. one
+    that moves an obstacle: ``lambda mpc: mpc.world_collision.update_obstacle_pose(...)``);
     ``on_step(i)`` is called after every step (e.g. a progress bar's ``update``)."""
     if steps < 1:
         raise ValueError(f"steps: expected >= 1, received {steps}")
     goal_changes = dict(goal_changes or {})
+    events = dict(events or {})
     solver.update_goal(goal)
     state = tracker.state.clone()
     rows: dict[str, list] = {
@@ -92,17 +102,24 @@ def run_closed_loop(
             "position_error",
             "rotation_error",
             "solve_time",
+            "world_distance",
+            "self_distance",
         )
     }
     for i in range(steps):
         if i in goal_changes:
             solver.update_goal(goal_changes[i])
+        if i in events:
+            events[i](solver)
         result = solver.step(state)
         state = tracker.step(result.action)
         rows["position"].append(state.position[0].cpu())
         rows["velocity"].append(state.velocity[0].cpu())
         rows["acceleration"].append(state.acceleration[0].cpu())
         rows["solve_time"].append(result.solve_time)
+        for key in ("world_distance", "self_distance"):
+            if key in result.metrics:
+                rows[key].append(result.metrics[key])
         error = solver.pose_error(state)
         rows["position_error"].append(error[0])
         rows["rotation_error"].append(error[1])
@@ -116,4 +133,6 @@ def run_closed_loop(
         rotation_error=torch.tensor(rows["rotation_error"]),
         solve_time=torch.tensor(rows["solve_time"]),
         control_dt=solver.control_dt,
+        world_distance=torch.tensor(rows["world_distance"]) if rows["world_distance"] else None,
+        self_distance=torch.tensor(rows["self_distance"]) if rows["self_distance"] else None,
     )

@@ -1,0 +1,56 @@
+"""MPC among obstacles: the closed loop keeps clear of the world, also when it moves."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from collision_reference import coal_sphere_box_distance
+
+from curobo_lite.robot import Kinematics
+from curobo_lite.sim import IdealTracker, run_closed_loop
+from curobo_lite.types import JointState, Pose
+from curobo_lite.wrap import MpcSolver
+
+TABLE = {"pose": [0.75, 0.0, 0.2, 1.0, 0.0, 0.0, 0.0], "dims": [0.6, 1.0, 0.04]}
+
+
+def _independent_clearance(kinematics: Kinematics, positions: torch.Tensor, boxes) -> torch.Tensor:
+    """``[T]`` smallest sphere-to-box distance along measured positions, by coal."""
+    spheres = kinematics.forward(positions).link_spheres.detach()
+    distance = coal_sphere_box_distance(spheres.reshape(-1, 4).double().numpy(), boxes)
+    return torch.as_tensor(distance).reshape(spheres.shape[:2]).amin(-1)
+
+
+@pytest.mark.slow
+def test_mpc_reaches_over_a_table_without_touching_it():
+    mpc = MpcSolver.from_config(robot="franka", world={"cuboid": {"table": TABLE}})
+    start = JointState.from_position(mpc.robot_config.retract_config[None].clone())
+    # just above the table top (z = 0.22): the hand must stop short of the board
+    goal = Pose.from_list([0.55, 0.1, 0.34, 0.0, 1.0, 0.0, 0.0])
+    record = run_closed_loop(mpc, IdealTracker(start), goal, 220)
+    clearance = _independent_clearance(
+        mpc.kinematics, record.position, [(TABLE["pose"], TABLE["dims"])]
+    )
+    assert float(clearance.min()) >= 0.0, f"touched the table: {float(clearance.min()):.4f} m"
+    assert float(record.world_distance.min()) >= 0.0
+    assert float(record.self_distance.min()) >= 0.0
+    assert float(record.position_error[-1]) < 0.02
+    assert float(record.rotation_error[-1]) < 0.1
+
+
+@pytest.mark.slow
+def test_mpc_keeps_clear_of_an_obstacle_moved_into_its_path():
+    post = {"pose": [0.4, 0.6, 0.45, 1.0, 0.0, 0.0, 0.0], "dims": [0.08, 0.08, 0.5]}
+    mpc = MpcSolver.from_config(robot="franka", world={"cuboid": {"post": post}})
+    start = JointState.from_position(mpc.robot_config.retract_config[None].clone())
+    goal = Pose.from_list([0.4, -0.3, 0.45, 0.0, 1.0, 0.0, 0.0])
+    moved = [0.42, -0.12, 0.45, 1.0, 0.0, 0.0, 0.0]
+
+    def move(solver: MpcSolver) -> None:
+        solver.world_collision.update_obstacle_pose("post", moved)
+
+    record = run_closed_loop(mpc, IdealTracker(start), goal, 200, events={25: move})
+    boxes_after = [(moved, post["dims"])]
+    clearance = _independent_clearance(mpc.kinematics, record.position[25:], boxes_after)
+    assert float(clearance.min()) >= 0.0, f"hit the moved post: {float(clearance.min()):.4f} m"
+    assert float(record.position_error[-1]) < 0.05
