@@ -662,17 +662,34 @@ class _LinkFrames(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, q: torch.Tensor, kinematics: Kinematics, spheres: bool):
+        # outputs the loss does not use arrive as None: unused spheres cost no backward work
+        ctx.set_materialize_grads(False)
         position, quat, link_spheres, saved = kinematics._link_frames(q.detach(), spheres)
         ctx.kinematics = kinematics
+        ctx.frame_shapes = (position.shape, quat.shape)
         ctx.save_for_backward(*saved)
         return position, quat, link_spheres
 
     @staticmethod
     @once_differentiable
     def backward(
-        ctx, grad_position: torch.Tensor, grad_quat: torch.Tensor, grad_spheres: torch.Tensor
+        ctx,
+        grad_position: torch.Tensor | None,
+        grad_quat: torch.Tensor | None,
+        grad_spheres: torch.Tensor | None,
     ):
-        grad = ctx.kinematics._link_frames_grad(
-            ctx.saved_tensors, grad_position, grad_quat, grad_spheres
-        )
+        saved = ctx.saved_tensors
+        like = {"dtype": saved[0].dtype, "device": saved[0].device}
+        if grad_position is None:
+            grad_position = torch.zeros(ctx.frame_shapes[0], **like)
+        if grad_quat is None:
+            grad_quat = torch.zeros(ctx.frame_shapes[1], **like)
+        if ctx.kinematics.backend == "warp":
+            link_spheres = saved[3]
+            if grad_spheres is None:
+                # no sphere gradient: run the adjoint without its sphere loop
+                link_spheres = link_spheres[:, :0]
+                grad_spheres = link_spheres
+                saved = (*saved[:3], link_spheres)
+        grad = ctx.kinematics._link_frames_grad(saved, grad_position, grad_quat, grad_spheres)
         return grad, None, None
