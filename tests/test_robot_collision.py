@@ -309,6 +309,39 @@ def test_backends_agree_in_float32_and_spheres_can_be_skipped(device):
     torch.testing.assert_close(state.ee_position, warp.forward(q).ee_position)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gradients_of_unused_outputs(backend):
+    config = RobotConfig.load("franka", F64)
+    kin = Kinematics(config, backend=backend)
+    q = config.retract_config + 0.3 * torch.randn(6, 7, dtype=torch.float64)
+    with_spheres, without = q.clone().requires_grad_(True), q.clone().requires_grad_(True)
+    # spheres computed but unused: the same gradient as without spheres
+    kin.forward(with_spheres).ee_position.sum().backward()
+    kin.forward(without, spheres=False).ee_position.sum().backward()
+    torch.testing.assert_close(with_spheres.grad, without.grad)
+    # only the spheres used: matches central differences of the numpy reference
+    data = _franka_dict()
+    weights = torch.randn(kin.num_spheres, 3, dtype=torch.float64)
+    q0 = q[0].clone().requires_grad_(True)
+    (kin.forward(q0[None]).link_spheres[0, :, :3] * weights).sum().backward()
+    order = [kin.sphere_link_names[i] for i in range(kin.num_spheres)]
+
+    def loss(values: np.ndarray) -> float:
+        names, ref = _reference_spheres(data, values)
+        total = 0.0
+        for link in set(names):
+            mine = [i for i, n in enumerate(order) if n == link]
+            theirs = ref[[i for i, n in enumerate(names) if n == link], :3]
+            total += float((theirs * weights[mine].numpy()).sum())
+        return total
+
+    h = 1e-6
+    numeric = [
+        (loss(q[0].numpy() + h * e) - loss(q[0].numpy() - h * e)) / (2 * h) for e in np.eye(7)
+    ]
+    np.testing.assert_allclose(q0.grad.numpy(), numeric, atol=1e-6)
+
+
 def test_pairs_and_pair_buffers():
     data = _franka_dict()
     data["self_collision_buffer"] = {"panda_link0": 0.02, "panda_hand": 0.01}
