@@ -354,12 +354,19 @@ def test_pairs_and_pair_buffers():
         if names[i] != names[j] and names[j] not in data["self_collision_ignore"].get(names[i], [])
         and names[i] not in data["self_collision_ignore"].get(names[j], [])
     ]  # fmt: skip
-    assert kin.self_collision_pairs.tolist() == expected
+    got = kin.self_collision_pairs.tolist()
+    assert sorted(got) == expected
     buffers = data["self_collision_buffer"]
-    ref = [buffers.get(names[i], 0.0) + buffers.get(names[j], 0.0) for i, j in expected]
+    ref = [buffers.get(names[i], 0.0) + buffers.get(names[j], 0.0) for i, j in got]
     torch.testing.assert_close(
         kin.self_collision_pair_buffer, torch.tensor(ref, dtype=torch.float64)
     )
+    # one group per link, one block per checked link pair
+    groups = kin.sphere_groups.tolist()
+    assert [names[b] for b, _ in groups] == list(dict.fromkeys(names))
+    for begin, end, ga, gb in kin.self_collision_blocks.tolist():
+        for i, j in got[begin:end]:
+            assert groups[ga][0] <= i < groups[ga][1] and groups[gb][0] <= j < groups[gb][1]
 
 
 # ------------------------------------------------------------------------------------------
@@ -465,6 +472,47 @@ def test_self_collision_gradient_matches_autograd_reference():
     d = d - buffer
     (smooth_hinge_torch(eta - d, eta).sum() + 0.3 * d.min(-1).values.sum()).backward()
     torch.testing.assert_close(ours.grad, ref.grad)
+
+
+@pytest.mark.parametrize("eta", [0.0, 0.05])
+def test_culling_by_link_blocks_changes_nothing(device, eta):
+    ta = TensorDeviceType(device=device, dtype=torch.float64)
+    kin = Kinematics(RobotConfig.load("franka", ta))
+    low, high = kin.robot_config.joint_limits.position
+    q = low + torch.rand(300, 7, dtype=torch.float64, device=device) * (high - low)
+    spheres = kin.forward(q).link_spheres.detach()
+    spheres[:5, 3:9, 3] = -1.0  # disabled spheres, a whole link in some rows
+    spheres[:5, kin.sphere_groups[2, 0] : kin.sphere_groups[2, 1], 3] = -1.0
+    args = (kin.self_collision_pairs, kin.self_collision_pair_buffer + 0.01, eta)
+    a, b = spheres.clone().requires_grad_(True), spheres.clone().requires_grad_(True)
+    plain = self_collision_distance(a, *args)
+    culled = self_collision_distance(b, *args, kin.self_collision_blocks, kin.sphere_groups)
+    assert (plain.distance < 0).any() and (plain.distance > 0).any()
+    torch.testing.assert_close(culled.distance, plain.distance)
+    torch.testing.assert_close(culled.cost, plain.cost)
+    (plain.distance.sum() + plain.cost.sum()).backward()
+    (culled.distance.sum() + culled.cost.sum()).backward()
+    torch.testing.assert_close(b.grad, a.grad)
+    # distance is the reference minimum
+    distance, _ = _brute_force(spheres[:40], *args)
+    np.testing.assert_allclose(culled.distance[:40].detach().cpu().numpy(), distance, atol=1e-12)
+
+
+def test_block_errors():
+    kin = Kinematics(RobotConfig.load("planar3"))
+    spheres = kin.forward(kin.robot_config.retract_config[None]).link_spheres
+    pairs, buffer = kin.self_collision_pairs, kin.self_collision_pair_buffer
+    blocks, groups = kin.self_collision_blocks, kin.sphere_groups
+    with pytest.raises(ValueError, match="give both or neither"):
+        self_collision_distance(spheres, pairs, buffer, 0.0, blocks)
+    with pytest.raises(ValueError, match="cover pairs"):
+        self_collision_distance(spheres, pairs, buffer, 0.0, blocks - 1, groups)
+    wrong = blocks.clone()
+    wrong[0, 2:] = torch.tensor([1, 1])
+    with pytest.raises(ValueError, match="outside the sphere groups"):
+        self_collision_distance(spheres, pairs, buffer, 0.0, wrong, groups)
+    with pytest.raises(TypeError, match="pair_blocks"):
+        self_collision_distance(spheres, pairs, buffer, 0.0, blocks.float(), groups)
 
 
 def test_self_collision_edge_cases(device):

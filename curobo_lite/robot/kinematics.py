@@ -27,6 +27,7 @@ N = 12000; on CUDA, Warp's single launch replaces ~60 small kernel launches.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -272,7 +273,15 @@ class Kinematics:
             wp.init()
 
     def _build_spheres(self, config: RobotConfig, chain_frames: dict) -> None:
-        """Fold every collision sphere into the moving frame it rides on, sorted by frame."""
+        """Fold every collision sphere into the moving frame it rides on, sorted by frame.
+
+        Sets ``sphere_link_names`` (``S``), ``self_collision_pairs [P, 2]`` (``i < j``, spheres
+        of different, not ignored links), ``self_collision_pair_buffer [P]`` (sum of the two
+        links' ``self_collision_buffer``), ``sphere_groups [G, 2]`` (the ``[begin, end)``
+        sphere range of each link) and ``self_collision_blocks [K, 4]`` (``pair_begin,
+        pair_end, group_a, group_b``: the pairs come link pair by link pair, which lets the
+        self-collision kernel skip far-apart links).
+        """
         ta = self.tensor_args
         collision = config.collision
         index = {"dtype": torch.int32, "device": ta.device}
@@ -300,19 +309,35 @@ class Kinematics:
         self._sphere_start = torch.as_tensor(start, **index)
         self._sphere_frame = self._sphere_frame.to(ta.device)
 
-        pairs, pair_buffer = [], []
+        # spheres of one link are contiguous (sorted by frame, then link): one group per link
+        names = self.sphere_link_names
+        groups: list[list[int]] = []
+        for i, link in enumerate(names):
+            if i == 0 or names[i - 1] != link:
+                groups.append([i, i + 1])
+            else:
+                groups[-1][1] = i + 1
+        # pairs in blocks of one link pair each, so the kernel can cull far-apart links
+        pairs, pair_buffer, blocks = [], [], []
         if collision is not None:
             buffers = collision.self_collision_buffer
-            names = self.sphere_link_names
-            for i in range(len(names)):
-                for j in range(i + 1, len(names)):
-                    a, b = names[i], names[j]
-                    if a != b and not collision.ignores(a, b):
-                        pairs.append((i, j))
-                        pair_buffer.append(buffers.get(a, 0.0) + buffers.get(b, 0.0))
+            for ga, gb in itertools.combinations(range(len(groups)), 2):
+                a, b = names[groups[ga][0]], names[groups[gb][0]]
+                if collision.ignores(a, b):
+                    continue
+                begin = len(pairs)
+                pairs += [(i, j) for i in range(*groups[ga]) for j in range(*groups[gb])]
+                pair_buffer += [buffers.get(a, 0.0) + buffers.get(b, 0.0)] * (len(pairs) - begin)
+                blocks.append((begin, len(pairs), ga, gb))
         self.self_collision_pairs = torch.as_tensor(
             pairs, dtype=torch.long, device=ta.device
         ).reshape(-1, 2)
+        self.sphere_groups = torch.as_tensor(groups, dtype=torch.long, device=ta.device).reshape(
+            -1, 2
+        )
+        self.self_collision_blocks = torch.as_tensor(
+            blocks, dtype=torch.long, device=ta.device
+        ).reshape(-1, 4)
         self.self_collision_pair_buffer = ta.to_device(pair_buffer).reshape(-1)
 
     # properties -----------------------------------------------------------------------------------
