@@ -181,6 +181,8 @@ def _spheres(args: argparse.Namespace) -> int:
     words += [f"--links {' '.join(args.links)}"] if args.links else []
     words += [f"--link-spheres {' '.join(args.link_spheres)}"] if args.link_spheres else []
     words += [f"--ignore-samples {args.ignore_samples}"] if args.ignore_samples else []
+    if args.ignore_never_colliding:
+        words += [f"--ignore-never-colliding {args.ignore_never_colliding}"]
     words += [f"-o {args.output}"] if args.output else []
     command = " ".join(words)
     header = [
