@@ -840,3 +840,11 @@ def test_replace_top_level_block_keeps_the_rest():
     out = replace_top_level_block(text, "b", "b: [9]\n")
     assert out == "# head\na: 1\n# about b\nb: [9]\n\n# about c\nc: 3\n"
     assert replace_top_level_block("a: 1\n", "z", "z: 2\n") == "a: 1\n\nz: 2\n"
+
+
+def test_cli_show_reports_the_collision_model(capsys):
+    assert main(["robot", "show", "ur5e"]) == 0
+    out = capsys.readouterr().out
+    kin = Kinematics(RobotConfig.load("ur5e"))
+    assert f"collision: {kin.num_spheres} spheres on 7 links" in out
+    assert "self-collision distance at retract: 0.0" in out
