@@ -307,6 +307,26 @@ class Kinematics:
         )
         start = np.concatenate(([0], np.cumsum(counts)))
         self._sphere_start = torch.as_tensor(start, **index)
+        # torch backend: R(q) c is a quadratic form in q, so the spheres of one frame are one
+        # GEMM of the frame's quaternion outer product with a [16, 3 S_f] constant
+        self._sphere_forms = [
+            (
+                f,
+                int(start[f + 1]),
+                int(start[f + 2]),
+                ta.to_device(
+                    np.concatenate(
+                        [
+                            rotate_quadratic_form_np(c)
+                            for c in local[start[f + 1] : start[f + 2], :3]
+                        ],
+                        axis=1,
+                    )
+                ),
+            )
+            for f in range(-1, self.num_moving)
+            if start[f + 2] > start[f + 1]
+        ]
         self._sphere_frame = self._sphere_frame.to(ta.device)
 
         # spheres of one link are contiguous (sorted by frame, then link): one group per link
@@ -607,12 +627,16 @@ class Kinematics:
         """``[N, S, 4]`` spheres from link frames ``[N, L, 3|4]`` (autograd through them)."""
         n = position.shape[0]
         local = self._sphere_local
-        frame = self._sphere_frame.clamp(min=0)
-        on_base = (self._sphere_frame < 0)[:, None]
-        rotated = quat_rotate(
-            quat.index_select(1, frame), local[:, :3].expand(n, *local[:, :3].shape)
-        )
-        centre = torch.where(on_base, local[:, :3], position.index_select(1, frame) + rotated)
+        centres = []
+        for frame, begin, end, form in self._sphere_forms:
+            if frame < 0:
+                centres.append(local[begin:end, :3].expand(n, -1, -1))
+                continue
+            r = quat[:, frame]
+            outer = (r[:, :, None] * r[:, None, :]).reshape(n, 16)
+            rotated = (outer @ form).reshape(n, end - begin, 3)
+            centres.append(position[:, frame, None, :] + rotated)
+        centre = torch.cat(centres, dim=1)
         return torch.cat((centre, local[:, 3:].expand(n, -1, 1)), dim=-1)
 
     def forward(self, q: torch.Tensor, spheres: bool = True) -> KinematicsState:
