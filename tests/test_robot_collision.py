@@ -309,6 +309,39 @@ def test_backends_agree_in_float32_and_spheres_can_be_skipped(device):
     torch.testing.assert_close(state.ee_position, warp.forward(q).ee_position)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gradients_of_unused_outputs(backend):
+    config = RobotConfig.load("franka", F64)
+    kin = Kinematics(config, backend=backend)
+    q = config.retract_config + 0.3 * torch.randn(6, 7, dtype=torch.float64)
+    with_spheres, without = q.clone().requires_grad_(True), q.clone().requires_grad_(True)
+    # spheres computed but unused: the same gradient as without spheres
+    kin.forward(with_spheres).ee_position.sum().backward()
+    kin.forward(without, spheres=False).ee_position.sum().backward()
+    torch.testing.assert_close(with_spheres.grad, without.grad)
+    # only the spheres used: matches central differences of the numpy reference
+    data = _franka_dict()
+    weights = torch.randn(kin.num_spheres, 3, dtype=torch.float64)
+    q0 = q[0].clone().requires_grad_(True)
+    (kin.forward(q0[None]).link_spheres[0, :, :3] * weights).sum().backward()
+    order = [kin.sphere_link_names[i] for i in range(kin.num_spheres)]
+
+    def loss(values: np.ndarray) -> float:
+        names, ref = _reference_spheres(data, values)
+        total = 0.0
+        for link in set(names):
+            mine = [i for i, n in enumerate(order) if n == link]
+            theirs = ref[[i for i, n in enumerate(names) if n == link], :3]
+            total += float((theirs * weights[mine].numpy()).sum())
+        return total
+
+    h = 1e-6
+    numeric = [
+        (loss(q[0].numpy() + h * e) - loss(q[0].numpy() - h * e)) / (2 * h) for e in np.eye(7)
+    ]
+    np.testing.assert_allclose(q0.grad.numpy(), numeric, atol=1e-6)
+
+
 def test_pairs_and_pair_buffers():
     data = _franka_dict()
     data["self_collision_buffer"] = {"panda_link0": 0.02, "panda_hand": 0.01}
@@ -321,12 +354,19 @@ def test_pairs_and_pair_buffers():
         if names[i] != names[j] and names[j] not in data["self_collision_ignore"].get(names[i], [])
         and names[i] not in data["self_collision_ignore"].get(names[j], [])
     ]  # fmt: skip
-    assert kin.self_collision_pairs.tolist() == expected
+    got = kin.self_collision_pairs.tolist()
+    assert sorted(got) == expected
     buffers = data["self_collision_buffer"]
-    ref = [buffers.get(names[i], 0.0) + buffers.get(names[j], 0.0) for i, j in expected]
+    ref = [buffers.get(names[i], 0.0) + buffers.get(names[j], 0.0) for i, j in got]
     torch.testing.assert_close(
         kin.self_collision_pair_buffer, torch.tensor(ref, dtype=torch.float64)
     )
+    # one group per link, one block per checked link pair
+    groups = kin.sphere_groups.tolist()
+    assert [names[b] for b, _ in groups] == list(dict.fromkeys(names))
+    for begin, end, ga, gb in kin.self_collision_blocks.tolist():
+        for i, j in got[begin:end]:
+            assert groups[ga][0] <= i < groups[ga][1] and groups[gb][0] <= j < groups[gb][1]
 
 
 # ------------------------------------------------------------------------------------------
@@ -432,6 +472,47 @@ def test_self_collision_gradient_matches_autograd_reference():
     d = d - buffer
     (smooth_hinge_torch(eta - d, eta).sum() + 0.3 * d.min(-1).values.sum()).backward()
     torch.testing.assert_close(ours.grad, ref.grad)
+
+
+@pytest.mark.parametrize("eta", [0.0, 0.05])
+def test_culling_by_link_blocks_changes_nothing(device, eta):
+    ta = TensorDeviceType(device=device, dtype=torch.float64)
+    kin = Kinematics(RobotConfig.load("franka", ta))
+    low, high = kin.robot_config.joint_limits.position
+    q = low + torch.rand(300, 7, dtype=torch.float64, device=device) * (high - low)
+    spheres = kin.forward(q).link_spheres.detach()
+    spheres[:5, 3:9, 3] = -1.0  # disabled spheres, a whole link in some rows
+    spheres[:5, kin.sphere_groups[2, 0] : kin.sphere_groups[2, 1], 3] = -1.0
+    args = (kin.self_collision_pairs, kin.self_collision_pair_buffer + 0.01, eta)
+    a, b = spheres.clone().requires_grad_(True), spheres.clone().requires_grad_(True)
+    plain = self_collision_distance(a, *args)
+    culled = self_collision_distance(b, *args, kin.self_collision_blocks, kin.sphere_groups)
+    assert (plain.distance < 0).any() and (plain.distance > 0).any()
+    torch.testing.assert_close(culled.distance, plain.distance)
+    torch.testing.assert_close(culled.cost, plain.cost)
+    (plain.distance.sum() + plain.cost.sum()).backward()
+    (culled.distance.sum() + culled.cost.sum()).backward()
+    torch.testing.assert_close(b.grad, a.grad)
+    # distance is the reference minimum
+    distance, _ = _brute_force(spheres[:40], *args)
+    np.testing.assert_allclose(culled.distance[:40].detach().cpu().numpy(), distance, atol=1e-12)
+
+
+def test_block_errors():
+    kin = Kinematics(RobotConfig.load("planar3"))
+    spheres = kin.forward(kin.robot_config.retract_config[None]).link_spheres
+    pairs, buffer = kin.self_collision_pairs, kin.self_collision_pair_buffer
+    blocks, groups = kin.self_collision_blocks, kin.sphere_groups
+    with pytest.raises(ValueError, match="give both or neither"):
+        self_collision_distance(spheres, pairs, buffer, 0.0, blocks)
+    with pytest.raises(ValueError, match="cover pairs"):
+        self_collision_distance(spheres, pairs, buffer, 0.0, blocks - 1, groups)
+    wrong = blocks.clone()
+    wrong[0, 2:] = torch.tensor([1, 1])
+    with pytest.raises(ValueError, match="outside the sphere groups"):
+        self_collision_distance(spheres, pairs, buffer, 0.0, wrong, groups)
+    with pytest.raises(TypeError, match="pair_blocks"):
+        self_collision_distance(spheres, pairs, buffer, 0.0, blocks.float(), groups)
 
 
 def test_self_collision_edge_cases(device):
@@ -759,3 +840,11 @@ def test_replace_top_level_block_keeps_the_rest():
     out = replace_top_level_block(text, "b", "b: [9]\n")
     assert out == "# head\na: 1\n# about b\nb: [9]\n\n# about c\nc: 3\n"
     assert replace_top_level_block("a: 1\n", "z", "z: 2\n") == "a: 1\n\nz: 2\n"
+
+
+def test_cli_show_reports_the_collision_model(capsys):
+    assert main(["robot", "show", "ur5e"]) == 0
+    out = capsys.readouterr().out
+    kin = Kinematics(RobotConfig.load("ur5e"))
+    assert f"collision: {kin.num_spheres} spheres on 7 links" in out
+    assert "self-collision distance at retract: 0.0" in out

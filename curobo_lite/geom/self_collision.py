@@ -115,7 +115,7 @@ class _SelfCollision(torch.autograd.Function):
     """``spheres [B, N, 4] -> (distance [B], cost [B])`` with a hand-written backward."""
 
     @staticmethod
-    def forward(ctx, spheres, pairs, pair_buffer, eta):
+    def forward(ctx, spheres, pairs, pair_buffer, eta, blocks, block_buffer, groups):
         ctx.set_materialize_grads(False)
         b = spheres.shape[0]
         kwargs = {"dtype": spheres.dtype, "device": spheres.device}
@@ -125,12 +125,19 @@ class _SelfCollision(torch.autograd.Function):
         need_grad = ctx.needs_input_grad[0]
         grad_cost = torch.zeros_like(spheres) if need_grad else spheres.new_zeros(1, 1, 4)
         scalar = kernels.scalar_type(spheres.dtype)
-        shared = [_as_warp(pairs), _as_warp(pair_buffer), scalar(eta), int(need_grad)]
+        bounds = torch.empty(b, groups.shape[0], 4, **kwargs)
+        shared = [_as_warp(t) for t in (pairs, pair_buffer, blocks, block_buffer, groups)] + [
+            scalar(eta),
+            int(need_grad),
+        ]
 
         def make_launch(b0: int, b1: int):
             rows = slice(b0, b1)
             grad_rows = grad_cost[rows] if need_grad else grad_cost
-            outputs = [_as_warp(t) for t in (distance[rows], cost[rows], argmin[rows], grad_rows)]
+            outputs = [
+                _as_warp(t)
+                for t in (bounds[rows], distance[rows], cost[rows], argmin[rows], grad_rows)
+            ]
             return b1 - b0, [_as_warp(spheres[rows]), *shared, *outputs]
 
         launch_rows(
@@ -149,7 +156,7 @@ class _SelfCollision(torch.autograd.Function):
     @once_differentiable
     def backward(ctx, grad_distance, grad_cost_out):
         if grad_distance is None and grad_cost_out is None:
-            return None, None, None, None
+            return None, None, None, None, None, None, None
         spheres, pairs, argmin, grad_cost = ctx.saved_tensors
         grad = torch.zeros_like(spheres)
         if grad_cost_out is not None:
@@ -169,7 +176,56 @@ class _SelfCollision(torch.autograd.Function):
                 grad_j = torch.cat((-g * unit, -g), dim=-1)
                 grad[rows, i] += grad_i
                 grad[rows, j] += grad_j
-        return grad, None, None, None
+        return grad, None, None, None, None, None, None
+
+
+def _check_blocks(
+    pairs: torch.Tensor, pair_blocks: torch.Tensor, sphere_groups: torch.Tensor, n: int
+) -> None:
+    for name, t, width in (("pair_blocks", pair_blocks, 4), ("sphere_groups", sphere_groups, 2)):
+        if not isinstance(t, torch.Tensor) or t.dtype not in (torch.int32, torch.int64):
+            raise TypeError(f"{name}: expected an integer tensor [K, {width}], received {t!r}")
+        if t.ndim != 2 or t.shape[1] != width:
+            raise ValueError(f"{name}: expected shape [K, {width}], received {tuple(t.shape)}")
+        if t.device != pairs.device:
+            raise ValueError(f"{name}: expected device {pairs.device}, received {t.device}")
+    blocks, groups = pair_blocks.long(), sphere_groups.long()
+    ends = torch.cat((blocks[:1, 0] * 0, blocks[:-1, 1]))
+    if (
+        blocks.shape[0] == 0
+        or (blocks[:, 0] != ends).any()
+        or (blocks[:, 1] < blocks[:, 0]).any()
+        or blocks[-1, 1].item() != pairs.shape[0]
+    ):
+        raise ValueError(
+            f"pair_blocks: the blocks must cover pairs 0..{pairs.shape[0]} in order, each "
+            "starting where the previous one ends"
+        )
+    if (
+        groups.numel()
+        and ((groups[:, 0] < 0) | (groups[:, 1] > n) | (groups[:, 1] < groups[:, 0])).any()
+    ):
+        raise ValueError(f"sphere_groups: ranges must lie in [0, {n}]")
+    culled = blocks[:, 2] >= 0
+    if ((blocks[culled, 2:] >= groups.shape[0]).any(1) | (blocks[culled, 3] < 0)).any():
+        raise ValueError(f"pair_blocks: group indices must lie in [0, {groups.shape[0]})")
+    if culled.any():
+        owner = torch.repeat_interleave(
+            torch.arange(blocks.shape[0], device=blocks.device), blocks[:, 1] - blocks[:, 0]
+        )
+        keep = culled[owner]
+        lo_a, hi_a = groups[blocks[owner, 2], 0], groups[blocks[owner, 2], 1]
+        lo_b, hi_b = groups[blocks[owner, 3], 0], groups[blocks[owner, 3], 1]
+        i, j = pairs[:, 0].long(), pairs[:, 1].long()
+        inside = ((i >= lo_a) & (i < hi_a) & (j >= lo_b) & (j < hi_b)) | (
+            (j >= lo_a) & (j < hi_a) & (i >= lo_b) & (i < hi_b)
+        )
+        if (keep & ~inside).any():
+            k = int((keep & ~inside).nonzero()[0])
+            raise ValueError(
+                f"pair_blocks: pair {k} {pairs[k].tolist()} lies outside the sphere groups of "
+                f"its block {blocks[owner[k]].tolist()}"
+            )
 
 
 def self_collision_distance(
@@ -177,6 +233,8 @@ def self_collision_distance(
     pairs: torch.Tensor,
     pair_buffer: torch.Tensor,
     activation_distance: float = 0.0,
+    pair_blocks: torch.Tensor | None = None,
+    sphere_groups: torch.Tensor | None = None,
 ) -> SelfCollisionDistance:
     """Minimum signed distance and penalty between sphere pairs (see the module docs).
 
@@ -188,6 +246,13 @@ def self_collision_distance(
         pair_buffer: ``[P]`` metres added to the radii sum of each pair (e.g.
             ``Kinematics.self_collision_pair_buffer``), ``spheres``' dtype and device.
         activation_distance: ``eta >= 0``; pairs closer than ``eta`` are penalised.
+        pair_blocks, sphere_groups: optional culling (same results, less work): ``pairs`` in
+            blocks ``[K, 4]`` of ``(pair_begin, pair_end, group_a, group_b)`` covering the
+            pairs in order, every pair of a block joining a sphere of ``group_a`` to one of
+            ``group_b``, with ``sphere_groups [G, 2]`` the ``[begin, end)`` sphere range of
+            each group (e.g. ``Kinematics.self_collision_blocks`` and ``.sphere_groups``: one
+            group per link). A block whose groups' bounding spheres are farther apart than
+            ``eta`` and the best distance so far is skipped. ``group_a = -1``: never skipped.
 
     Returns:
         :class:`SelfCollisionDistance` with ``distance [...]`` and ``cost [...]``.
@@ -199,8 +264,36 @@ def self_collision_distance(
     if not flat.is_contiguous():
         flat = flat.contiguous()
     pair_index = pairs.to(torch.int32).contiguous()
+    if (pair_blocks is None) != (sphere_groups is None):
+        raise ValueError("pair_blocks and sphere_groups: give both or neither")
+    if pair_blocks is not None and pair_blocks.shape[0] == 0 and pairs.shape[0] == 0:
+        pair_blocks = sphere_groups = None  # nothing to check, nothing to cull
+    if pair_blocks is None:
+        index = {"dtype": torch.int32, "device": pairs.device}
+        blocks = torch.tensor([[0, pairs.shape[0], -1, -1]], **index)
+        groups = torch.zeros(0, 2, **index)
+        block_buffer = pair_buffer.new_zeros(1)
+    else:
+        _check_blocks(pairs, pair_blocks, sphere_groups, spheres.shape[-2])
+        blocks = pair_blocks.to(torch.int32).contiguous()
+        groups = sphere_groups.to(torch.int32).contiguous()
+        owner = torch.repeat_interleave(
+            torch.arange(blocks.shape[0], device=pairs.device),
+            (pair_blocks[:, 1] - pair_blocks[:, 0]).long(),
+        )
+        # the largest pair buffer of each block enters its culling test
+        block_buffer = pair_buffer.new_full((blocks.shape[0],), -math.inf).scatter_reduce(
+            0, owner, pair_buffer, "amax"
+        )
+        block_buffer = torch.where(torch.isinf(block_buffer), 0.0, block_buffer).contiguous()
     distance, cost = _SelfCollision.apply(
-        flat, pair_index, pair_buffer.contiguous(), float(activation_distance)
+        flat,
+        pair_index,
+        pair_buffer.contiguous(),
+        float(activation_distance),
+        blocks,
+        block_buffer,
+        groups,
     )
     return SelfCollisionDistance(distance.reshape(batch_shape), cost.reshape(batch_shape))
 
@@ -425,11 +518,14 @@ class SelfCollisionChecker:
 
     def distance_from_spheres(self, spheres: torch.Tensor) -> SelfCollisionDistance:
         """Self-collision of ``link_spheres [..., N, 4]`` from this robot's kinematics."""
+        kin = self.kinematics
         return self_collision_distance(
             spheres,
-            self.kinematics.self_collision_pairs,
-            self.kinematics.self_collision_pair_buffer,
+            kin.self_collision_pairs,
+            kin.self_collision_pair_buffer,
             self.activation_distance,
+            kin.self_collision_blocks,
+            kin.sphere_groups,
         )
 
     def __call__(self, q: torch.Tensor) -> SelfCollisionDistance:

@@ -11,7 +11,10 @@ with centres ``c``, radii ``r`` and pair buffer ``b`` the signed distance is
   (``dd/dc_i = u``, ``dd/dc_j = -u`` with ``u`` the unit vector from ``c_j`` to ``c_i``, and
   ``dd/dr = -1``), accumulated in the same pass so no backward kernel is needed.
 
-Pairs with a negative radius (disabled spheres) are skipped. Generic over float32 / float64.
+Pairs with a negative radius (disabled spheres) are skipped. Pairs may be grouped in blocks
+between two sphere groups (e.g. two links) so whole blocks that are far apart are culled with
+a bounding-sphere test (exact: a culled block can change neither output). Generic over float32
+and float64.
 """
 
 from __future__ import annotations
@@ -42,46 +45,86 @@ def self_collision_forward(
     spheres: wp.array3d(dtype=Any),
     pairs: wp.array2d(dtype=wp.int32),
     pair_buffer: wp.array(dtype=Any),
+    blocks: wp.array2d(dtype=wp.int32),
+    block_buffer: wp.array(dtype=Any),
+    groups: wp.array2d(dtype=wp.int32),
     activation_distance: Any,
     compute_grad: int,
+    bounds: wp.array3d(dtype=Any),
     distance: wp.array(dtype=Any),
     cost: wp.array(dtype=Any),
     argmin: wp.array(dtype=wp.int32),
     grad_cost: wp.array3d(dtype=Any),
 ):
-    """Minimum signed distance, summed penalty and (if ``compute_grad``) its gradient."""
+    """Minimum signed distance, summed penalty and (if ``compute_grad``) its gradient.
+
+    Pairs come in blocks ``[pair_begin, pair_end, group_a, group_b]``; a block whose two sphere
+    groups' bounding spheres (``bounds``, computed first) are farther apart than both the
+    activation distance and the best distance so far cannot change either result and is
+    skipped. ``group_a < 0`` marks a block that is always evaluated.
+    """
     b = wp.tid()
     zero = pair_buffer.dtype(0.0)
     eta = activation_distance
+    for group in range(groups.shape[0]):
+        centre = wp.vector(zero, zero, zero)
+        count = int(0)  # noqa: UP018  (typed, so the loop may reassign it)
+        for s in range(groups[group, 0], groups[group, 1]):
+            if spheres[b, s, 3] >= zero:
+                centre = centre + _centre(spheres, b, s)
+                count = count + 1
+        reach = pair_buffer.dtype(-1.0)  # no enabled sphere: the block is skipped
+        if count > 0:
+            centre = centre / pair_buffer.dtype(count)
+            for s in range(groups[group, 0], groups[group, 1]):
+                r = spheres[b, s, 3]
+                if r >= zero:
+                    reach = wp.max(reach, wp.length(_centre(spheres, b, s) - centre) + r)
+        bounds[b, group, 0] = centre[0]
+        bounds[b, group, 1] = centre[1]
+        bounds[b, group, 2] = centre[2]
+        bounds[b, group, 3] = reach
     best = pair_buffer.dtype(NO_PAIR_DISTANCE)
-    best_k = int(-1)  # noqa: UP018  (a typed variable, so Warp lets the loop reassign it)
+    best_k = int(-1)  # noqa: UP018  (typed, so the loop may reassign it)
     total = zero
-    for k in range(pairs.shape[0]):
-        i = pairs[k, 0]
-        j = pairs[k, 1]
-        ri = spheres[b, i, 3]
-        rj = spheres[b, j, 3]
-        if ri < zero or rj < zero:
-            continue
-        delta = _centre(spheres, b, i) - _centre(spheres, b, j)
-        length = wp.length(delta)
-        d = length - ri - rj - pair_buffer[k]
-        if d < best:
-            best = d
-            best_k = k
-        x = eta - d
-        total = total + smooth_hinge(x, eta)
-        if compute_grad != 0 and x > zero:
-            # d cost / d d = -smooth_hinge'(x)
-            g = -smooth_hinge_grad(x, eta)
-            u = wp.vector(zero, zero, zero)
-            if length > zero:
-                u = delta / length
-            for c in range(3):
-                grad_cost[b, i, c] = grad_cost[b, i, c] + g * u[c]
-                grad_cost[b, j, c] = grad_cost[b, j, c] - g * u[c]
-            grad_cost[b, i, 3] = grad_cost[b, i, 3] - g
-            grad_cost[b, j, 3] = grad_cost[b, j, 3] - g
+    for block in range(blocks.shape[0]):
+        ga = blocks[block, 2]
+        gb = blocks[block, 3]
+        if ga >= 0:
+            ra = bounds[b, ga, 3]
+            rb = bounds[b, gb, 3]
+            if ra < zero or rb < zero:
+                continue
+            gap = wp.length(_centre(bounds, b, ga) - _centre(bounds, b, gb)) - ra - rb
+            gap = gap - block_buffer[block]
+            if gap >= eta and gap >= best:
+                continue
+        for k in range(blocks[block, 0], blocks[block, 1]):
+            i = pairs[k, 0]
+            j = pairs[k, 1]
+            ri = spheres[b, i, 3]
+            rj = spheres[b, j, 3]
+            if ri < zero or rj < zero:
+                continue
+            delta = _centre(spheres, b, i) - _centre(spheres, b, j)
+            length = wp.length(delta)
+            d = length - ri - rj - pair_buffer[k]
+            if d < best:
+                best = d
+                best_k = k
+            x = eta - d
+            total = total + smooth_hinge(x, eta)
+            if compute_grad != 0 and x > zero:
+                # d cost / d d = -smooth_hinge'(x)
+                g = -smooth_hinge_grad(x, eta)
+                u = wp.vector(zero, zero, zero)
+                if length > zero:
+                    u = delta / length
+                for c in range(3):
+                    grad_cost[b, i, c] = grad_cost[b, i, c] + g * u[c]
+                    grad_cost[b, j, c] = grad_cost[b, j, c] - g * u[c]
+                grad_cost[b, i, 3] = grad_cost[b, i, 3] - g
+                grad_cost[b, j, 3] = grad_cost[b, j, 3] - g
     distance[b] = best
     cost[b] = total
     argmin[b] = best_k
@@ -192,7 +235,7 @@ def _grouped_signature(scalar) -> list:
 def _signature(scalar) -> list:
     a3, a1 = wp.array3d(dtype=scalar), wp.array(dtype=scalar)
     index2, index1 = wp.array2d(dtype=wp.int32), wp.array(dtype=wp.int32)
-    return [a3, index2, a1, scalar, int, a1, a1, index1, a3]
+    return [a3, index2, a1, index2, a1, index2, scalar, int, a3, a1, a1, index1, a3]
 
 
 for _scalar in (wp.float32, wp.float64):

@@ -181,6 +181,8 @@ def _spheres(args: argparse.Namespace) -> int:
     words += [f"--links {' '.join(args.links)}"] if args.links else []
     words += [f"--link-spheres {' '.join(args.link_spheres)}"] if args.link_spheres else []
     words += [f"--ignore-samples {args.ignore_samples}"] if args.ignore_samples else []
+    if args.ignore_never_colliding:
+        words += [f"--ignore-never-colliding {args.ignore_never_colliding}"]
     words += [f"-o {args.output}"] if args.output else []
     command = " ".join(words)
     header = [
@@ -287,6 +289,23 @@ def format_robot(config: RobotConfig) -> str:
         f"                      quaternion wxyz = [{', '.join(f'{v:.4f}' for v in quat.tolist())}]"
         f" ({angle:.1f} deg from the base orientation)",
     ]
+    if kinematics.num_spheres:
+        from curobo_lite.geom.self_collision import self_collision_distance
+
+        collision = config.collision
+        distance = self_collision_distance(
+            state.link_spheres,
+            kinematics.self_collision_pairs,
+            kinematics.self_collision_pair_buffer,
+        ).distance.item()
+        locked = ", ".join(f"{k} = {v:g}" for k, v in config.lock_joints.items())
+        lines += [
+            f"  collision: {kinematics.num_spheres} spheres on {len(collision.link_names)} links "
+            f"(buffer {collision.sphere_buffer:g} m), "
+            f"{kinematics.self_collision_pairs.shape[0]} self-collision sphere pairs",
+            f"  self-collision distance at retract: {distance:.4f} m"
+            + (f"   locked joints: {locked}" if locked else ""),
+        ]
     return "\n".join(lines)
 
 

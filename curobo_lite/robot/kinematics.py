@@ -27,6 +27,7 @@ N = 12000; on CUDA, Warp's single launch replaces ~60 small kernel launches.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -272,7 +273,15 @@ class Kinematics:
             wp.init()
 
     def _build_spheres(self, config: RobotConfig, chain_frames: dict) -> None:
-        """Fold every collision sphere into the moving frame it rides on, sorted by frame."""
+        """Fold every collision sphere into the moving frame it rides on, sorted by frame.
+
+        Sets ``sphere_link_names`` (``S``), ``self_collision_pairs [P, 2]`` (``i < j``, spheres
+        of different, not ignored links), ``self_collision_pair_buffer [P]`` (sum of the two
+        links' ``self_collision_buffer``), ``sphere_groups [G, 2]`` (the ``[begin, end)``
+        sphere range of each link) and ``self_collision_blocks [K, 4]`` (``pair_begin,
+        pair_end, group_a, group_b``: the pairs come link pair by link pair, which lets the
+        self-collision kernel skip far-apart links).
+        """
         ta = self.tensor_args
         collision = config.collision
         index = {"dtype": torch.int32, "device": ta.device}
@@ -298,21 +307,57 @@ class Kinematics:
         )
         start = np.concatenate(([0], np.cumsum(counts)))
         self._sphere_start = torch.as_tensor(start, **index)
+        # torch backend: R(q) c is a quadratic form in q, so the spheres of one frame are one
+        # GEMM of the frame's quaternion outer product with a [16, 3 S_f] constant
+        self._sphere_forms = [
+            (
+                f,
+                int(start[f + 1]),
+                int(start[f + 2]),
+                ta.to_device(
+                    np.concatenate(
+                        [
+                            rotate_quadratic_form_np(c)
+                            for c in local[start[f + 1] : start[f + 2], :3]
+                        ],
+                        axis=1,
+                    )
+                ),
+            )
+            for f in range(-1, self.num_moving)
+            if start[f + 2] > start[f + 1]
+        ]
         self._sphere_frame = self._sphere_frame.to(ta.device)
 
-        pairs, pair_buffer = [], []
+        # spheres of one link are contiguous (sorted by frame, then link): one group per link
+        names = self.sphere_link_names
+        groups: list[list[int]] = []
+        for i, link in enumerate(names):
+            if i == 0 or names[i - 1] != link:
+                groups.append([i, i + 1])
+            else:
+                groups[-1][1] = i + 1
+        # pairs in blocks of one link pair each, so the kernel can cull far-apart links
+        pairs, pair_buffer, blocks = [], [], []
         if collision is not None:
             buffers = collision.self_collision_buffer
-            names = self.sphere_link_names
-            for i in range(len(names)):
-                for j in range(i + 1, len(names)):
-                    a, b = names[i], names[j]
-                    if a != b and not collision.ignores(a, b):
-                        pairs.append((i, j))
-                        pair_buffer.append(buffers.get(a, 0.0) + buffers.get(b, 0.0))
+            for ga, gb in itertools.combinations(range(len(groups)), 2):
+                a, b = names[groups[ga][0]], names[groups[gb][0]]
+                if collision.ignores(a, b):
+                    continue
+                begin = len(pairs)
+                pairs += [(i, j) for i in range(*groups[ga]) for j in range(*groups[gb])]
+                pair_buffer += [buffers.get(a, 0.0) + buffers.get(b, 0.0)] * (len(pairs) - begin)
+                blocks.append((begin, len(pairs), ga, gb))
         self.self_collision_pairs = torch.as_tensor(
             pairs, dtype=torch.long, device=ta.device
         ).reshape(-1, 2)
+        self.sphere_groups = torch.as_tensor(groups, dtype=torch.long, device=ta.device).reshape(
+            -1, 2
+        )
+        self.self_collision_blocks = torch.as_tensor(
+            blocks, dtype=torch.long, device=ta.device
+        ).reshape(-1, 4)
         self.self_collision_pair_buffer = ta.to_device(pair_buffer).reshape(-1)
 
     # properties -----------------------------------------------------------------------------------
@@ -582,12 +627,16 @@ class Kinematics:
         """``[N, S, 4]`` spheres from link frames ``[N, L, 3|4]`` (autograd through them)."""
         n = position.shape[0]
         local = self._sphere_local
-        frame = self._sphere_frame.clamp(min=0)
-        on_base = (self._sphere_frame < 0)[:, None]
-        rotated = quat_rotate(
-            quat.index_select(1, frame), local[:, :3].expand(n, *local[:, :3].shape)
-        )
-        centre = torch.where(on_base, local[:, :3], position.index_select(1, frame) + rotated)
+        centres = []
+        for frame, begin, end, form in self._sphere_forms:
+            if frame < 0:
+                centres.append(local[begin:end, :3].expand(n, -1, -1))
+                continue
+            r = quat[:, frame]
+            outer = (r[:, :, None] * r[:, None, :]).reshape(n, 16)
+            rotated = (outer @ form).reshape(n, end - begin, 3)
+            centres.append(position[:, frame, None, :] + rotated)
+        centre = torch.cat(centres, dim=1)
         return torch.cat((centre, local[:, 3:].expand(n, -1, 1)), dim=-1)
 
     def forward(self, q: torch.Tensor, spheres: bool = True) -> KinematicsState:
@@ -662,17 +711,34 @@ class _LinkFrames(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, q: torch.Tensor, kinematics: Kinematics, spheres: bool):
+        # outputs the loss does not use arrive as None: unused spheres cost no backward work
+        ctx.set_materialize_grads(False)
         position, quat, link_spheres, saved = kinematics._link_frames(q.detach(), spheres)
         ctx.kinematics = kinematics
+        ctx.frame_shapes = (position.shape, quat.shape)
         ctx.save_for_backward(*saved)
         return position, quat, link_spheres
 
     @staticmethod
     @once_differentiable
     def backward(
-        ctx, grad_position: torch.Tensor, grad_quat: torch.Tensor, grad_spheres: torch.Tensor
+        ctx,
+        grad_position: torch.Tensor | None,
+        grad_quat: torch.Tensor | None,
+        grad_spheres: torch.Tensor | None,
     ):
-        grad = ctx.kinematics._link_frames_grad(
-            ctx.saved_tensors, grad_position, grad_quat, grad_spheres
-        )
+        saved = ctx.saved_tensors
+        like = {"dtype": saved[0].dtype, "device": saved[0].device}
+        if grad_position is None:
+            grad_position = torch.zeros(ctx.frame_shapes[0], **like)
+        if grad_quat is None:
+            grad_quat = torch.zeros(ctx.frame_shapes[1], **like)
+        if ctx.kinematics.backend == "warp":
+            link_spheres = saved[3]
+            if grad_spheres is None:
+                # no sphere gradient: run the adjoint without its sphere loop
+                link_spheres = link_spheres[:, :0]
+                grad_spheres = link_spheres
+                saved = (*saved[:3], link_spheres)
+        grad = ctx.kinematics._link_frames_grad(saved, grad_position, grad_quat, grad_spheres)
         return grad, None, None

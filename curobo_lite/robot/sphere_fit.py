@@ -575,16 +575,7 @@ def suggest_self_collision_ignore(
         raise ValueError(f"robot '{config.name}' has no collision spheres")
     ta = TensorDeviceType(dtype=torch.float64)
     collision = config.collision
-    stripped = RobotConfig(
-        **{
-            **{k: getattr(config, k) for k in _CONFIG_FIELDS},
-            "collision": type(collision)(
-                spheres=collision.spheres,
-                link_names=collision.link_names,
-                sphere_buffer=collision.sphere_buffer,
-            ),
-        }
-    ).to(ta)
+    stripped = config.to(ta)
     kinematics = Kinematics(stripped, backend="torch")
     generator = torch.Generator().manual_seed(seed)
     low, high = stripped.joint_limits.position
@@ -663,21 +654,6 @@ def _meshes_ever_collide(config: RobotConfig, q, meshes: dict[str, list], a: str
                 if fcl.collide(oa, ob, request, fcl.CollisionResult()) > 0:
                     return True
     return False
-
-
-_CONFIG_FIELDS = (
-    "name",
-    "base_link",
-    "ee_link",
-    "joint_names",
-    "joints",
-    "joint_limits",
-    "retract_config",
-    "cspace_weights",
-    "tensor_args",
-    "source",
-    "lock_joints",
-)
 
 
 # ------------------------------------------------------------------------------------------
