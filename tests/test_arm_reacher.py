@@ -175,18 +175,22 @@ def test_scale_tracking_sees_each_terms_own_gradient(franka):
     from curobo_lite.debug import track_scales
 
     reacher = ArmReacher.from_task("particle_mpc", franka)
-    reacher.update_params(Goal(goal_pose=reachable_goal(franka)),
-                          JointState.from_position(franka.retract_config[None].clone()))
+    reacher.update_params(
+        Goal(goal_pose=reachable_goal(franka)),
+        JointState.from_position(franka.retract_config[None].clone()),
+    )
     act = torch.randn(3, 30, 7, generator=torch.Generator().manual_seed(5), requires_grad=True)
     with track_scales() as session:
         reacher.rollout_fn(act).total.sum().backward()
     assert {"pose_cost", "pose_cost.ee_position", "bound_cost.velocity"} <= set(session.names)
     # independent: the gradient of the pose term alone w.r.t. the end-effector positions
-    state = reacher.dynamics_model.forward(reacher.start_state, act.detach(),
-                                           reacher._problem_index(3))
+    state = reacher.dynamics_model.forward(
+        reacher.start_state, act.detach(), reacher._problem_index(3)
+    )
     ee_position = state.ee_position.detach().clone().requires_grad_()
-    pose = reacher.costs["pose_cost"].forward(ee_position, state.ee_quaternion.detach(),
-                                              reacher.goal.goal_pose)
+    pose = reacher.costs["pose_cost"].forward(
+        ee_position, state.ee_quaternion.detach(), reacher.goal.goal_pose
+    )
     (grad,) = torch.autograd.grad(pose.sum(), ee_position)
     recorded = session.history("pose_cost.ee_position").backward[-1]
     assert abs(recorded - grad.std().item()) <= 1e-5 * max(1.0, grad.std().item())

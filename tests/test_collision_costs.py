@@ -6,7 +6,7 @@ import pytest
 import torch
 from collision_reference import box_sdf, sphere_sdf
 
-from curobo_lite.geom import WorldCollision, WorldConfig
+from curobo_lite.geom import SelfCollisionModel, WorldCollision, WorldConfig
 from curobo_lite.kernels.collision_common import smooth_hinge_torch
 from curobo_lite.rollout import ArmReacher, ArmReacherConfig, Goal
 from curobo_lite.rollout.cost import (
@@ -74,7 +74,7 @@ def test_self_collision_cost_matches_brute_force(device):
     pairs = torch.tensor([[0, 1], [0, 5], [2, 3], [1, 4], [3, 5]], device=device)
     buffer = torch.tensor([0.0, 0.01, 0.02, 0.0, 0.005], dtype=torch.float64, device=device)
     cost = SelfCollisionCost.from_dict({"weight": 3.0, "activation_distance": 0.02}, ta)
-    cost.attach_robot(pairs, buffer)
+    cost.attach_robot(SelfCollisionModel(pairs, buffer, num_spheres=6))
     value = cost.forward(spheres)
     centers, radii = spheres[..., :3], spheres[..., 3]
     expected = torch.zeros(2, 3, dtype=torch.float64, device=device)

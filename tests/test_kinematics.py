@@ -545,8 +545,9 @@ def test_cpu_row_chunking_matches_torch_backend(monkeypatch):
     try:
         tensor_args = TensorDeviceType(dtype=torch.float64)
         robot = RobotConfig.load("franka", tensor_args=tensor_args)
-        q = robot.retract_config + 0.3 * torch.randn(7, 7, dtype=torch.float64,
-                                                     generator=torch.Generator().manual_seed(2))
+        q = robot.retract_config + 0.3 * torch.randn(
+            7, 7, dtype=torch.float64, generator=torch.Generator().manual_seed(2)
+        )
         warp_q = q.clone().requires_grad_()
         torch_q = q.clone().requires_grad_()
         warp_fk = Kinematics(robot, backend="warp").forward(warp_q)

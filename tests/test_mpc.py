@@ -39,8 +39,11 @@ def retract_state(solver: MpcSolver) -> JointState:
 
 def assert_within_limits(solver: MpcSolver, record) -> None:
     limits = solver.robot_config.joint_limits
-    for name, values in (("position", record.position), ("velocity", record.velocity),
-                         ("acceleration", record.acceleration)):
+    for name, values in (
+        ("position", record.position),
+        ("velocity", record.velocity),
+        ("acceleration", record.acceleration),
+    ):
         low, high = getattr(limits, name)
         assert bool((values >= low - LIMIT_TOL).all() and (values <= high + LIMIT_TOL).all()), name
 
@@ -64,8 +67,9 @@ def test_reaches_goals_at_rest_within_limits(solver):
 def test_goal_change_mid_run_is_followed(solver):
     first, second = reachable_goals(solver, 2, seed=7)
     solver.reset()
-    record = run_closed_loop(solver, IdealTracker(retract_state(solver)), first, 320,
-                             goal_changes={120: second})
+    record = run_closed_loop(
+        solver, IdealTracker(retract_state(solver)), first, 320, goal_changes={120: second}
+    )
     # the error is measured to the goal active at each step
     assert float(record.position_error[119]) < 0.05
     assert float(record.position_error[-1]) < POSITION_TOL
@@ -77,8 +81,9 @@ def test_same_seed_same_commands():
     goal = Pose.from_list([0.45, 0.2, 0.45, 0.0, 1.0, 0.0, 0.0])
     runs = []
     for seed in (3, 3, 4):
-        mpc = MpcSolver.from_config(robot="franka", task="particle_mpc", seed=seed,
-                                    num_particles=64)
+        mpc = MpcSolver.from_config(
+            robot="franka", task="particle_mpc", seed=seed, num_particles=64
+        )
         record = run_closed_loop(mpc, IdealTracker(retract_state(mpc)), goal, 5)
         runs.append(record.position)
     assert torch.equal(runs[0], runs[1])
@@ -88,17 +93,22 @@ def test_same_seed_same_commands():
 def test_commands_are_clamped_consistently(solver):
     state = retract_state(solver)
     vmax = solver.robot_config.joint_limits.velocity[1]
-    too_fast = JointState(state.position + 10.0 * solver.control_dt * vmax, 10.0 * vmax[None],
-                          torch.zeros_like(vmax)[None])
+    too_fast = JointState(
+        state.position + 10.0 * solver.control_dt * vmax,
+        10.0 * vmax[None],
+        torch.zeros_like(vmax)[None],
+    )
     command, clamped = solver.enforce_limits(state, too_fast)
     assert clamped
     limits = solver.robot_config.joint_limits
     assert bool((command.acceleration.abs() <= limits.acceleration[1] + LIMIT_TOL).all())
     assert bool((command.velocity.abs() <= vmax + LIMIT_TOL).all())
-    torch.testing.assert_close(command.position, state.position + command.velocity
-                               * solver.control_dt)
-    torch.testing.assert_close(command.velocity, state.velocity + command.acceleration
-                               * solver.control_dt)
+    torch.testing.assert_close(
+        command.position, state.position + command.velocity * solver.control_dt
+    )
+    torch.testing.assert_close(
+        command.velocity, state.velocity + command.acceleration * solver.control_dt
+    )
 
 
 def test_limits_hold_when_the_plan_drives_into_them(solver):
@@ -121,11 +131,14 @@ def test_limits_hold_when_the_plan_drives_into_them(solver):
             low, high = getattr(limits, name)
             value = getattr(command, name)
             assert bool((value >= low - LIMIT_TOL).all() and (value <= high + LIMIT_TOL).all()), (
-                i, name)
+                i,
+                name,
+            )
         torch.testing.assert_close(command.velocity, state.velocity + command.acceleration * dt)
         torch.testing.assert_close(command.position, state.position + command.velocity * dt)
-        gap = torch.minimum(command.position - limits.position[0], limits.position[1]
-                            - command.position)[0]
+        gap = torch.minimum(
+            command.position - limits.position[0], limits.position[1] - command.position
+        )[0]
         closest = torch.minimum(closest, gap)
         fastest = torch.maximum(fastest, command.velocity[0].abs() / limits.velocity[1])
         state = command
@@ -140,13 +153,15 @@ def test_a_state_that_cannot_stop_in_time_brakes_at_the_acceleration_limit(solve
     state = retract_state(solver)
     state.position[0, 0] = limits.position[1, 0] - 0.01
     state.velocity[0, 0] = 2.0  # stopping distance 2^2 / (2 * 15) = 0.13 rad > 0.01 rad
-    plan = JointState(state.position + state.velocity * dt, state.velocity.clone(),
-                      torch.zeros(1, 7))
+    plan = JointState(
+        state.position + state.velocity * dt, state.velocity.clone(), torch.zeros(1, 7)
+    )
     command, clamped = solver.enforce_limits(state, plan)
     assert clamped
     assert float(command.acceleration[0, 0]) == pytest.approx(float(limits.acceleration[0, 0]))
-    assert float(command.velocity[0, 0]) == pytest.approx(2.0 + float(limits.acceleration[0, 0])
-                                                          * dt)
+    assert float(command.velocity[0, 0]) == pytest.approx(
+        2.0 + float(limits.acceleration[0, 0]) * dt
+    )
     # joints at rest with a zero plan keep their state
     torch.testing.assert_close(command.position[0, 1:], state.position[0, 1:])
     torch.testing.assert_close(command.velocity[0, 1:], torch.zeros(6))
@@ -199,8 +214,26 @@ def test_cli_runs_and_plots(tmp_path, capsys):
     from curobo_lite.cli import main
 
     plot = tmp_path / "mpc.png"
-    code = main(["mpc", "--robot", "franka", "--goal", "0.45", "0.2", "0.45", "0", "1", "0", "0",
-                 "--steps", "5", "--plot", str(plot), "--no-progress"])
+    code = main(
+        [
+            "mpc",
+            "--robot",
+            "franka",
+            "--goal",
+            "0.45",
+            "0.2",
+            "0.45",
+            "0",
+            "1",
+            "0",
+            "0",
+            "--steps",
+            "5",
+            "--plot",
+            str(plot),
+            "--no-progress",
+        ]
+    )
     assert code == 0
     out = capsys.readouterr().out
     assert "median step time" in out and "final position error" in out

@@ -264,28 +264,9 @@ def self_collision_distance(
     if not flat.is_contiguous():
         flat = flat.contiguous()
     pair_index = pairs.to(torch.int32).contiguous()
-    if (pair_blocks is None) != (sphere_groups is None):
-        raise ValueError("pair_blocks and sphere_groups: give both or neither")
-    if pair_blocks is not None and pair_blocks.shape[0] == 0 and pairs.shape[0] == 0:
-        pair_blocks = sphere_groups = None  # nothing to check, nothing to cull
-    if pair_blocks is None:
-        index = {"dtype": torch.int32, "device": pairs.device}
-        blocks = torch.tensor([[0, pairs.shape[0], -1, -1]], **index)
-        groups = torch.zeros(0, 2, **index)
-        block_buffer = pair_buffer.new_zeros(1)
-    else:
-        _check_blocks(pairs, pair_blocks, sphere_groups, spheres.shape[-2])
-        blocks = pair_blocks.to(torch.int32).contiguous()
-        groups = sphere_groups.to(torch.int32).contiguous()
-        owner = torch.repeat_interleave(
-            torch.arange(blocks.shape[0], device=pairs.device),
-            (pair_blocks[:, 1] - pair_blocks[:, 0]).long(),
-        )
-        # the largest pair buffer of each block enters its culling test
-        block_buffer = pair_buffer.new_full((blocks.shape[0],), -math.inf).scatter_reduce(
-            0, owner, pair_buffer, "amax"
-        )
-        block_buffer = torch.where(torch.isinf(block_buffer), 0.0, block_buffer).contiguous()
+    blocks, block_buffer, groups = _block_tables(
+        pairs, pair_buffer, pair_blocks, sphere_groups, spheres.shape[-2]
+    )
     distance, cost = _SelfCollision.apply(
         flat,
         pair_index,
@@ -298,132 +279,80 @@ def self_collision_distance(
     return SelfCollisionDistance(distance.reshape(batch_shape), cost.reshape(batch_shape))
 
 
-class _GroupedSelfCollision(torch.autograd.Function):
-    """:class:`_SelfCollision` with link-pair culling (see :class:`SelfCollisionModel`)."""
-
-    @staticmethod
-    def forward(ctx, spheres, model, eta, cull):
-        ctx.set_materialize_grads(False)
-        b = spheres.shape[0]
-        kwargs = {"dtype": spheres.dtype, "device": spheres.device}
-        with torch.no_grad():
-            centres = spheres[..., :3]
-            link_center = torch.einsum("bnc,nl->blc", centres, model.link_average.to(**kwargs))
-            reach = (centres - link_center[:, model.sphere_link]).norm(dim=-1) + spheres[..., 3]
-            link_radius = torch.full((b, model.num_links), -math.inf, **kwargs)
-            link_radius.scatter_reduce_(
-                1, model.sphere_link.expand(b, -1), reach, "amax", include_self=True
-            )
-        distance = torch.empty(b, **kwargs)
-        cost = torch.empty(b, **kwargs)
-        argmin = torch.empty(b, dtype=torch.int32, device=spheres.device)
-        need_grad = ctx.needs_input_grad[0]
-        grad_cost = torch.zeros_like(spheres) if need_grad else spheres.new_zeros(1, 1, 4)
-        scalar = kernels.scalar_type(spheres.dtype)
-        constants = [
-            _as_warp(model.pairs),
-            _as_warp(model.pair_buffer),
-        ]
-        groups = [
-            _as_warp(model.group_range),
-            _as_warp(model.group_links),
-            _as_warp(model.group_buffer),
-            scalar(eta),
-            scalar(cull),
-            int(need_grad),
-        ]
-
-        def make_launch(b0: int, b1: int):
-            rows = slice(b0, b1)
-            grad_rows = grad_cost[rows] if need_grad else grad_cost
-            outputs = [_as_warp(t) for t in (distance[rows], cost[rows], argmin[rows], grad_rows)]
-            links = [_as_warp(link_center[rows]), _as_warp(link_radius[rows])]
-            return b1 - b0, [_as_warp(spheres[rows]), *constants, *links, *groups, *outputs]
-
-        launch_rows(
-            kernels.self_collision_grouped_kernel(spheres.dtype),
-            b,
-            spheres.device,
-            make_launch,
-            b * max(model.pairs.shape[0], 1) * 2,
-        )
-        no_pair = distance >= kernels.NO_PAIR_DISTANCE
-        distance = torch.where(no_pair, torch.full_like(distance, math.inf), distance)
-        if need_grad:
-            ctx.save_for_backward(spheres, model.pairs, argmin, grad_cost)
-        return distance, cost
-
-    backward = staticmethod(_SelfCollision.backward)
+def _block_tables(
+    pairs: torch.Tensor,
+    pair_buffer: torch.Tensor,
+    pair_blocks: torch.Tensor | None,
+    sphere_groups: torch.Tensor | None,
+    num_spheres: int,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(blocks, block_buffer, groups)`` for the kernel; one uncullable block without
+    ``pair_blocks``."""
+    if (pair_blocks is None) != (sphere_groups is None):
+        raise ValueError("pair_blocks and sphere_groups: give both or neither")
+    if pair_blocks is not None and pair_blocks.shape[0] == 0 and pairs.shape[0] == 0:
+        pair_blocks = sphere_groups = None  # nothing to check, nothing to cull
+    if pair_blocks is None:
+        index = {"dtype": torch.int32, "device": pairs.device}
+        blocks = torch.tensor([[0, pairs.shape[0], -1, -1]], **index)
+        return blocks, pair_buffer.new_zeros(1), torch.zeros(0, 2, **index)
+    _check_blocks(pairs, pair_blocks, sphere_groups, num_spheres)
+    blocks = pair_blocks.to(torch.int32).contiguous()
+    groups = sphere_groups.to(torch.int32).contiguous()
+    owner = torch.repeat_interleave(
+        torch.arange(blocks.shape[0], device=pairs.device),
+        (pair_blocks[:, 1] - pair_blocks[:, 0]).long(),
+    )
+    # the largest pair buffer of each block enters its culling test
+    block_buffer = pair_buffer.new_full((blocks.shape[0],), -math.inf).scatter_reduce(
+        0, owner, pair_buffer, "amax"
+    )
+    block_buffer = torch.where(torch.isinf(block_buffer), 0.0, block_buffer).contiguous()
+    return blocks, block_buffer, groups
 
 
 class SelfCollisionModel:
-    """The sphere pairs of one robot that may collide, grouped by link pair.
+    """One robot's self-collision pairs, validated once, for the hot loops.
 
-    Built once (inputs validated here, not per call); :meth:`distance` is the hot call: no host
-    synchronisation, NaN spheres give NaN results instead of an error. Per configuration it
-    bounds each link's spheres by one sphere (centre: the mean of the link's sphere centres;
-    radius: the farthest sphere surface from it) and skips every pair of a link pair whose
-    bounds are more than ``cull_distance`` apart, so the cost grows with the links that are
-    near each other, not with all ``P`` pairs.
+    :func:`self_collision_distance` checks its inputs on every call (index ranges, NaN), which
+    reads values back to the host; this holds the same tables, checked at construction, so that
+    :meth:`distance` does no host synchronisation (a NaN sphere gives a NaN result instead of an
+    error, as the rollout expects). Pairs are culled by link-pair blocks as in
+    :func:`self_collision_distance` (exact results).
 
     Args:
-        pairs: ``[P, 2]`` sphere indices (e.g. ``Kinematics.self_collision_pairs``).
-        pair_buffer: ``[P]`` extra clearance per pair (metres).
-        sphere_link: ``[N]`` integer link index of every sphere (links numbered ``0..L-1``).
+        pairs: ``[P, 2]`` sphere indices; pair_buffer: ``[P]`` metres;
+        pair_blocks, sphere_groups: optional culling blocks (``Kinematics.self_collision_blocks``
+            and ``.sphere_groups``).
+        num_spheres: ``N``, the spheres per configuration.
     """
 
     def __init__(
-        self, pairs: torch.Tensor, pair_buffer: torch.Tensor, sphere_link: torch.Tensor
+        self,
+        pairs: torch.Tensor,
+        pair_buffer: torch.Tensor,
+        num_spheres: int,
+        pair_blocks: torch.Tensor | None = None,
+        sphere_groups: torch.Tensor | None = None,
     ) -> None:
-        if not isinstance(sphere_link, torch.Tensor) or sphere_link.ndim != 1:
-            raise ValueError(
-                f"sphere_link: expected an integer tensor [N], received "
-                f"{getattr(sphere_link, 'shape', type(sphere_link).__name__)}"
-            )
-        n = sphere_link.shape[0]
-        probe = torch.zeros(1, n, 4, dtype=pair_buffer.dtype, device=pair_buffer.device)
+        probe = torch.zeros(1, num_spheres, 4, dtype=pair_buffer.dtype, device=pair_buffer.device)
         _check_inputs(probe, pairs, pair_buffer, 0.0)
-        device = pair_buffer.device
-        link = sphere_link.to(device=device, dtype=torch.long)
-        if n and int(link.min()) < 0:
-            raise ValueError(f"sphere_link: expected indices >= 0, received {link.tolist()}")
-        self.num_spheres = n
-        self.num_links = int(link.max()) + 1 if n else 0
-        self.sphere_link = link
-        counts = torch.bincount(link, minlength=self.num_links).clamp(min=1)
-        average = torch.zeros(n, self.num_links, dtype=pair_buffer.dtype, device=device)
-        average[torch.arange(n, device=device), link] = 1.0
-        self.link_average = average / counts.to(average)
-        pairs = pairs.to(device=device, dtype=torch.long)
-        la, lb = link[pairs[:, 0]], link[pairs[:, 1]]
-        low, high = torch.minimum(la, lb), torch.maximum(la, lb)
-        key = low * max(self.num_links, 1) + high
-        order = torch.argsort(key, stable=True)
-        key = key[order]
-        self.pairs = pairs[order].to(torch.int32).contiguous()
-        self.pair_buffer = pair_buffer[order].contiguous()
-        unique, counts = torch.unique_consecutive(key, return_counts=True)
-        ends = counts.cumsum(0)
-        starts = ends - counts
-        self.group_range = torch.stack((starts, ends), 1).to(torch.int32).contiguous()
-        self.group_links = torch.stack(
-            (unique // max(self.num_links, 1), unique % max(self.num_links, 1)), 1
-        ).to(torch.int32).contiguous()
-        group_of_pair = torch.repeat_interleave(torch.arange(len(unique), device=device), counts)
-        buffer = torch.full((len(unique),), -math.inf, dtype=pair_buffer.dtype, device=device)
-        buffer.scatter_reduce_(0, group_of_pair, self.pair_buffer, "amax", include_self=True)
-        self.group_buffer = buffer.contiguous()
+        self.num_spheres = int(num_spheres)
+        self.pairs = pairs.to(torch.int32).contiguous()
+        self.pair_buffer = pair_buffer.contiguous()
+        self.blocks, self.block_buffer, self.groups = _block_tables(
+            pairs, pair_buffer, pair_blocks, sphere_groups, num_spheres
+        )
 
     @classmethod
     def from_kinematics(cls, kinematics) -> SelfCollisionModel:
-        """The model of a :class:`~curobo_lite.robot.Kinematics`' spheres and pairs."""
-        names = kinematics.sphere_link_names
-        index = {name: i for i, name in enumerate(dict.fromkeys(names))}
-        sphere_link = torch.tensor(
-            [index[name] for name in names], dtype=torch.long, device=kinematics.tensor_args.device
-        )
+        """The pairs, buffers and culling blocks of a :class:`~curobo_lite.robot.Kinematics`."""
         return cls(
-            kinematics.self_collision_pairs, kinematics.self_collision_pair_buffer, sphere_link
+            kinematics.self_collision_pairs,
+            kinematics.self_collision_pair_buffer,
+            kinematics.num_spheres,
+            kinematics.self_collision_blocks,
+            kinematics.sphere_groups,
         )
 
     @property
@@ -431,25 +360,14 @@ class SelfCollisionModel:
         return int(self.pairs.shape[0])
 
     def distance(
-        self,
-        spheres: torch.Tensor,
-        activation_distance: float = 0.0,
-        cull_distance: float | None = None,
+        self, spheres: torch.Tensor, activation_distance: float = 0.0
     ) -> SelfCollisionDistance:
-        """Self-collision of ``spheres [..., N, 4]``.
-
-        Args:
-            spheres: this robot's spheres (``Kinematics.forward(q).link_spheres``).
-            activation_distance: ``eta >= 0`` of the penalty.
-            cull_distance: link pairs whose bounds are farther apart are skipped (default:
-                ``max(activation_distance, 0.05)``); ``distance`` is exact below it and a lower
-                bound above it; the penalty is exact whenever it is ``>= activation_distance``.
-
-        Returns:
-            :class:`SelfCollisionDistance` with ``distance [...]`` and ``cost [...]``.
-        """
-        if not isinstance(spheres, torch.Tensor) or spheres.ndim < 2 or (
-            spheres.shape[-2:] != (self.num_spheres, 4)
+        """Self-collision of ``spheres [..., N, 4]`` (this robot's ``link_spheres``): exact
+        ``distance [...]`` and ``cost [...]`` as :func:`self_collision_distance`."""
+        if (
+            not isinstance(spheres, torch.Tensor)
+            or spheres.ndim < 2
+            or (tuple(spheres.shape[-2:]) != (self.num_spheres, 4))
         ):
             raise ValueError(
                 f"spheres: expected shape [..., {self.num_spheres}, 4], received "
@@ -463,22 +381,14 @@ class SelfCollisionModel:
         eta = float(activation_distance)
         if not (0.0 <= eta < math.inf):
             raise ValueError(f"activation_distance: expected a number >= 0, received {eta!r}")
-        cull = max(eta, 0.05) if cull_distance is None else float(cull_distance)
-        if not cull >= eta:
-            raise ValueError(
-                f"cull_distance: expected a number >= activation_distance ({eta}), received {cull}"
-            )
         wp.init()
         batch_shape = spheres.shape[:-2]
         flat = spheres.reshape(-1, self.num_spheres, 4)
         if not flat.is_contiguous():
             flat = flat.contiguous()
-        if self.num_pairs == 0:
-            inf = flat.new_full((flat.shape[0],), math.inf)
-            return SelfCollisionDistance(
-                inf.reshape(batch_shape), (flat[:, :1, 0] * 0.0).sum(-1).reshape(batch_shape)
-            )
-        distance, cost = _GroupedSelfCollision.apply(flat, self, eta, cull)
+        distance, cost = _SelfCollision.apply(
+            flat, self.pairs, self.pair_buffer, eta, self.blocks, self.block_buffer, self.groups
+        )
         return SelfCollisionDistance(distance.reshape(batch_shape), cost.reshape(batch_shape))
 
 

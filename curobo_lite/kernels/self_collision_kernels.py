@@ -130,108 +130,6 @@ def self_collision_forward(
     argmin[b] = best_k
 
 
-@wp.func
-def _pair_term(
-    spheres: wp.array3d(dtype=Any),
-    b: int,
-    i: int,
-    j: int,
-    extra: Any,
-    eta: Any,
-    compute_grad: int,
-    grad_cost: wp.array3d(dtype=Any),
-):
-    """Signed distance of pair ``(i, j)`` and its penalty; accumulates the penalty's gradient.
-    A disabled sphere (negative radius) gives ``NO_PAIR_DISTANCE`` and no penalty."""
-    zero = extra * type(extra)(0.0)
-    ri = spheres[b, i, 3]
-    rj = spheres[b, j, 3]
-    d = type(extra)(NO_PAIR_DISTANCE)
-    penalty = zero
-    if ri >= zero and rj >= zero:
-        delta = _centre(spheres, b, i) - _centre(spheres, b, j)
-        length = wp.length(delta)
-        d = length - ri - rj - extra
-        x = eta - d
-        penalty = smooth_hinge(x, eta)
-        if compute_grad != 0 and x > zero:
-            g = -smooth_hinge_grad(x, eta)
-            u = wp.vector(zero, zero, zero)
-            if length > zero:
-                u = delta / length
-            for c in range(3):
-                grad_cost[b, i, c] = grad_cost[b, i, c] + g * u[c]
-                grad_cost[b, j, c] = grad_cost[b, j, c] - g * u[c]
-            grad_cost[b, i, 3] = grad_cost[b, i, 3] - g
-            grad_cost[b, j, 3] = grad_cost[b, j, 3] - g
-    return d, penalty
-
-
-@wp.kernel
-def self_collision_grouped_forward(
-    spheres: wp.array3d(dtype=Any),
-    pairs: wp.array2d(dtype=wp.int32),
-    pair_buffer: wp.array(dtype=Any),
-    link_center: wp.array3d(dtype=Any),
-    link_radius: wp.array2d(dtype=Any),
-    group_range: wp.array2d(dtype=wp.int32),
-    group_links: wp.array2d(dtype=wp.int32),
-    group_buffer: wp.array(dtype=Any),
-    activation_distance: Any,
-    cull_distance: Any,
-    compute_grad: int,
-    distance: wp.array(dtype=Any),
-    cost: wp.array(dtype=Any),
-    argmin: wp.array(dtype=wp.int32),
-    grad_cost: wp.array3d(dtype=Any),
-):
-    """As :func:`self_collision_forward`, with the pairs grouped by link pair: a group whose
-    links' bounding spheres (centre ``link_center [B, L, 3]``, radius ``link_radius [B, L]``
-    covering every sphere of the link) are more than ``cull_distance`` apart is skipped, its
-    bound standing in for its pairs in the minimum (``argmin`` -1 there: no gradient). The
-    bound is a lower bound of every pair in the group, so distances below ``cull_distance``
-    are exact, and with ``cull_distance >= activation_distance`` so is the penalty."""
-    b = wp.tid()
-    zero = pair_buffer.dtype(0.0)
-    eta = activation_distance
-    best = pair_buffer.dtype(NO_PAIR_DISTANCE)
-    best_k = int(-1)  # noqa: UP018  (a typed variable, so Warp lets the loop reassign it)
-    total = zero
-    for g in range(group_range.shape[0]):
-        la = group_links[g, 0]
-        lb = group_links[g, 1]
-        gap = wp.length(
-            wp.vector(
-                link_center[b, la, 0] - link_center[b, lb, 0],
-                link_center[b, la, 1] - link_center[b, lb, 1],
-                link_center[b, la, 2] - link_center[b, lb, 2],
-            )
-        )
-        bound = gap - link_radius[b, la] - link_radius[b, lb] - group_buffer[g]
-        if bound > cull_distance:
-            if bound < best:
-                best = bound
-                best_k = -1
-            continue
-        for k in range(group_range[g, 0], group_range[g, 1]):
-            d, penalty = _pair_term(
-                spheres, b, pairs[k, 0], pairs[k, 1], pair_buffer[k], eta, compute_grad, grad_cost
-            )
-            if d < best:
-                best = d
-                best_k = k
-            total = total + penalty
-    distance[b] = best
-    cost[b] = total
-    argmin[b] = best_k
-
-
-def _grouped_signature(scalar) -> list:
-    a3, a2, a1 = wp.array3d(dtype=scalar), wp.array2d(dtype=scalar), wp.array(dtype=scalar)
-    index2, index1 = wp.array2d(dtype=wp.int32), wp.array(dtype=wp.int32)
-    return [a3, index2, a1, a3, a2, index2, index2, a1, scalar, scalar, int, a1, a1, index1, a3]
-
-
 def _signature(scalar) -> list:
     a3, a1 = wp.array3d(dtype=scalar), wp.array(dtype=scalar)
     index2, index1 = wp.array2d(dtype=wp.int32), wp.array(dtype=wp.int32)
@@ -240,7 +138,6 @@ def _signature(scalar) -> list:
 
 for _scalar in (wp.float32, wp.float64):
     wp.overload(self_collision_forward, _signature(_scalar))
-    wp.overload(self_collision_grouped_forward, _grouped_signature(_scalar))
 
 _SCALAR = {torch.float32: wp.float32, torch.float64: wp.float64}
 
@@ -249,12 +146,6 @@ _SCALAR = {torch.float32: wp.float32, torch.float64: wp.float64}
 def self_collision_kernel(dtype: torch.dtype) -> wp.Kernel:
     """The float32 or float64 instance of :func:`self_collision_forward`."""
     return self_collision_forward.get_overload(_signature(_SCALAR[dtype]))
-
-
-@functools.cache
-def self_collision_grouped_kernel(dtype: torch.dtype) -> wp.Kernel:
-    """The float32 or float64 instance of :func:`self_collision_grouped_forward`."""
-    return self_collision_grouped_forward.get_overload(_grouped_signature(_SCALAR[dtype]))
 
 
 def scalar_type(dtype: torch.dtype):

@@ -475,9 +475,7 @@ class ArmReacher:
                 ).distance
             world_distance = distance.flatten(1).amin(1)
         if self.self_collision_model is not None:
-            distance = self.self_collision_model.distance(
-                link_spheres, cull_distance=COLLISION_CHECK_RANGE
-            ).distance
+            distance = self.self_collision_model.distance(link_spheres).distance
             self_distance = distance.flatten(1).amin(1)
         return world_distance, self_distance
 

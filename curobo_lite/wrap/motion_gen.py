@@ -391,7 +391,7 @@ class MotionGen:
         )
         in_limits = self.checker.in_limits(q)
         world = self.checker.collision_distance(q, max_distance=1e-4) >= 0.0
-        own = self.checker.self_collision_distance(q, max_distance=1e-4) >= 0.0
+        own = self.checker.self_collision_distance(q) >= 0.0
         status: list[MotionGenStatus | None] = []
         for s in range(q.shape[0]):
             if bool(moving[s]):

@@ -102,16 +102,13 @@ class RobotWorld:
         distance = self.world_collision.sphere_distance(spheres, max_distance=max_distance)
         return distance.distance.amin(-1)
 
-    def self_collision_distance(
-        self, q: torch.Tensor, max_distance: float = float("inf")
-    ) -> torch.Tensor:
+    def self_collision_distance(self, q: torch.Tensor) -> torch.Tensor:
         """``[...]`` smallest signed distance (m) between the robot's own spheres that may touch
-        (different links, not in ``self_collision_ignore``); negative is penetration. Exact
-        below ``max_distance``; above it a lower bound no smaller than ``max_distance``."""
+        (different links, not in ``self_collision_ignore``); negative is penetration."""
         spheres = self.get_link_spheres(q)
         if self.self_collision_model is None:
             return spheres.new_full(spheres.shape[:-2], float("inf"))
-        return self.self_collision_model.distance(spheres, cull_distance=max_distance).distance
+        return self.self_collision_model.distance(spheres).distance
 
     def in_limits(self, q: torch.Tensor) -> torch.Tensor:
         """``[...]`` bool: every joint of ``q [..., D]`` within its position limits."""
@@ -126,7 +123,7 @@ class RobotWorld:
         world = self.world_collision.sphere_distance(spheres, max_distance=_CHECK_RANGE).distance
         ok = self.in_limits(q) & (world >= 0.0).all(-1)
         if self.self_collision_model is not None:
-            own = self.self_collision_model.distance(spheres, cull_distance=_CHECK_RANGE).distance
+            own = self.self_collision_model.distance(spheres).distance
             ok &= own >= 0.0
         return ok
 
@@ -143,7 +140,9 @@ class RobotWorld:
         ok = self.validate(q).all(-1)
         if swept:
             spheres = self.get_link_spheres(q)
-            distance = self.world_collision.swept_sphere_distance(spheres, max_distance=_CHECK_RANGE)
+            distance = self.world_collision.swept_sphere_distance(
+                spheres, max_distance=_CHECK_RANGE
+            )
             ok &= (distance.distance >= 0.0).flatten(1).all(-1)
         return ok
 

@@ -178,6 +178,5 @@ class SelfCollisionCost(CostBase):
         batch, horizon = spheres.shape[:2]
         if not self.enabled or self.model is None:
             return self._disabled(batch, horizon)
-        eta = self.config.activation_distance
-        result = self.model.distance(spheres, activation_distance=eta, cull_distance=eta)
+        result = self.model.distance(spheres, self.config.activation_distance)
         return self.config.weight * result.cost
