@@ -115,7 +115,7 @@ class _SelfCollision(torch.autograd.Function):
     """``spheres [B, N, 4] -> (distance [B], cost [B])`` with a hand-written backward."""
 
     @staticmethod
-    def forward(ctx, spheres, pairs, pair_buffer, eta, blocks, block_buffer, groups):
+    def forward(ctx, spheres, pairs, pair_buffer, eta, distance_range, blocks, block_buffer, groups):
         ctx.set_materialize_grads(False)
         b = spheres.shape[0]
         kwargs = {"dtype": spheres.dtype, "device": spheres.device}
@@ -128,6 +128,7 @@ class _SelfCollision(torch.autograd.Function):
         bounds = torch.empty(b, groups.shape[0], 4, **kwargs)
         shared = [_as_warp(t) for t in (pairs, pair_buffer, blocks, block_buffer, groups)] + [
             scalar(eta),
+            scalar(distance_range),
             int(need_grad),
         ]
 
@@ -147,7 +148,8 @@ class _SelfCollision(torch.autograd.Function):
             make_launch,
             b * max(pairs.shape[0], 1) * 8,
         )
-        distance = torch.where(argmin < 0, torch.full_like(distance, math.inf), distance)
+        no_pair = distance >= kernels.NO_PAIR_DISTANCE
+        distance = torch.where(no_pair, torch.full_like(distance, math.inf), distance)
         if need_grad:
             ctx.save_for_backward(spheres, pairs, argmin, grad_cost)
         return distance, cost
@@ -156,7 +158,7 @@ class _SelfCollision(torch.autograd.Function):
     @once_differentiable
     def backward(ctx, grad_distance, grad_cost_out):
         if grad_distance is None and grad_cost_out is None:
-            return None, None, None, None, None, None, None
+            return None, None, None, None, None, None, None, None
         spheres, pairs, argmin, grad_cost = ctx.saved_tensors
         grad = torch.zeros_like(spheres)
         if grad_cost_out is not None:
@@ -176,7 +178,7 @@ class _SelfCollision(torch.autograd.Function):
                 grad_j = torch.cat((-g * unit, -g), dim=-1)
                 grad[rows, i] += grad_i
                 grad[rows, j] += grad_j
-        return grad, None, None, None, None, None, None
+        return grad, None, None, None, None, None, None, None
 
 
 def _check_blocks(
@@ -272,6 +274,7 @@ def self_collision_distance(
         pair_index,
         pair_buffer.contiguous(),
         float(activation_distance),
+        math.inf,
         blocks,
         block_buffer,
         groups,
@@ -360,10 +363,19 @@ class SelfCollisionModel:
         return int(self.pairs.shape[0])
 
     def distance(
-        self, spheres: torch.Tensor, activation_distance: float = 0.0
+        self,
+        spheres: torch.Tensor,
+        activation_distance: float = 0.0,
+        distance_range: float = math.inf,
     ) -> SelfCollisionDistance:
-        """Self-collision of ``spheres [..., N, 4]`` (this robot's ``link_spheres``): exact
-        ``distance [...]`` and ``cost [...]`` as :func:`self_collision_distance`."""
+        """Self-collision of ``spheres [..., N, 4]`` (this robot's ``link_spheres``):
+        ``distance [...]`` and ``cost [...]`` as :func:`self_collision_distance`.
+
+        ``distance_range`` (metres, default ``inf``): distances are exact below it and a lower
+        bound no smaller than it above; link pairs farther apart than it and the activation
+        distance are then skipped without looking at their spheres (what makes the cost cheap:
+        pass ``distance_range = activation_distance`` when only the cost is used). The cost is
+        always exact."""
         if (
             not isinstance(spheres, torch.Tensor)
             or spheres.ndim < 2
@@ -381,13 +393,23 @@ class SelfCollisionModel:
         eta = float(activation_distance)
         if not (0.0 <= eta < math.inf):
             raise ValueError(f"activation_distance: expected a number >= 0, received {eta!r}")
+        reach = float(distance_range)
+        if not reach > 0.0:
+            raise ValueError(f"distance_range: expected a number > 0, received {reach!r}")
         wp.init()
         batch_shape = spheres.shape[:-2]
         flat = spheres.reshape(-1, self.num_spheres, 4)
         if not flat.is_contiguous():
             flat = flat.contiguous()
         distance, cost = _SelfCollision.apply(
-            flat, self.pairs, self.pair_buffer, eta, self.blocks, self.block_buffer, self.groups
+            flat,
+            self.pairs,
+            self.pair_buffer,
+            eta,
+            reach,
+            self.blocks,
+            self.block_buffer,
+            self.groups,
         )
         return SelfCollisionDistance(distance.reshape(batch_shape), cost.reshape(batch_shape))
 

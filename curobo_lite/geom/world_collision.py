@@ -355,6 +355,11 @@ class WorldCollision:
         return self._world.copy()
 
     @property
+    def num_enabled(self) -> int:
+        """Obstacles currently enabled (host-side count: reading it costs no device sync)."""
+        return self._num_enabled
+
+    @property
     def obstacle_names(self) -> list[str]:
         return self._world.names
 

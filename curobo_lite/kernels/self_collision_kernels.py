@@ -49,6 +49,7 @@ def self_collision_forward(
     block_buffer: wp.array(dtype=Any),
     groups: wp.array2d(dtype=wp.int32),
     activation_distance: Any,
+    distance_range: Any,
     compute_grad: int,
     bounds: wp.array3d(dtype=Any),
     distance: wp.array(dtype=Any),
@@ -62,6 +63,12 @@ def self_collision_forward(
     groups' bounding spheres (``bounds``, computed first) are farther apart than both the
     activation distance and the best distance so far cannot change either result and is
     skipped. ``group_a < 0`` marks a block that is always evaluated.
+
+    ``distance_range`` relaxes the test when only near distances matter: a block farther than
+    both ``activation_distance`` and ``distance_range`` is skipped even before a closer pair
+    was found, its gap standing in for its pairs (``argmin`` -1). The penalty stays exact, and
+    so does ``distance`` below ``distance_range``; above it ``distance`` is a lower bound.
+    With ``distance_range = inf`` every result is exact.
     """
     b = wp.tid()
     zero = pair_buffer.dtype(0.0)
@@ -86,6 +93,7 @@ def self_collision_forward(
         bounds[b, group, 3] = reach
     best = pair_buffer.dtype(NO_PAIR_DISTANCE)
     best_k = int(-1)  # noqa: UP018  (typed, so the loop may reassign it)
+    floor = pair_buffer.dtype(NO_PAIR_DISTANCE)  # smallest gap of a block skipped early
     total = zero
     for block in range(blocks.shape[0]):
         ga = blocks[block, 2]
@@ -97,7 +105,8 @@ def self_collision_forward(
                 continue
             gap = wp.length(_centre(bounds, b, ga) - _centre(bounds, b, gb)) - ra - rb
             gap = gap - block_buffer[block]
-            if gap >= eta and gap >= best:
+            if gap >= eta and gap >= wp.min(best, distance_range):
+                floor = wp.min(floor, gap)
                 continue
         for k in range(blocks[block, 0], blocks[block, 1]):
             i = pairs[k, 0]
@@ -125,6 +134,9 @@ def self_collision_forward(
                     grad_cost[b, j, c] = grad_cost[b, j, c] - g * u[c]
                 grad_cost[b, i, 3] = grad_cost[b, i, 3] - g
                 grad_cost[b, j, 3] = grad_cost[b, j, 3] - g
+    if floor < best:
+        best = floor
+        best_k = -1
     distance[b] = best
     cost[b] = total
     argmin[b] = best_k
@@ -133,7 +145,7 @@ def self_collision_forward(
 def _signature(scalar) -> list:
     a3, a1 = wp.array3d(dtype=scalar), wp.array(dtype=scalar)
     index2, index1 = wp.array2d(dtype=wp.int32), wp.array(dtype=wp.int32)
-    return [a3, index2, a1, index2, a1, index2, scalar, int, a3, a1, a1, index1, a3]
+    return [a3, index2, a1, index2, a1, index2, scalar, scalar, int, a3, a1, a1, index1, a3]
 
 
 for _scalar in (wp.float32, wp.float64):

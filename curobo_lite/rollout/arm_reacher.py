@@ -219,7 +219,7 @@ class ArmReacher:
         if not isinstance(world, WorldCollision):
             if not isinstance(world, WorldConfig):
                 world = WorldConfig.load(world)
-            world = WorldCollision(world, self.tensor_args)
+            world = WorldCollision(world, self.tensor_args, check_finite=False)
         if world.tensor_args.device != self.tensor_args.device or (
             world.tensor_args.dtype != self.tensor_args.dtype
         ):
@@ -350,7 +350,9 @@ class ArmReacher:
         if self.start_state is None or self.goal is None:
             raise ValueError("rollout_fn: call update_params(goal, start_state) first")
         problem_index = self._problem_index(act_seq.shape[0])
-        state = self.dynamics_model.forward(self.start_state, act_seq, problem_index)
+        state = self.dynamics_model.forward(
+            self.start_state, act_seq, problem_index, spheres=self._needs_spheres()
+        )
         terms = self._cost_terms(state, problem_index)
         costs = (
             torch.stack(list(terms.values())).sum(0)
@@ -363,6 +365,22 @@ class ArmReacher:
         self.cost_terms = terms
         self.last_invalid = invalid
         return RolloutResult(costs=costs, total=total, state=state)
+
+    def _needs_spheres(self) -> bool:
+        """Whether an enabled cost reads the collision spheres (world costs only while an
+        obstacle is enabled): otherwise forward kinematics skips them."""
+        if not self.has_spheres:
+            return False
+        for cost in self.costs.values():
+            if not cost.enabled:
+                continue
+            if isinstance(cost, SelfCollisionCost) and cost.model is not None:
+                return True
+            if isinstance(cost, PrimitiveCollisionCost):
+                world = cost.world_collision
+                if world is not None and world.num_enabled:
+                    return True
+        return False
 
     def _cost_terms(
         self, state: KinematicModelState, problem_index: torch.Tensor
@@ -449,7 +467,10 @@ class ArmReacher:
                 {}, self.tensor_args, joint_limits=self.robot_config.joint_limits
             )
         violation = bound_cost.violation(state.state_seq)
-        world_distance, self_distance = self.collision_distances(state.kinematics.link_spheres)
+        spheres = state.kinematics.link_spheres
+        if spheres is None and self.has_spheres:
+            spheres = self.dynamics_model.kinematics.forward(state.state_seq.position).link_spheres
+        world_distance, self_distance = self.collision_distances(spheres)
         return ConvergenceMetrics(
             position_error, rotation_error, cspace_error, violation, world_distance, self_distance
         )

@@ -341,7 +341,7 @@ class MpcSolver:
             metrics["cspace_error"] = float((state.position - self.goal.goal_state.position).norm())
         metrics["cost"] = float(best_cost[0])
         metrics["limit_clamped"] = float(clamped)
-        if self.rollout.has_spheres:
+        if self.rollout._needs_spheres():
             spheres = self.kinematics.forward(state.position[:, None]).link_spheres
             world_distance, self_distance = self.rollout.collision_distances(spheres)
             if world_distance is not None:

@@ -123,8 +123,8 @@ class RobotWorld:
         world = self.world_collision.sphere_distance(spheres, max_distance=_CHECK_RANGE).distance
         ok = self.in_limits(q) & (world >= 0.0).all(-1)
         if self.self_collision_model is not None:
-            own = self.self_collision_model.distance(spheres).distance
-            ok &= own >= 0.0
+            own = self.self_collision_model.distance(spheres, distance_range=_CHECK_RANGE)
+            ok &= own.distance >= 0.0
         return ok
 
     @torch.no_grad()
@@ -170,4 +170,6 @@ def as_world_collision(
     :func:`as_world_config` onto ``tensor_args``."""
     if isinstance(world, WorldCollision):
         return world
-    return WorldCollision(as_world_config(world), tensor_args)
+    # the solvers' hot loops must not read values back from the device, and a NaN sphere (from
+    # a NaN action) must yield a NaN cost that the rollout flags, not an exception
+    return WorldCollision(as_world_config(world), tensor_args, check_finite=False)

@@ -112,19 +112,23 @@ class PrimitiveCollisionCost(CostBase):
         """Per-step cost ``[B, H]`` of ``link_spheres [B, H, N, 4]``."""
         spheres = _check_spheres(self.name, link_spheres, self.tensor_args)
         batch, horizon = spheres.shape[:2]
-        if not self.enabled or self.world_collision is None:
+        world = self.world_collision
+        if not self.enabled or world is None or world.num_enabled == 0:
             return self._disabled(batch, horizon)
         cfg = self.config
+        # only the penalty is used: obstacles beyond the activation distance need no search
+        reach = max(cfg.activation_distance, 1e-6)
         if cfg.use_sweep:
-            result = self.world_collision.swept_sphere_distance(
+            result = world.swept_sphere_distance(
                 spheres,
                 activation_distance=cfg.activation_distance,
+                max_distance=reach,
                 sweep_spacing=cfg.sweep_spacing,
                 max_sweep_samples=cfg.max_sweep_samples,
             )
         else:
-            result = self.world_collision.sphere_distance(
-                spheres, activation_distance=cfg.activation_distance
+            result = world.sphere_distance(
+                spheres, activation_distance=cfg.activation_distance, max_distance=reach
             )
         return cfg.weight * result.cost.sum(-1)
 
@@ -178,5 +182,7 @@ class SelfCollisionCost(CostBase):
         batch, horizon = spheres.shape[:2]
         if not self.enabled or self.model is None:
             return self._disabled(batch, horizon)
-        result = self.model.distance(spheres, self.config.activation_distance)
+        eta = self.config.activation_distance
+        # only the penalty is used: link pairs beyond the activation distance are skipped
+        result = self.model.distance(spheres, eta, distance_range=max(eta, 1e-6))
         return self.config.weight * result.cost

@@ -431,10 +431,14 @@ class KinematicModel:
         start_state: JointState,
         act_seq: torch.Tensor,
         start_state_idx: torch.Tensor | None = None,
+        spheres: bool = True,
     ) -> KinematicModelState:
-        """Roll out ``act_seq [B, H, D]`` and run forward kinematics on every step."""
+        """Roll out ``act_seq [B, H, D]`` and run forward kinematics on every step (with the
+        robot's collision spheres unless ``spheres`` is false)."""
         state_seq = self.get_state_from_action(start_state, act_seq, start_state_idx)
-        return KinematicModelState(state_seq, self.kinematics.forward(state_seq.position))
+        return KinematicModelState(
+            state_seq, self.kinematics.forward(state_seq.position, spheres=spheres)
+        )
 
     __call__ = forward
 
