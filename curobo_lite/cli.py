@@ -12,7 +12,7 @@ import sys
 
 # module path -> registers one or more sub-commands
 _COMMAND_MODULES = (
-    "curobo_lite.robot.cli",
+    "curobo_lite.wrap.robot_cli",
     "curobo_lite.wrap.mpc_command",
     "curobo_lite.wrap.trajopt_cli",
 )
