@@ -1,0 +1,152 @@
+"""MotionGen: collision-free plans among obstacles, checked independently (coal, finite
+differences), and the named failure statuses."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from collision_reference import coal_sphere_box_distance
+
+from curobo_lite.types import JointState, Pose, quat_angle_error
+from curobo_lite.wrap import MotionGen, MotionGenStatus
+from curobo_lite.wrap.graph_planner import ompl_available
+
+# a box straight between the retract pose's hand and a goal to its right
+WALL = {"pose": [0.42, -0.16, 0.45, 1.0, 0.0, 0.0, 0.0], "dims": [0.25, 0.03, 0.3]}
+GOAL = [0.42, -0.35, 0.40, 0.0, 1.0, 0.0, 0.0]
+
+
+@pytest.fixture(scope="module")
+def motion_gen() -> MotionGen:
+    return MotionGen.from_config("franka", {"cuboid": {"wall": WALL}})
+
+
+def _start(motion_gen: MotionGen) -> JointState:
+    return JointState.from_position(motion_gen.robot_config.retract_config[None].clone())
+
+
+def _dense(positions: torch.Tensor, factor: int = 4) -> torch.Tensor:
+    """``[T, D]`` -> ``[(T-1)*factor+1, D]`` linear resampling (checks between samples)."""
+    t = torch.linspace(0.0, 1.0, factor + 1, dtype=positions.dtype)[:-1]
+    pieces = positions[:-1, None] + t[None, :, None] * (positions[1:] - positions[:-1])[:, None]
+    return torch.cat((pieces.reshape(-1, positions.shape[1]), positions[-1:]))
+
+
+def test_plan_around_a_wall_is_collision_free_and_within_limits(motion_gen):
+    result = motion_gen.plan_single(_start(motion_gen), Pose.from_list(GOAL))
+    assert result.success, result
+    assert result.status is MotionGenStatus.SUCCESS
+    plan = result.interpolated_plan.position
+    # the goal, by forward kinematics of the last sample
+    fk = motion_gen.checker.kinematics.forward(plan[-1:])
+    goal = Pose.from_list(GOAL)
+    assert float((fk.ee_position - goal.position).norm()) <= 0.005
+    assert float(quat_angle_error(fk.ee_quaternion, goal.quaternion)[0]) <= 0.05
+    # limits by finite differences of the samples (5 % for the differences' own error)
+    limits = motion_gen.robot_config.joint_limits
+    dt = result.interpolation_dt
+    velocity = torch.diff(plan, dim=0) / dt
+    acceleration = torch.diff(velocity, dim=0) / dt
+    low, high = limits.position
+    assert bool(((plan >= low - 1e-6) & (plan <= high + 1e-6)).all())
+    assert bool((velocity.abs() <= limits.velocity[1] * 1.05).all())
+    assert bool((acceleration.abs() <= limits.acceleration[1] * 1.05).all())
+    # collision-free by coal on the same spheres, densely resampled
+    spheres = motion_gen.checker.get_link_spheres(_dense(plan)).detach()
+    clearance = coal_sphere_box_distance(
+        spheres.reshape(-1, 4).double().numpy(), [(WALL["pose"], WALL["dims"])]
+    )
+    assert float(clearance.min()) >= 0.0
+    assert result.min_distance >= 0.0
+    assert result.solve_time > 0.0 and "ik" in result.timings and "trajopt" in result.timings
+
+
+def test_start_in_collision_is_a_status_not_an_exception(motion_gen):
+    start = _start(motion_gen)
+    hand = motion_gen.checker.kinematics.forward(start.position).ee_position[0].tolist()
+    motion_gen.world_collision.add_obstacle(
+        _cuboid("block", [*hand, 1.0, 0.0, 0.0, 0.0], [0.1, 0.1, 0.1])
+    )
+    try:
+        result = motion_gen.plan_single(start, Pose.from_list(GOAL))
+    finally:
+        motion_gen.world_collision.remove_obstacle("block")
+    assert not result.success
+    assert result.status is MotionGenStatus.INVALID_START_STATE_WORLD_COLLISION
+    assert result.interpolated_plan is None
+
+
+def test_start_outside_limits_and_moving_start_are_named(motion_gen):
+    start = _start(motion_gen)
+    outside = start.clone()
+    outside.position[0, 0] = float(motion_gen.robot_config.joint_limits.position[1, 0]) + 0.2
+    result = motion_gen.plan_single(outside, Pose.from_list(GOAL))
+    assert result.status is MotionGenStatus.INVALID_START_STATE_JOINT_LIMITS
+    moving = start.clone()
+    moving.velocity[0, 2] = 0.5
+    result = motion_gen.plan_single(moving, Pose.from_list(GOAL))
+    assert result.status is MotionGenStatus.INVALID_START_STATE_NOT_AT_REST
+
+
+def test_unreachable_goal_fails_with_ik_fail(motion_gen):
+    result = motion_gen.plan_single(_start(motion_gen), Pose.from_list([1.6, 0, 0.5, 0, 1, 0, 0]))
+    assert not result.success
+    assert result.status is MotionGenStatus.IK_FAIL
+
+
+def test_update_world_gives_the_plan_of_a_fresh_motion_gen(motion_gen):
+    other = {"cuboid": {"wall": {**WALL, "pose": [0.42, -0.2, 0.5, 1.0, 0.0, 0.0, 0.0]}}}
+    goal = Pose.from_list(GOAL)
+    motion_gen.update_world(other)
+    try:
+        edited = motion_gen.plan_single(_start(motion_gen), goal)
+    finally:
+        motion_gen.update_world({"cuboid": {"wall": WALL}})
+    fresh = MotionGen.from_config("franka", other).plan_single(_start(motion_gen), goal)
+    assert edited.status is fresh.status
+    torch.testing.assert_close(
+        edited.interpolated_plan.position, fresh.interpolated_plan.position, atol=1e-5, rtol=0
+    )
+
+
+def test_plan_joint_and_invalid_goal_state(motion_gen):
+    start = _start(motion_gen)
+    goal = start.position.clone()
+    goal[0, 0] -= 0.8
+    result = motion_gen.plan_joint(start, JointState.from_position(goal))
+    assert result.success, result
+    assert float((result.interpolated_plan.position[-1] - goal[0]).abs().max()) < 0.01
+    folded = start.position.clone()
+    folded[0, 1] = 1.5  # leaning the arm into the wall's side of the table
+    folded[0, 3] = -0.1
+    bad = motion_gen.plan_joint(start, JointState.from_position(folded))
+    if not bool(motion_gen.checker.validate(folded)[0]):
+        assert bad.status is MotionGenStatus.INVALID_GOAL_STATE
+
+
+@pytest.mark.skipif(not ompl_available(), reason="OMPL's Python bindings are not installed")
+def test_graph_planner_path_is_valid_and_connects():
+    from curobo_lite.wrap.graph_planner import OmplPlanner, resample_path
+
+    motion_gen = MotionGen.from_config("franka", {"cuboid": {"wall": WALL}})
+    start = motion_gen.robot_config.retract_config.clone()
+    goal = start.clone()
+    goal[0] = -0.9  # the hand swings right, through the wall's place
+    planner = OmplPlanner(motion_gen.checker, time_limit=5.0)
+    result = planner.plan(start, goal)
+    assert result.success
+    torch.testing.assert_close(result.path[0], start)
+    torch.testing.assert_close(result.path[-1], goal)
+    dense = resample_path(result.path, 200)
+    assert bool(motion_gen.checker.validate(dense).all())
+    assert result.length >= float((goal - start).norm()) - 1e-9
+    assert not math.isinf(result.length) and np.isfinite(result.plan_time)
+
+
+def _cuboid(name, pose, dims):
+    from curobo_lite.geom import Cuboid
+
+    return Cuboid(name=name, pose=pose, dims=dims)
