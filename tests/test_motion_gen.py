@@ -98,7 +98,7 @@ def test_unreachable_goal_fails_with_ik_fail(motion_gen):
 
 
 def test_update_world_gives_the_plan_of_a_fresh_motion_gen(motion_gen):
-    other = {"cuboid": {"wall": {**WALL, "pose": [0.42, -0.2, 0.5, 1.0, 0.0, 0.0, 0.0]}}}
+    other = {"cuboid": {"wall": {**WALL, "pose": [0.45, -0.13, 0.42, 1.0, 0.0, 0.0, 0.0]}}}
     goal = Pose.from_list(GOAL)
     motion_gen.update_world(other)
     try:
@@ -115,16 +115,19 @@ def test_update_world_gives_the_plan_of_a_fresh_motion_gen(motion_gen):
 def test_plan_joint_and_invalid_goal_state(motion_gen):
     start = _start(motion_gen)
     goal = start.position.clone()
-    goal[0, 0] -= 0.8
+    goal[0, 0] += 0.8  # swing left, away from the wall
     result = motion_gen.plan_joint(start, JointState.from_position(goal))
     assert result.success, result
     assert float((result.interpolated_plan.position[-1] - goal[0]).abs().max()) < 0.01
-    folded = start.position.clone()
-    folded[0, 1] = 1.5  # leaning the arm into the wall's side of the table
-    folded[0, 3] = -0.1
-    bad = motion_gen.plan_joint(start, JointState.from_position(folded))
-    if not bool(motion_gen.checker.validate(folded)[0]):
-        assert bad.status is MotionGenStatus.INVALID_GOAL_STATE
+    into_wall = start.position.clone()
+    into_wall[0, 0] -= 0.8  # swing right: the hand ends inside the wall (coal agrees)
+    spheres = motion_gen.checker.get_link_spheres(into_wall).detach()
+    clearance = coal_sphere_box_distance(
+        spheres.reshape(-1, 4).double().numpy(), [(WALL["pose"], WALL["dims"])]
+    )
+    assert float(clearance.min()) < 0.0
+    bad = motion_gen.plan_joint(start, JointState.from_position(into_wall))
+    assert not bad.success and bad.status is MotionGenStatus.INVALID_GOAL_STATE
 
 
 @pytest.mark.skipif(not ompl_available(), reason="OMPL's Python bindings are not installed")

@@ -52,7 +52,9 @@ def test_mpc_keeps_clear_of_an_obstacle_moved_into_its_path():
         solver.world_collision.update_obstacle_pose("post", moved)
 
     record = run_closed_loop(mpc, IdealTracker(start), goal, 250, events={10: move})
-    clearance = _independent_clearance(mpc.kinematics, record.position[10:], [(moved, post["dims"])])
+    clearance = _independent_clearance(
+        mpc.kinematics, record.position[10:], [(moved, post["dims"])]
+    )
     assert float(clearance.min()) >= 0.0, f"hit the moved post: {float(clearance.min()):.4f} m"
     assert float(record.world_distance[10:].min()) >= 0.0
     assert float(record.position_error[-1]) < 0.03

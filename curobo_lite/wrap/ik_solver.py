@@ -41,7 +41,8 @@ from curobo_lite.types import JointState, Pose, TensorDeviceType
 
 #: Costs of the IK rollout unless ``cost=`` is given: squared errors suit quasi-Newton steps;
 #: the collision penalties are linear past contact, so a few millimetres of penetration already
-#: outweigh the pose error of the same size.
+#: outweigh the pose error of the same size. Narrow activation bands: a goal pose may lie
+#: close to an obstacle, and a wider band would cost pose accuracy there.
 DEFAULT_IK_COST: dict[str, Any] = {
     "pose_cost": {
         "terminal_weight": [20000.0, 5000.0],
