@@ -40,9 +40,11 @@ bench: install
 	$(PY) benchmarks/rollout.py
 	$(PY) benchmarks/mpc.py
 	$(PY) benchmarks/trajopt.py
+	$(PY) benchmarks/collision.py
+	$(PY) benchmarks/self_collision.py
 
 lint: install
-	$(VENV)/bin/ruff check curobo_lite tests benchmarks
+	$(VENV)/bin/ruff check curobo_lite tests benchmarks tools
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache .hypothesis

@@ -1,12 +1,14 @@
 """Generate the bundled motion-planning problems (``configs/world/motion_problems.yml``).
 
-For each scene, configurations are drawn from a seeded Sobol sequence inside the Franka's
-position limits; a start must be clear of the world and of itself by ``--clearance`` and have
-its hand in front of the robot, a goal must also put the hand in the scene's region of
-interest (inside a shelf bay, a cubby, through the wall's slot, low over the table). A pair
-is kept only when it is **solvable**: OMPL's RRTConnect with the same collision model finds a
-path within ``--time-limit`` seconds. The goal is stored as the end-effector pose of the goal
-configuration, so the planner under test has to find its own IK solution.
+For each scene, start configurations are drawn from a seeded Sobol sequence inside the
+Franka's position limits (clear of the world and of itself by ``--clearance``, hand in front
+of the robot). Goals are hand poses drawn uniformly in the scene's region of interest (inside
+a shelf bay, a cubby, through the wall's slot, low over the table), the hand pointing into the
+scene (forward, or down over the table), solved by the collision-free IK and kept when the
+solution is clear by ``--clearance``. A pair is kept only when it is **solvable**: OMPL's
+RRTConnect with the same collision model finds a path within ``--time-limit`` seconds. The
+goal is stored as a pose (``goal_pose``), so the planner under test finds its own IK solution;
+``goal_config`` records the one used here.
 
 Usage::
 
@@ -21,18 +23,23 @@ from pathlib import Path
 import torch
 import yaml
 
-from curobo_lite.wrap import RobotWorld
+from curobo_lite.types import Pose
+from curobo_lite.wrap import IKSolver, RobotWorld
 from curobo_lite.wrap.graph_planner import OmplPlanner
 
 REPO = Path(__file__).resolve().parents[1]
 
-#: hand-position regions ((x, y, z) lower, upper) where the goals of each scene lie
+#: hand-position regions ((x, y, z) lower, upper) where the goals of each scene lie, and the
+#: hand orientation there (wxyz): pointing down over the table, forward into the others
 GOAL_REGIONS = {
-    "table": ((0.3, -0.5, 0.08), (0.75, 0.5, 0.3)),
-    "bookshelf": ((0.58, -0.4, 0.28), (0.82, 0.4, 0.72)),
-    "cubbies": ((0.62, -0.4, 0.15), (0.85, 0.4, 0.65)),
-    "narrow_gap": ((0.64, -0.25, 0.33), (0.85, 0.25, 0.5)),
+    "table": ((0.35, -0.45, 0.18), (0.7, 0.45, 0.35)),
+    "bookshelf": ((0.6, -0.3, 0.33), (0.72, 0.3, 0.44)),
+    "cubbies": ((0.66, -0.35, 0.2), (0.76, 0.35, 0.3)),
+    "narrow_gap": ((0.66, -0.15, 0.4), (0.74, 0.15, 0.44)),
 }
+DOWN = [0.0, 1.0, 0.0, 0.0]
+FORWARD = [0.5, 0.5, 0.5, 0.5]  # hand z along +x (approach), fingers across
+GOAL_ORIENTATION = {"table": DOWN, "bookshelf": FORWARD, "cubbies": FORWARD, "narrow_gap": FORWARD}
 START_REGION = ((0.15, -0.6, 0.2), (0.55, 0.6, 0.8))
 
 
@@ -59,6 +66,7 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=40000)
     parser.add_argument("--clearance", type=float, default=0.01)
     parser.add_argument("--time-limit", type=float, default=5.0)
+    parser.add_argument("--goal-samples", type=int, default=48)
     parser.add_argument("--out", default=str(REPO / "configs" / "world" / "motion_problems.yml"))
     args = parser.parse_args()
     problems = []
@@ -67,12 +75,22 @@ def main() -> None:
         planner = OmplPlanner(checker, time_limit=args.time_limit, seed=args.seed)
         q = candidates(checker, args.samples, args.seed + scene_index, args.clearance)
         with torch.no_grad():
-            fk = checker.kinematics.forward(q)
-        hand = fk.ee_position
+            hand = checker.kinematics.forward(q).ee_position
         starts = q[_in_region(hand, START_REGION)]
-        goals = q[_in_region(hand, region)]
-        goal_pose = torch.cat((fk.ee_position, fk.ee_quaternion), -1)[_in_region(hand, region)]
         gen = torch.Generator().manual_seed(args.seed + scene_index)
+        low, high = (torch.tensor(v) for v in region)
+        targets = low + (high - low) * torch.rand(args.goal_samples, 3, generator=gen)
+        quat = torch.tensor(GOAL_ORIENTATION[scene]).expand(args.goal_samples, 4)
+        ik = IKSolver.from_config("franka", checker.world_collision, num_seeds=64)
+        solved = ik.solve_batch(Pose(targets, quat.clone()))
+        with torch.no_grad():
+            clear = (
+                checker.collision_distance(solved.solution, max_distance=0.1) >= args.clearance
+            ) & (checker.self_collision_distance(solved.solution) >= args.clearance)
+        usable = solved.success & clear
+        goals = solved.solution[usable]
+        goal_pose = torch.cat((targets, quat), -1)[usable]
+        print(f"{scene}: {len(starts)} starts, {len(goals)} goals of {args.goal_samples}")
         kept, tried = 0, 0
         while kept < args.per_scene and tried < 20 * args.per_scene:
             tried += 1
