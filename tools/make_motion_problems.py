@@ -33,12 +33,12 @@ REPO = Path(__file__).resolve().parents[1]
 #: hand orientation there (wxyz): pointing down over the table, forward into the others
 GOAL_REGIONS = {
     "table": ((0.35, -0.45, 0.18), (0.7, 0.45, 0.35)),
-    "bookshelf": ((0.6, -0.3, 0.33), (0.72, 0.3, 0.44)),
-    "cubbies": ((0.66, -0.35, 0.2), (0.76, 0.35, 0.3)),
-    "narrow_gap": ((0.66, -0.15, 0.4), (0.74, 0.15, 0.44)),
+    "bookshelf": ((0.52, -0.3, 0.34), (0.64, 0.3, 0.42)),  # fingers into the middle bay
+    "cubbies": ((0.56, -0.35, 0.48), (0.64, 0.35, 0.54)),  # fingers into an upper cubby
+    "narrow_gap": ((0.48, -0.15, 0.40), (0.54, 0.15, 0.44)),  # fingers into the slot
 }
 DOWN = [0.0, 1.0, 0.0, 0.0]
-FORWARD = [0.5, 0.5, 0.5, 0.5]  # hand z along +x (approach), fingers across
+FORWARD = [0.7071068, 0.0, 0.7071068, 0.0]  # hand z along +x (approach), fingers along y
 GOAL_ORIENTATION = {"table": DOWN, "bookshelf": FORWARD, "cubbies": FORWARD, "narrow_gap": FORWARD}
 START_REGION = ((0.15, -0.6, 0.2), (0.55, 0.6, 0.8))
 
@@ -91,6 +91,8 @@ def main() -> None:
         goals = solved.solution[usable]
         goal_pose = torch.cat((targets, quat), -1)[usable]
         print(f"{scene}: {len(starts)} starts, {len(goals)} goals of {args.goal_samples}")
+        if len(goals) == 0 or len(starts) == 0:
+            continue
         kept, tried = 0, 0
         while kept < args.per_scene and tried < 20 * args.per_scene:
             tried += 1
