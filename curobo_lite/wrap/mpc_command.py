@@ -59,6 +59,13 @@ def run(args: argparse.Namespace) -> int:
         f"median step time {median_ms:.2f} ms over {args.steps} steps "
         f"(control period {solver.control_dt * 1e3:.0f} ms)"
     )
+    clearances = [
+        f"{name} {float(values.min()) * 1000:.1f} mm"
+        for name, values in (("world", record.world_distance), ("self", record.self_distance))
+        if values is not None
+    ]
+    if clearances:
+        print(f"smallest clearance over the run: {', '.join(clearances)}")
     if args.plot:
         path = plot_record(record, solver.robot_config, args.plot)
         print(f"plot written to {path}")
