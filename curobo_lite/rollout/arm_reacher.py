@@ -32,7 +32,7 @@ from curobo_lite.rollout.dynamics_model import (
     KinematicModelState,
 )
 from curobo_lite.rollout.task import TaskConfig
-from curobo_lite.types import JointState, Pose, TensorDeviceType
+from curobo_lite.types import JointState, Pose, TensorDeviceType, check_joint_state
 
 #: Range (m) of the collision checks in :meth:`ArmReacher.convergence`: obstacles farther than
 #: this from every sphere are not looked at, and such distances read as the range.
@@ -266,20 +266,7 @@ class ArmReacher:
     # problem data ------------------------------------------------------------------------------
     def update_start_state(self, start_state: JointState) -> None:
         """Set the start state(s) ``[S, D]`` (one per problem) without touching the goal."""
-        if not isinstance(start_state, JointState):
-            raise TypeError(
-                f"start_state: expected a JointState, received {type(start_state).__name__}"
-            )
-        if start_state.position.ndim == 1:
-            start_state = start_state.unsqueeze(0)
-        if start_state.position.ndim != 2 or start_state.dof != self.d_action:
-            raise ValueError(
-                f"start_state: expected position shape [S, {self.d_action}], received "
-                f"{tuple(start_state.position.shape)}"
-            )
-        start_state = start_state.to(self.tensor_args)
-        if not bool(torch.isfinite(start_state.to_state_tensor()).all()):
-            raise ValueError("start_state: contains NaN or infinite values")
+        start_state = check_joint_state(start_state, "start_state", self.d_action, self.tensor_args)
         if self.goal is not None:
             self._check_goal_batch(self.goal, start_state.position.shape[0])
         self.start_state = start_state.detach().clone()

@@ -11,12 +11,13 @@ from curobo_lite.types.math import (
     quat_to_matrix,
     rpy_to_matrix,
 )
-from curobo_lite.types.state import JointState, StateType
+from curobo_lite.types.state import JointState, StateType, check_joint_state
 
 __all__ = [
     "JointState",
     "Pose",
     "StateType",
+    "check_joint_state",
     "TensorDeviceType",
     "matrix_to_quat",
     "quat_angle_error",

@@ -222,3 +222,70 @@ class JointState:
             f"JointState(shape={tuple(self.shape)}, dtype={self.dtype}, device={self.device}, "
             f"position={_short(self.position)}, velocity={_short(self.velocity)}{names})"
         )
+
+
+def check_joint_state(
+    state: object,
+    name: str,
+    dof: int,
+    tensor_args: TensorDeviceType,
+    batch: int | None = None,
+    exact_batch: bool = False,
+    at_rest: str | None = None,
+    rest_tolerance: float = 1e-6,
+) -> JointState:
+    """The one validator of joint states handed to the solvers and rollouts.
+
+    Args:
+        state: a :class:`JointState` with ``[S, D]`` fields (``[D]`` counts as one state).
+        name: the argument's name, for the errors.
+        dof: ``D``, the robot's joints.
+        tensor_args: device and dtype to move the state to.
+        batch: the expected ``S``; a batch of 1 is accepted too (shared) unless
+            ``exact_batch``.
+        at_rest: when given, velocity and acceleration must be zero (within
+            ``rest_tolerance``); the text says why (e.g. ``"trajectory optimization plans from
+            rest"``).
+
+    Returns:
+        The state as ``[S, D]`` on ``tensor_args`` (not copied when already there).
+
+    Raises:
+        TypeError: not a ``JointState``. ValueError: wrong shape or batch, NaN or infinite
+        values, or (``at_rest``) a moving state; each names ``name``, the expected and the
+        received value. Reading the values back synchronizes the device once.
+    """
+    if not isinstance(state, JointState):
+        raise TypeError(f"{name}: expected a JointState, received {type(state).__name__}")
+    received = tuple(state.position.shape)
+    if state.position.ndim == 1:
+        state = state.unsqueeze(0)
+    expected = "S" if batch is None else str(batch)
+    allowed = None if batch is None else ((batch,) if exact_batch else (1, batch))
+    if (
+        state.position.ndim != 2
+        or state.dof != dof
+        or (allowed is not None and state.position.shape[0] not in allowed)
+    ):
+        shared = "" if allowed is None or exact_batch or batch == 1 else f" (or [1, {dof}])"
+        raise ValueError(
+            f"{name}: expected position shape [{expected}, {dof}]{shared} (the robot's {dof} "
+            f"joints), received {received}"
+        )
+    state = state.to(tensor_args)
+    values = state.to_state_tensor()
+    if not bool(torch.isfinite(values).all()):
+        bad = [
+            field
+            for field in ("position", "velocity", "acceleration")
+            if not bool(torch.isfinite(getattr(state, field)).all())
+        ]
+        raise ValueError(f"{name}: {', '.join(bad)} contains NaN or infinite values")
+    if at_rest is not None:
+        for field in ("velocity", "acceleration"):
+            peak = float(getattr(state, field).abs().max())
+            if peak > rest_tolerance:
+                raise ValueError(
+                    f"{name}: {at_rest}; expected zero {field}, received max |{field}| = {peak:.3g}"
+                )
+    return state

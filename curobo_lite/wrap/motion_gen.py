@@ -41,7 +41,7 @@ from curobo_lite.geom import WorldCollision, WorldConfig
 from curobo_lite.opt.base import as_bool, as_float, as_int, check_keys
 from curobo_lite.robot import RobotConfig
 from curobo_lite.rollout import TaskConfig
-from curobo_lite.types import JointState, Pose, TensorDeviceType
+from curobo_lite.types import JointState, Pose, TensorDeviceType, check_joint_state
 from curobo_lite.wrap.graph_planner import PLANNERS, OmplPlanner, ompl_available, resample_path
 from curobo_lite.wrap.ik_solver import IKSolver
 from curobo_lite.wrap.robot_world import RobotWorld, as_world_collision, as_world_config
@@ -358,22 +358,9 @@ class MotionGen:
     # --- stages ----------------------------------------------------------------------------------
 
     def _check_start_shape(self, start_state: Any, batch: int) -> JointState:
-        if not isinstance(start_state, JointState):
-            raise TypeError(
-                f"start_state: expected a JointState, received {type(start_state).__name__}"
-            )
-        if start_state.position.ndim == 1:
-            start_state = start_state.unsqueeze(0)
-        shape = tuple(start_state.position.shape)
-        if len(shape) != 2 or shape[1] != self.dof or shape[0] not in (1, batch):
-            raise ValueError(
-                f"start_state: expected position shape [{batch}, {self.dof}] (or [1, "
-                f"{self.dof}]), received {shape}"
-            )
-        start = start_state.to(self.tensor_args)
-        if not bool(torch.isfinite(start.to_state_tensor()).all()):
-            raise ValueError("start_state: contains NaN or infinite values")
-        if shape[0] != batch:
+        # a moving start is a status (INVALID_START_STATE_NOT_AT_REST), not an error
+        start = check_joint_state(start_state, "start_state", self.dof, self.tensor_args, batch)
+        if start.position.shape[0] != batch:
             start = JointState(
                 start.position.expand(batch, -1).clone(),
                 start.velocity.expand(batch, -1).clone(),

@@ -32,7 +32,13 @@ from curobo_lite.opt import Mppi, MppiConfig
 from curobo_lite.opt.base import as_float, as_int, check_keys
 from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.rollout import ArmReacher, ArmReacherConfig, Goal, TaskConfig
-from curobo_lite.types import JointState, Pose, TensorDeviceType, quat_angle_error
+from curobo_lite.types import (
+    JointState,
+    Pose,
+    TensorDeviceType,
+    check_joint_state,
+    quat_angle_error,
+)
 from curobo_lite.wrap.robot_world import as_world_collision
 
 _SECTION = "mpc"
@@ -213,20 +219,14 @@ class MpcSolver:
         self._steps = 0
 
     def _check_state(self, current_state: Any) -> JointState:
-        if not isinstance(current_state, JointState):
-            raise TypeError(
-                f"current_state: expected a JointState, received {type(current_state).__name__}"
-            )
-        state = current_state.unsqueeze(0) if current_state.position.ndim == 1 else current_state
-        if state.position.shape != (1, self.dynamics_model.d_action):
-            raise ValueError(
-                f"current_state: expected position shape [1, {self.dynamics_model.d_action}], "
-                f"received {tuple(current_state.position.shape)}"
-            )
-        state = state.to(self.tensor_args)
-        if not bool(torch.isfinite(state.to_state_tensor()).all()):
-            raise ValueError("current_state: contains NaN or infinite values")
-        return state
+        return check_joint_state(
+            current_state,
+            "current_state",
+            self.dynamics_model.d_action,
+            self.tensor_args,
+            batch=1,
+            exact_batch=True,
+        )
 
     # --- control ---------------------------------------------------------------------------------
     @torch.no_grad()

@@ -83,7 +83,14 @@ from curobo_lite.opt.base import as_choice, as_float, as_int, check_keys
 from curobo_lite.robot import JointLimits, Kinematics, RobotConfig
 from curobo_lite.rollout import ArmReacher, ArmReacherConfig, Goal, TaskConfig
 from curobo_lite.rollout.dynamics_model import KinematicModelConfig
-from curobo_lite.types import JointState, Pose, StateType, TensorDeviceType, quat_angle_error
+from curobo_lite.types import (
+    JointState,
+    Pose,
+    StateType,
+    TensorDeviceType,
+    check_joint_state,
+    quat_angle_error,
+)
 from curobo_lite.wrap.robot_world import as_world_collision
 
 INTERPOLATIONS = ("CUBIC", "LINEAR")
@@ -736,29 +743,14 @@ class TrajOptSolver:
     # --- validation ----------------------------------------------------------------------------
 
     def _check_start(self, start_state: Any) -> JointState:
-        if not isinstance(start_state, JointState):
-            raise TypeError(
-                f"start_state: expected a JointState, received {type(start_state).__name__}"
-            )
-        position = start_state.position
-        if position.ndim == 1:
-            start_state = start_state.unsqueeze(0)
-        if start_state.position.ndim != 2 or start_state.dof != self.dof:
-            raise ValueError(
-                f"start_state: expected position shape [S, {self.dof}] (the robot's "
-                f"{self.dof} joints), received {tuple(position.shape)}"
-            )
-        start = start_state.to(self.tensor_args)
-        for name in ("position", "velocity", "acceleration"):
-            if not bool(torch.isfinite(getattr(start, name)).all()):
-                raise ValueError(f"start_state: {name} contains NaN or infinite values")
-        for name in ("velocity", "acceleration"):
-            peak = float(getattr(start, name).abs().max())
-            if peak > _REST_TOL:
-                raise ValueError(
-                    f"start_state: trajectory optimization plans from rest; expected zero "
-                    f"{name}, received max |{name}| = {peak:.3g}"
-                )
+        start = check_joint_state(
+            start_state,
+            "start_state",
+            self.dof,
+            self.tensor_args,
+            at_rest="trajectory optimization plans from rest",
+            rest_tolerance=_REST_TOL,
+        )
         return JointState.from_position(start.position.clone(), self.robot_config.joint_names)
 
     def _check_pose(self, goal_pose: Any, batch: int) -> Pose:
