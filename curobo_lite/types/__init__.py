@@ -3,6 +3,7 @@
 from curobo_lite.types.base import TensorDeviceType
 from curobo_lite.types.math import (
     Pose,
+    check_pose,
     matrix_to_quat,
     quat_angle_error,
     quat_conjugate,
@@ -18,6 +19,7 @@ __all__ = [
     "Pose",
     "StateType",
     "check_joint_state",
+    "check_pose",
     "TensorDeviceType",
     "matrix_to_quat",
     "quat_angle_error",

@@ -266,3 +266,25 @@ class Pose:
             f"Pose(batch={self.batch}, dtype={self.position.dtype}, "
             f"device={self.position.device}, first(xyz wxyz)={first})"
         )
+
+
+def check_pose(
+    pose: object, name: str, tensor_args: TensorDeviceType, batch: int | None = None
+) -> Pose:
+    """The one validator of goal poses: a :class:`Pose` (of ``batch`` poses when given), finite,
+    no zero quaternion; returns a copy on ``tensor_args`` with unit quaternions. Errors name
+    ``name``, the expected and the received value."""
+    if not isinstance(pose, Pose):
+        raise TypeError(f"{name}: expected a Pose, received {type(pose).__name__}")
+    if batch is not None and pose.batch != batch:
+        raise ValueError(f"{name}: expected batch {batch}, received {pose.batch}")
+    if pose.batch < 1:
+        raise ValueError(f"{name}: expected at least one pose, received batch 0")
+    pose = pose.to(tensor_args)
+    finite = torch.isfinite(pose.position).all() & torch.isfinite(pose.quaternion).all()
+    if not bool(finite):
+        raise ValueError(f"{name}: contains NaN or infinite values")
+    norm = pose.quaternion.norm(dim=-1, keepdim=True)
+    if bool((norm < 1e-6).any()):
+        raise ValueError(f"{name}: quaternion of zero norm (expected unit wxyz)")
+    return Pose(pose.position.clone(), pose.quaternion / norm)

@@ -37,7 +37,7 @@ from curobo_lite.opt.base import as_float, as_int, check_keys
 from curobo_lite.robot import RobotConfig
 from curobo_lite.rollout import ArmReacher, ArmReacherConfig, Goal, TaskConfig
 from curobo_lite.rollout.dynamics_model import KinematicModelConfig
-from curobo_lite.types import JointState, Pose, TensorDeviceType
+from curobo_lite.types import JointState, Pose, TensorDeviceType, check_pose
 
 #: Costs of the IK rollout unless ``cost=`` is given: squared errors suit quasi-Newton steps;
 #: the collision penalties are linear past contact, so a few millimetres of penetration already
@@ -287,18 +287,7 @@ class IKSolver:
         )
 
     def _check_pose(self, goal_pose: Any) -> Pose:
-        if not isinstance(goal_pose, Pose):
-            raise TypeError(f"goal_pose: expected a Pose, received {type(goal_pose).__name__}")
-        pose = goal_pose.to(self.tensor_args)
-        if pose.batch < 1:
-            raise ValueError("goal_pose: expected at least one pose, received batch 0")
-        finite = torch.isfinite(pose.position).all() & torch.isfinite(pose.quaternion).all()
-        if not bool(finite):
-            raise ValueError("goal_pose: contains NaN or infinite values")
-        norm = pose.quaternion.norm(dim=-1, keepdim=True)
-        if bool((norm < 1e-6).any()):
-            raise ValueError("goal_pose: quaternion of zero norm (expected unit wxyz)")
-        return Pose(pose.position.clone(), pose.quaternion / norm)
+        return check_pose(goal_pose, "goal_pose", self.tensor_args)
 
     def _seeds(self, S: int, seed_config: torch.Tensor | None) -> torch.Tensor:
         """``[S, n, D]``: the caller's seeds, the retract configuration, then Sobol draws."""

@@ -89,6 +89,7 @@ from curobo_lite.types import (
     StateType,
     TensorDeviceType,
     check_joint_state,
+    check_pose,
     quat_angle_error,
 )
 from curobo_lite.wrap.robot_world import as_world_collision
@@ -754,20 +755,7 @@ class TrajOptSolver:
         return JointState.from_position(start.position.clone(), self.robot_config.joint_names)
 
     def _check_pose(self, goal_pose: Any, batch: int) -> Pose:
-        if not isinstance(goal_pose, Pose):
-            raise TypeError(f"goal_pose: expected a Pose, received {type(goal_pose).__name__}")
-        if goal_pose.batch != batch:
-            raise ValueError(f"goal_pose: expected batch {batch}, received {goal_pose.batch}")
-        pose = goal_pose.to(self.tensor_args)
-        if not (
-            bool(torch.isfinite(pose.position).all())
-            and bool(torch.isfinite(pose.quaternion).all())
-        ):
-            raise ValueError("goal_pose: contains NaN or infinite values")
-        norm = pose.quaternion.norm(dim=-1, keepdim=True)
-        if bool((norm < 1e-6).any()):
-            raise ValueError("goal_pose: quaternion of zero norm (expected unit wxyz)")
-        return Pose(pose.position.clone(), pose.quaternion / norm)
+        return check_pose(goal_pose, "goal_pose", self.tensor_args, batch)
 
     # --- phases ----------------------------------------------------------------------------------
 
