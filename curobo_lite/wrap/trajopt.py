@@ -70,7 +70,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import replace
 from typing import Any
 
 import torch
@@ -79,8 +79,7 @@ from curobo_lite.debug import active_session, track_scales
 from curobo_lite.distributed import all_gather_with_grad, get_rank, get_world_size, shard_range
 from curobo_lite.geom import WorldCollision, WorldConfig
 from curobo_lite.opt import Lbfgs, LbfgsConfig, OptResult
-from curobo_lite.opt.base import as_choice, as_float, as_int, check_keys
-from curobo_lite.robot import JointLimits, Kinematics, RobotConfig
+from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.rollout import ArmReacher, ArmReacherConfig, Goal, TaskConfig
 from curobo_lite.rollout.dynamics_model import KinematicModelConfig
 from curobo_lite.types import (
@@ -93,355 +92,40 @@ from curobo_lite.types import (
     quat_angle_error,
 )
 from curobo_lite.wrap.robot_world import as_world_collision
+from curobo_lite.wrap.trajopt_config import (
+    INTERPOLATIONS,
+    IkConfig,
+    TrajOptResult,
+    TrajOptSolverConfig,
+)
+from curobo_lite.wrap.trajopt_timing import (
+    Interpolated,
+    backward_differences,
+    cubic_spline_matrix,
+    interpolate,
+    limit_excess,
+    limit_ratio,
+    time_scale,
+)
 
-INTERPOLATIONS = ("CUBIC", "LINEAR")
+# the pieces moved to trajopt_config / trajopt_timing stay importable from here
+__all__ = [
+    "INTERPOLATIONS",
+    "IkConfig",
+    "Interpolated",
+    "TrajOptResult",
+    "TrajOptSolver",
+    "TrajOptSolverConfig",
+    "backward_differences",
+    "cubic_spline_matrix",
+    "interpolate",
+    "limit_excess",
+    "limit_ratio",
+    "time_scale",
+]
+
 # A start state whose |velocity| or |acceleration| exceeds this counts as moving.
 _REST_TOL = 1e-6
-
-
-# --------------------------------------------------------------------------------------------------
-# configuration
-
-
-@dataclass
-class IkConfig:
-    """The ``trajopt.ik`` sub-section: the goal-configuration solve for pose goals.
-
-    Attributes:
-        num_seeds: IK seeds per problem.
-        cost: cost sections of the IK rollout (``None``: the task's ``pose_cost`` plus a
-            position-only ``bound_cost``).
-        lbfgs: :class:`LbfgsConfig` keys of the IK solve.
-    """
-
-    section = "trajopt.ik"
-
-    num_seeds: int = 32
-    cost: dict[str, Any] | None = None
-    lbfgs: dict[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        self.num_seeds = as_int(self.section, "num_seeds", self.num_seeds, 1)
-        for key in ("cost", "lbfgs"):
-            value = getattr(self, key)
-            if value is not None and not isinstance(value, Mapping):
-                raise TypeError(
-                    f"{self.section}.{key}: expected a mapping, received {type(value).__name__}"
-                )
-        self.lbfgs = dict(self.lbfgs or {})
-        if self.cost is not None:
-            self.cost = dict(self.cost)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> IkConfig:
-        data = {} if data is None else data
-        check_keys(cls.section, data, [f.name for f in fields(cls)])
-        return cls(**dict(data))
-
-
-@dataclass
-class TrajOptSolverConfig:
-    """Options of :class:`TrajOptSolver` (the ``trajopt:`` section; see the module docstring)."""
-
-    section = "trajopt"
-
-    num_seeds: int = 4
-    interpolation_dt: float = 0.01
-    interpolation: str = "CUBIC"
-    position_threshold: float = 0.005
-    rotation_threshold: float = 0.05
-    cspace_threshold: float = 0.01
-    seed_noise: float = 0.1
-    seed: int = 0
-    time_margin: float = 0.05
-    min_dt: float = 0.01
-    max_retime_iters: int = 4
-    ik: IkConfig = field(default_factory=IkConfig)
-
-    def __post_init__(self) -> None:
-        s = self.section
-        self.num_seeds = as_int(s, "num_seeds", self.num_seeds, 1)
-        self.interpolation_dt = as_float(
-            s, "interpolation_dt", self.interpolation_dt, 0.0, low_open=True
-        )
-        self.interpolation = as_choice(s, "interpolation", self.interpolation, INTERPOLATIONS)
-        for key in ("position_threshold", "rotation_threshold", "cspace_threshold"):
-            setattr(self, key, as_float(s, key, getattr(self, key), 0.0, low_open=True))
-        self.seed_noise = as_float(s, "seed_noise", self.seed_noise, 0.0)
-        self.seed = as_int(s, "seed", self.seed, 0)
-        self.time_margin = as_float(s, "time_margin", self.time_margin, 0.0)
-        self.min_dt = as_float(s, "min_dt", self.min_dt, 0.0, low_open=True)
-        self.max_retime_iters = as_int(s, "max_retime_iters", self.max_retime_iters, 0)
-        if not isinstance(self.ik, IkConfig):
-            self.ik = IkConfig.from_dict(self.ik)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> TrajOptSolverConfig:
-        """Build from a task file's ``trajopt`` section; unknown keys raise ``ValueError``."""
-        data = {} if data is None else data
-        check_keys(cls.section, data, [f.name for f in fields(cls)])
-        return cls(**dict(data))
-
-
-# --------------------------------------------------------------------------------------------------
-# result
-
-
-@dataclass
-class TrajOptResult:
-    """What a trajectory-optimization solve returns, one entry per problem (``B`` problems).
-
-    Attributes:
-        success: ``[B]`` bool: goal reached within the thresholds, every interpolated sample
-            within the position, velocity and acceleration limits, and (robots with collision
-            spheres) the interpolated plan collision-free.
-        position_error: ``[B]`` metres between the end effector at the last step and the goal
-            pose (joint goals: the forward kinematics of the goal configuration).
-        rotation_error: ``[B]`` radians, same convention.
-        cspace_error: ``[B]`` joint-space distance ``||q_T - q_goal||_2`` to the goal
-            configuration (joint goals) or to the IK solution the trajectory was seeded towards
-            (pose goals).
-        solution: :class:`JointState` ``[B, H, D]``: the optimized knots with backward-difference
-            velocity, acceleration and jerk at ``optimized_dt``.
-        interpolated_solution: :class:`JointState` ``[B, T, D]`` sampled every
-            ``interpolation_dt``; problem ``b`` ends at sample ``interpolated_last_index[b]`` and
-            holds its final position at rest afterwards.
-        interpolated_last_index: ``[B]`` long.
-        interpolation_dt: seconds between interpolated samples.
-        optimized_dt: ``[B]`` seconds per knot after retiming (duration ``(H-1) * dt``).
-        solve_time: wall-clock seconds of the whole solve.
-        goal_state: ``[B, D]`` goal configuration (IK solution for pose goals).
-        limit_violation: ``{position|velocity|acceleration|jerk: [B]}`` largest excess of the
-            interpolated trajectory over the robot's limits (0 when within).
-        status: per problem ``"success"`` or the reasons of the failure.
-        collision_free: ``[B]`` bool: the interpolated plan, swept between samples, keeps clear
-            of the obstacles and of itself (``None`` for a robot without collision spheres).
-        min_distance: ``[B]`` smallest signed distance (m) along the interpolated plan, world
-            and self-collision together (negative: penetration; ``None`` without spheres).
-        world_distance, self_distance: ``[B]`` the two parts of ``min_distance``.
-        timings: seconds per phase (``ik``, ``trajopt``, ``interpolation``).
-        debug: solver details (``ik_success [B]``, ``seed_index [B]``, ``trajopt_iterations``,
-            ``ik_iterations``, ``best_cost [B]``, ``retime_iterations``).
-    """
-
-    success: torch.Tensor
-    position_error: torch.Tensor
-    rotation_error: torch.Tensor
-    cspace_error: torch.Tensor
-    solution: JointState
-    interpolated_solution: JointState
-    interpolated_last_index: torch.Tensor
-    interpolation_dt: float
-    optimized_dt: torch.Tensor
-    solve_time: float
-    goal_state: torch.Tensor
-    limit_violation: dict[str, torch.Tensor]
-    status: list[str]
-    collision_free: torch.Tensor | None = None
-    min_distance: torch.Tensor | None = None
-    world_distance: torch.Tensor | None = None
-    self_distance: torch.Tensor | None = None
-    timings: dict[str, float] = field(default_factory=dict)
-    debug: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def batch(self) -> int:
-        return int(self.success.shape[0])
-
-    @property
-    def motion_time(self) -> torch.Tensor:
-        """``[B]`` seconds from start to the end of each trajectory."""
-        return self.interpolated_last_index.to(self.optimized_dt.dtype) * self.interpolation_dt
-
-    def get_interpolated_plan(self, index: int = 0) -> JointState:
-        """Problem ``index``'s interpolated trajectory without the held tail: ``[T_b, D]``."""
-        if not 0 <= index < self.batch:
-            raise IndexError(f"index: expected 0 <= index < {self.batch}, received {index}")
-        last = int(self.interpolated_last_index[index])
-        return self.interpolated_solution[index, : last + 1]
-
-    def __repr__(self) -> str:
-        n_ok = int(self.success.sum())
-
-        def span(t: torch.Tensor, fmt: str) -> str:
-            if t.numel() == 1:
-                return format(float(t), fmt)
-            return f"max {float(t.max()):{fmt}}, median {float(t.median()):{fmt}}"
-
-        statuses = "" if self.batch > 4 else f", status={self.status}"
-        return (
-            f"TrajOptResult(success {n_ok}/{self.batch}, position_error "
-            f"[{span(self.position_error * 1000, '.3f')}] mm, rotation_error "
-            f"[{span(self.rotation_error, '.4f')}] rad, motion_time "
-            f"[{span(self.motion_time, '.2f')}] s, optimized_dt "
-            f"[{span(self.optimized_dt, '.4f')}] s, knots {tuple(self.solution.shape)}, "
-            f"interpolated {tuple(self.interpolated_solution.shape)} every "
-            f"{self.interpolation_dt:g} s, solve_time {self.solve_time:.3f} s{statuses})"
-        )
-
-
-# --------------------------------------------------------------------------------------------------
-# finite differences, limit ratios, interpolation
-
-
-def backward_differences(
-    position: torch.Tensor, dt: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Velocity, acceleration and jerk of ``position [B, N, D]`` from rest (SPEC §2 BACKWARD).
-
-    ``dt [B]`` is each trajectory's uniform step. Index 0 is the resting start:
-    ``v_0 = a_0 = j_0 = 0``; ``v_n = (x_n - x_{n-1}) / dt`` and likewise down the chain.
-    """
-    inv = (1.0 / dt)[:, None, None]
-
-    def diff(x: torch.Tensor) -> torch.Tensor:
-        out = torch.zeros_like(x)
-        out[:, 1:] = (x[:, 1:] - x[:, :-1]) * inv
-        return out
-
-    velocity = diff(position)
-    acceleration = diff(velocity)
-    return velocity, acceleration, diff(acceleration)
-
-
-def limit_ratio(x: torch.Tensor, limits: torch.Tensor) -> torch.Tensor:
-    """``[B]`` largest ``x / upper`` (``x > 0``) or ``x / lower`` (``x < 0``) over the trailing
-    dimensions of ``x [B, ..., D]``; ``limits [2, D]`` (lower < 0 < upper; infinite: ratio 0)."""
-    tiny = torch.finfo(x.dtype).tiny
-    upper = limits[1].clamp(min=tiny)
-    lower = (-limits[0]).clamp(min=tiny)
-    ratio = torch.relu(x) / upper + torch.relu(-x) / lower
-    return ratio.flatten(1).amax(dim=1)
-
-
-def limit_excess(x: torch.Tensor, limits: torch.Tensor) -> torch.Tensor:
-    """``[B]`` largest excess of ``x [B, ..., D]`` beyond ``[lower, upper]`` (0 when within)."""
-    excess = torch.relu(x - limits[1]) + torch.relu(limits[0] - x)
-    return excess.flatten(1).amax(dim=1)
-
-
-def time_scale(
-    velocity: torch.Tensor | None,
-    acceleration: torch.Tensor | None,
-    jerk: torch.Tensor | None,
-    limits: JointLimits,
-) -> torch.Tensor:
-    """``[B]`` time-scale factor ``max(r_v, sqrt(r_a), cbrt(r_j))`` (``r`` from
-    :func:`limit_ratio`, each quantity ``[B, ..., D]``) that would bring the worst quantity
-    exactly to its limit (cuRobo's retiming rule); ``None`` quantities are skipped."""
-    scale = None
-    for power, x, lim in (
-        (1.0, velocity, limits.velocity),
-        (0.5, acceleration, limits.acceleration),
-        (1.0 / 3.0, jerk, limits.jerk),
-    ):
-        if x is None:
-            continue
-        r = limit_ratio(x, lim).pow(power)
-        scale = r if scale is None else torch.maximum(scale, r)
-    return scale
-
-
-def cubic_spline_matrix(horizon: int, tensor_args: TensorDeviceType) -> torch.Tensor:
-    """``[H, H]`` map from knot values to the second derivatives ``M`` of the clamped cubic spline
-    through them (unit knot spacing, zero first derivative at both ends).
-
-    With unit spacing the spline's second derivatives solve the tridiagonal system
-    ``M_{i-1} + 4 M_i + M_{i+1} = 6 (P_{i+1} - 2 P_i + P_{i-1})`` inside, and
-    ``2 M_0 + M_1 = 6 (P_1 - P_0)``, ``M_{H-2} + 2 M_{H-1} = -6 (P_{H-1} - P_{H-2})`` at the
-    clamped ends. Solved once in float64.
-    """
-    if horizon < 2:
-        raise ValueError(f"horizon: the spline needs at least 2 knots, received {horizon}")
-    h = horizon
-    a = torch.zeros(h, h, dtype=torch.float64)
-    c = torch.zeros(h, h, dtype=torch.float64)
-    idx = torch.arange(h)
-    a[idx, idx] = 4.0
-    a[idx[1:], idx[:-1]] = 1.0
-    a[idx[:-1], idx[1:]] = 1.0
-    a[0, 0] = a[-1, -1] = 2.0
-    for i in range(1, h - 1):
-        c[i, i - 1], c[i, i], c[i, i + 1] = 6.0, -12.0, 6.0
-    c[0, 0], c[0, 1] = -6.0, 6.0
-    c[-1, -2], c[-1, -1] = 6.0, -6.0
-    return torch.linalg.solve(a, c).to(**tensor_args.as_kwargs())
-
-
-@dataclass
-class Interpolated:
-    """A batch of interpolated trajectories (see :func:`interpolate`)."""
-
-    state: JointState
-    last_index: torch.Tensor
-    knot_acceleration: torch.Tensor | None
-
-
-def interpolate(
-    knots: torch.Tensor,
-    dt: torch.Tensor,
-    interpolation_dt: float,
-    mode: str = "CUBIC",
-    spline_matrix: torch.Tensor | None = None,
-) -> Interpolated:
-    """Resample knot trajectories ``[B, H, D]`` (uniform step ``dt [B]``) every
-    ``interpolation_dt`` seconds.
-
-    Problem ``b`` has ``last_index[b] = round((H-1) dt_b / interpolation_dt)`` samples after the
-    start (``dt`` should make that a whole number, see :meth:`TrajOptSolver.retime`); the output
-    has ``T = max(last_index) + 1`` samples and holds each problem's final knot at rest after its
-    end. ``CUBIC``: the clamped cubic spline (``spline_matrix`` from :func:`cubic_spline_matrix`),
-    velocity/acceleration/jerk its derivatives; ``LINEAR``: straight segments, velocity the
-    segment slope, acceleration and jerk backward differences of the sampled velocity.
-
-    Returns:
-        :class:`Interpolated` with ``state [B, T, D]``, ``last_index [B]`` and, for ``CUBIC``,
-        the spline's accelerations at the knots ``[B, H, D]`` (where its peaks lie).
-    """
-    if mode not in INTERPOLATIONS:
-        raise ValueError(f"mode: expected one of {list(INTERPOLATIONS)}, received {mode!r}")
-    B, H, D = knots.shape
-    segments = H - 1
-    last = torch.round(segments * dt / interpolation_dt).long().clamp(min=1)
-    n_samples = int(last.max()) + 1
-    k = torch.arange(n_samples, device=knots.device, dtype=knots.dtype)
-    tau = k[None, :] * (interpolation_dt / dt)[:, None]  # knot coordinate of every sample
-    after = torch.arange(n_samples, device=knots.device)[None, :] >= last[:, None]
-    tau = torch.where(after, torch.full_like(tau, float(segments)), tau.clamp(max=segments))
-    seg = tau.floor().long().clamp(max=segments - 1)
-    t = (tau - seg.to(tau.dtype))[..., None]
-    index = seg[..., None].expand(B, n_samples, D)
-    p0, p1 = knots.gather(1, index), knots.gather(1, index + 1)
-    inv_dt = (1.0 / dt)[:, None, None]
-    moving = (~after)[..., None].to(knots.dtype)
-    if mode == "CUBIC":
-        if spline_matrix is None:
-            spline_matrix = cubic_spline_matrix(H, TensorDeviceType(knots.device, knots.dtype))
-        m = torch.einsum("ij,bjd->bid", spline_matrix, knots)
-        m0, m1 = m.gather(1, index), m.gather(1, index + 1)
-        u = 1.0 - t
-        position = u * p0 + t * p1 + ((u**3 - u) * m0 + (t**3 - t) * m1) / 6.0
-        velocity = p1 - p0 - (3.0 * u**2 - 1.0) * m0 / 6.0 + (3.0 * t**2 - 1.0) * m1 / 6.0
-        acceleration = u * m0 + t * m1
-        jerk = m1 - m0
-        # the final sample keeps the spline's end acceleration; the held tail is at rest
-        keep = (torch.arange(n_samples, device=knots.device)[None] <= last[:, None])[..., None]
-        keep = keep.to(knots.dtype)
-        velocity = velocity * inv_dt * moving
-        acceleration = acceleration * inv_dt**2 * keep
-        jerk = jerk * inv_dt**3 * moving
-        knot_acceleration = m * inv_dt**2
-    else:  # LINEAR
-        position = p0 + t * (p1 - p0)
-        velocity = (p1 - p0) * inv_dt * moving
-        h = 1.0 / interpolation_dt
-        acceleration = torch.zeros_like(velocity)
-        acceleration[:, 1:] = (velocity[:, 1:] - velocity[:, :-1]) * h
-        jerk = torch.zeros_like(velocity)
-        jerk[:, 1:] = (acceleration[:, 1:] - acceleration[:, :-1]) * h
-        knot_acceleration = None
-    state = JointState(position, velocity, acceleration, jerk)
-    return Interpolated(state, last, knot_acceleration)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -1,0 +1,200 @@
+"""Options and results of :class:`~curobo_lite.wrap.TrajOptSolver`: the ``trajopt`` section of
+a task file (:class:`TrajOptSolverConfig`, its ``ik`` sub-section :class:`IkConfig`) and what a
+solve returns (:class:`TrajOptResult`). The options are described in
+:mod:`curobo_lite.wrap.trajopt`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import torch
+
+from curobo_lite.opt.base import as_choice, as_float, as_int, check_keys
+from curobo_lite.types import (
+    JointState,
+)
+
+INTERPOLATIONS = ("CUBIC", "LINEAR")
+
+
+# --------------------------------------------------------------------------------------------------
+# configuration
+
+
+@dataclass
+class IkConfig:
+    """The ``trajopt.ik`` sub-section: the goal-configuration solve for pose goals.
+
+    Attributes:
+        num_seeds: IK seeds per problem.
+        cost: cost sections of the IK rollout (``None``: the task's ``pose_cost`` plus a
+            position-only ``bound_cost``).
+        lbfgs: :class:`LbfgsConfig` keys of the IK solve.
+    """
+
+    section = "trajopt.ik"
+
+    num_seeds: int = 32
+    cost: dict[str, Any] | None = None
+    lbfgs: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.num_seeds = as_int(self.section, "num_seeds", self.num_seeds, 1)
+        for key in ("cost", "lbfgs"):
+            value = getattr(self, key)
+            if value is not None and not isinstance(value, Mapping):
+                raise TypeError(
+                    f"{self.section}.{key}: expected a mapping, received {type(value).__name__}"
+                )
+        self.lbfgs = dict(self.lbfgs or {})
+        if self.cost is not None:
+            self.cost = dict(self.cost)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> IkConfig:
+        data = {} if data is None else data
+        check_keys(cls.section, data, [f.name for f in fields(cls)])
+        return cls(**dict(data))
+
+
+@dataclass
+class TrajOptSolverConfig:
+    """Options of :class:`TrajOptSolver` (the ``trajopt:`` section; see the module docstring)."""
+
+    section = "trajopt"
+
+    num_seeds: int = 4
+    interpolation_dt: float = 0.01
+    interpolation: str = "CUBIC"
+    position_threshold: float = 0.005
+    rotation_threshold: float = 0.05
+    cspace_threshold: float = 0.01
+    seed_noise: float = 0.1
+    seed: int = 0
+    time_margin: float = 0.05
+    min_dt: float = 0.01
+    max_retime_iters: int = 4
+    ik: IkConfig = field(default_factory=IkConfig)
+
+    def __post_init__(self) -> None:
+        s = self.section
+        self.num_seeds = as_int(s, "num_seeds", self.num_seeds, 1)
+        self.interpolation_dt = as_float(
+            s, "interpolation_dt", self.interpolation_dt, 0.0, low_open=True
+        )
+        self.interpolation = as_choice(s, "interpolation", self.interpolation, INTERPOLATIONS)
+        for key in ("position_threshold", "rotation_threshold", "cspace_threshold"):
+            setattr(self, key, as_float(s, key, getattr(self, key), 0.0, low_open=True))
+        self.seed_noise = as_float(s, "seed_noise", self.seed_noise, 0.0)
+        self.seed = as_int(s, "seed", self.seed, 0)
+        self.time_margin = as_float(s, "time_margin", self.time_margin, 0.0)
+        self.min_dt = as_float(s, "min_dt", self.min_dt, 0.0, low_open=True)
+        self.max_retime_iters = as_int(s, "max_retime_iters", self.max_retime_iters, 0)
+        if not isinstance(self.ik, IkConfig):
+            self.ik = IkConfig.from_dict(self.ik)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> TrajOptSolverConfig:
+        """Build from a task file's ``trajopt`` section; unknown keys raise ``ValueError``."""
+        data = {} if data is None else data
+        check_keys(cls.section, data, [f.name for f in fields(cls)])
+        return cls(**dict(data))
+
+
+# --------------------------------------------------------------------------------------------------
+# result
+
+
+@dataclass
+class TrajOptResult:
+    """What a trajectory-optimization solve returns, one entry per problem (``B`` problems).
+
+    Attributes:
+        success: ``[B]`` bool: goal reached within the thresholds, every interpolated sample
+            within the position, velocity and acceleration limits, and (robots with collision
+            spheres) the interpolated plan collision-free.
+        position_error: ``[B]`` metres between the end effector at the last step and the goal
+            pose (joint goals: the forward kinematics of the goal configuration).
+        rotation_error: ``[B]`` radians, same convention.
+        cspace_error: ``[B]`` joint-space distance ``||q_T - q_goal||_2`` to the goal
+            configuration (joint goals) or to the IK solution the trajectory was seeded towards
+            (pose goals).
+        solution: :class:`JointState` ``[B, H, D]``: the optimized knots with backward-difference
+            velocity, acceleration and jerk at ``optimized_dt``.
+        interpolated_solution: :class:`JointState` ``[B, T, D]`` sampled every
+            ``interpolation_dt``; problem ``b`` ends at sample ``interpolated_last_index[b]`` and
+            holds its final position at rest afterwards.
+        interpolated_last_index: ``[B]`` long.
+        interpolation_dt: seconds between interpolated samples.
+        optimized_dt: ``[B]`` seconds per knot after retiming (duration ``(H-1) * dt``).
+        solve_time: wall-clock seconds of the whole solve.
+        goal_state: ``[B, D]`` goal configuration (IK solution for pose goals).
+        limit_violation: ``{position|velocity|acceleration|jerk: [B]}`` largest excess of the
+            interpolated trajectory over the robot's limits (0 when within).
+        status: per problem ``"success"`` or the reasons of the failure.
+        collision_free: ``[B]`` bool: the interpolated plan, swept between samples, keeps clear
+            of the obstacles and of itself (``None`` for a robot without collision spheres).
+        min_distance: ``[B]`` smallest signed distance (m) along the interpolated plan, world
+            and self-collision together (negative: penetration; ``None`` without spheres).
+        world_distance, self_distance: ``[B]`` the two parts of ``min_distance``.
+        timings: seconds per phase (``ik``, ``trajopt``, ``interpolation``).
+        debug: solver details (``ik_success [B]``, ``seed_index [B]``, ``trajopt_iterations``,
+            ``ik_iterations``, ``best_cost [B]``, ``retime_iterations``).
+    """
+
+    success: torch.Tensor
+    position_error: torch.Tensor
+    rotation_error: torch.Tensor
+    cspace_error: torch.Tensor
+    solution: JointState
+    interpolated_solution: JointState
+    interpolated_last_index: torch.Tensor
+    interpolation_dt: float
+    optimized_dt: torch.Tensor
+    solve_time: float
+    goal_state: torch.Tensor
+    limit_violation: dict[str, torch.Tensor]
+    status: list[str]
+    collision_free: torch.Tensor | None = None
+    min_distance: torch.Tensor | None = None
+    world_distance: torch.Tensor | None = None
+    self_distance: torch.Tensor | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    debug: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def batch(self) -> int:
+        return int(self.success.shape[0])
+
+    @property
+    def motion_time(self) -> torch.Tensor:
+        """``[B]`` seconds from start to the end of each trajectory."""
+        return self.interpolated_last_index.to(self.optimized_dt.dtype) * self.interpolation_dt
+
+    def get_interpolated_plan(self, index: int = 0) -> JointState:
+        """Problem ``index``'s interpolated trajectory without the held tail: ``[T_b, D]``."""
+        if not 0 <= index < self.batch:
+            raise IndexError(f"index: expected 0 <= index < {self.batch}, received {index}")
+        last = int(self.interpolated_last_index[index])
+        return self.interpolated_solution[index, : last + 1]
+
+    def __repr__(self) -> str:
+        n_ok = int(self.success.sum())
+
+        def span(t: torch.Tensor, fmt: str) -> str:
+            if t.numel() == 1:
+                return format(float(t), fmt)
+            return f"max {float(t.max()):{fmt}}, median {float(t.median()):{fmt}}"
+
+        statuses = "" if self.batch > 4 else f", status={self.status}"
+        return (
+            f"TrajOptResult(success {n_ok}/{self.batch}, position_error "
+            f"[{span(self.position_error * 1000, '.3f')}] mm, rotation_error "
+            f"[{span(self.rotation_error, '.4f')}] rad, motion_time "
+            f"[{span(self.motion_time, '.2f')}] s, optimized_dt "
+            f"[{span(self.optimized_dt, '.4f')}] s, knots {tuple(self.solution.shape)}, "
+            f"interpolated {tuple(self.interpolated_solution.shape)} every "
+            f"{self.interpolation_dt:g} s, solve_time {self.solve_time:.3f} s{statuses})"
+        )
