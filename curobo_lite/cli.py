@@ -15,6 +15,7 @@ _COMMAND_MODULES = (
     "curobo_lite.wrap.robot_cli",
     "curobo_lite.wrap.mpc_command",
     "curobo_lite.wrap.trajopt_cli",
+    "curobo_lite.wrap.plan_cli",
 )
 
 

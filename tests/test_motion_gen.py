@@ -153,3 +153,23 @@ def _cuboid(name, pose, dims):
     from curobo_lite.geom import Cuboid
 
     return Cuboid(name=name, pose=pose, dims=dims)
+
+
+def test_plan_cli_saves_a_collision_free_plan(tmp_path):
+    import yaml
+
+    from curobo_lite.cli import main
+    from curobo_lite.wrap import RobotWorld
+
+    out = tmp_path / "plan.yml"
+    world = tmp_path / "wall.yml"
+    world.write_text(yaml.safe_dump({"cuboid": {"wall": WALL}}))
+    code = main(["plan", "--world", str(world), "--goal", *map(str, GOAL), "--save", str(out)])
+    assert code == 0
+    saved = yaml.safe_load(out.read_text())
+    positions = torch.tensor(saved["positions"])
+    assert saved["success"] and positions.shape[1] == 7
+    checker = RobotWorld.from_config("franka", {"cuboid": {"wall": WALL}})
+    assert bool(checker.validate_trajectory(positions[None])[0])
+    bad = main(["plan", "--world", "no_such_world", "--goal", *map(str, GOAL)])
+    assert bad == 2

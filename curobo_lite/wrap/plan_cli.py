@@ -1,0 +1,65 @@
+"""``curobo-lite plan``: collision-free motion generation from the retract pose to a goal pose.
+
+Runs :class:`~curobo_lite.wrap.MotionGen` in a world (bundled name or cuRobo-layout world file)
+and prints the status, the errors, the clearance and the time per stage; ``--save`` writes the
+interpolated plan as YAML, ``--plot`` its joint curves. The exit status is 0 on success, 1 when
+no valid plan was found (the status says why), 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from curobo_lite.wrap.cli_args import add_problem_arguments
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``plan`` command to ``subparsers``."""
+    parser = subparsers.add_parser(
+        "plan", help="collision-free motion to a pose among obstacles", description=__doc__
+    )
+    add_problem_arguments(parser, task_default="gradient_trajopt")
+    parser.add_argument("--save", metavar="YAML", help="write the interpolated plan here")
+    parser.add_argument("--plot", metavar="PNG", help="plot the plan's joint curves here")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from curobo_lite.types import JointState
+    from curobo_lite.wrap.cli_args import goal_pose
+    from curobo_lite.wrap.motion_gen import MotionGen
+    from curobo_lite.wrap.trajopt_cli import plot_trajectory, save_trajectory
+
+    try:
+        motion_gen = MotionGen.from_config(args.robot, args.world, task=args.task)
+        goal = goal_pose(args, motion_gen.tensor_args)
+    except (TypeError, ValueError, FileNotFoundError) as err:
+        print(f"curobo-lite plan: {err}", file=sys.stderr)
+        return 2
+    print(motion_gen)
+    start = JointState.from_position(motion_gen.robot_config.retract_config[None].clone())
+    result = motion_gen.plan_single(start, goal)
+    print(f"result: {result.status.value}")
+    print(
+        f"  position error {result.position_error * 1000:.3f} mm, rotation error "
+        f"{result.rotation_error:.4f} rad, smallest clearance {result.min_distance * 1000:.1f} mm"
+    )
+    stages = ", ".join(f"{k} {v:.3f}" for k, v in result.timings.items())
+    print(
+        f"  motion time {result.motion_time:.2f} s; solve time {result.solve_time:.3f} s "
+        f"({stages}); geometric planner used: {result.used_graph}"
+    )
+    if result.trajopt_result is not None:
+        if args.save:
+            save_trajectory(result.trajopt_result, args.save, motion_gen.robot_config.name)
+            print(f"plan written to {args.save}")
+        if args.plot:
+            path = plot_trajectory(
+                result.trajopt_result,
+                args.plot,
+                motion_gen.robot_config.joint_limits,
+                title=f"plan ({args.world or 'no obstacles'})",
+            )
+            print(f"plot written to {path}")
+    return 0 if result.success else 1
