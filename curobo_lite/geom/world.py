@@ -462,8 +462,13 @@ class WorldConfig:
         return cls.from_dict(data, source=source, base_dir=path.parent)
 
     @classmethod
-    def load(cls, name_or_path: str | os.PathLike) -> WorldConfig:
-        """A bundled world by name (``"table"``) or a world file by path."""
+    def load(cls, name_or_path: str | os.PathLike | Mapping | WorldConfig) -> WorldConfig:
+        """A bundled world by name (``"table"``), a world file by path, a mapping in the
+        world-file layout (:meth:`from_dict`), or a ``WorldConfig`` (returned as is)."""
+        if isinstance(name_or_path, WorldConfig):
+            return name_or_path
+        if isinstance(name_or_path, Mapping):
+            return cls.from_dict(name_or_path)
         return cls.from_yaml(resolve_world_file(name_or_path))
 
     # export ------------------------------------------------------------------------------------

@@ -65,6 +65,15 @@ class Goal:
                 self.goal_state = self.goal_state.unsqueeze(0)
 
 
+def smallest_clearance(
+    world_distance: torch.Tensor | None, self_distance: torch.Tensor | None
+) -> torch.Tensor | None:
+    """``[B]`` the smaller of two clearances, either of which may be absent (``None``: both)."""
+    if world_distance is None or self_distance is None:
+        return self_distance if world_distance is None else world_distance
+    return torch.minimum(world_distance, self_distance)
+
+
 @dataclass
 class ConvergenceMetrics:
     """Per-trajectory quality of a rollout (no gradient).
@@ -94,21 +103,13 @@ class ConvergenceMetrics:
     def collision_free(self) -> torch.Tensor | None:
         """``[B]`` bool: no world or self collision along the trajectory (``None`` when the
         robot has no collision spheres)."""
-        checks = [d >= 0.0 for d in (self.world_distance, self.self_distance) if d is not None]
-        if not checks:
-            return None
-        free = checks[0]
-        for other in checks[1:]:
-            free = free & other
-        return free
+        distance = self.min_distance
+        return None if distance is None else distance >= 0.0
 
     @property
     def min_distance(self) -> torch.Tensor | None:
         """``[B]`` the smaller of ``world_distance`` and ``self_distance``."""
-        values = [d for d in (self.world_distance, self.self_distance) if d is not None]
-        if not values:
-            return None
-        return values[0] if len(values) == 1 else torch.minimum(values[0], values[1])
+        return smallest_clearance(self.world_distance, self.self_distance)
 
     def __repr__(self) -> str:
         def stat(t: torch.Tensor | None) -> str:
@@ -217,9 +218,7 @@ class ArmReacher:
         """Use ``world`` for the collision costs and checks; a :class:`WorldCollision` is shared
         as is, anything else is loaded into a new one. Returns the one in use."""
         if not isinstance(world, WorldCollision):
-            if not isinstance(world, WorldConfig):
-                world = WorldConfig.load(world)
-            world = WorldCollision(world, self.tensor_args, check_finite=False)
+            world = WorldCollision(WorldConfig.load(world), self.tensor_args, check_finite=False)
         if world.tensor_args.device != self.tensor_args.device or (
             world.tensor_args.dtype != self.tensor_args.dtype
         ):
@@ -238,9 +237,7 @@ class ArmReacher:
         if self.world_collision is None:
             self.attach_world(world)
             return
-        if not isinstance(world, WorldConfig):
-            world = WorldConfig.load(world)
-        self.world_collision.update_world(world)
+        self.world_collision.update_world(WorldConfig.load(world))
 
     # protocol attributes ------------------------------------------------------------------------
     @property
@@ -338,7 +335,7 @@ class ArmReacher:
             raise ValueError("rollout_fn: call update_params(goal, start_state) first")
         problem_index = self._problem_index(act_seq.shape[0])
         state = self.dynamics_model.forward(
-            self.start_state, act_seq, problem_index, spheres=self._needs_spheres()
+            self.start_state, act_seq, problem_index, spheres=self.needs_spheres()
         )
         terms = self._cost_terms(state, problem_index)
         costs = (
@@ -353,7 +350,7 @@ class ArmReacher:
         self.last_invalid = invalid
         return RolloutResult(costs=costs, total=total, state=state)
 
-    def _needs_spheres(self) -> bool:
+    def needs_spheres(self) -> bool:
         """Whether an enabled cost reads the collision spheres (world costs only while an
         obstacle is enabled): otherwise forward kinematics skips them."""
         if not self.has_spheres:

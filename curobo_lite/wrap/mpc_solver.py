@@ -328,7 +328,9 @@ class MpcSolver:
         goal = self.goal
         if goal is None or goal.goal_pose is None:
             return float("nan"), float("nan")
-        fk = self.kinematics.forward(state.position.to(**self.tensor_args.as_kwargs()))
+        fk = self.kinematics.forward(
+            state.position.to(**self.tensor_args.as_kwargs()), spheres=False
+        )
         return (
             float((fk.ee_position - goal.goal_pose.position).norm()),
             float(quat_angle_error(fk.ee_quaternion, goal.goal_pose.quaternion)[0]),
@@ -341,7 +343,7 @@ class MpcSolver:
             metrics["cspace_error"] = float((state.position - self.goal.goal_state.position).norm())
         metrics["cost"] = float(best_cost[0])
         metrics["limit_clamped"] = float(clamped)
-        if self.rollout._needs_spheres():
+        if self.rollout.needs_spheres():
             spheres = self.kinematics.forward(state.position[:, None]).link_spheres
             world_distance, self_distance = self.rollout.collision_distances(spheres)
             if world_distance is not None:

@@ -119,7 +119,10 @@ class RobotWorld:
     def validate(self, q: torch.Tensor) -> torch.Tensor:
         """``[...]`` bool: ``q [..., D]`` is within the position limits, clear of every obstacle
         and free of self-collision."""
-        spheres = self.get_link_spheres(q)
+        return self._valid(q, self.get_link_spheres(q))
+
+    def _valid(self, q: torch.Tensor, spheres: torch.Tensor) -> torch.Tensor:
+        """:meth:`validate` of ``q [..., D]`` whose spheres ``[..., N, 4]`` are given."""
         world = self.world_collision.sphere_distance(spheres, max_distance=_CHECK_RANGE).distance
         ok = self.in_limits(q) & (world >= 0.0).all(-1)
         if self.self_collision_model is not None:
@@ -137,9 +140,9 @@ class RobotWorld:
         if not isinstance(q, torch.Tensor) or q.ndim != 3:
             shape = tuple(q.shape) if isinstance(q, torch.Tensor) else type(q).__name__
             raise ValueError(f"trajectory: expected positions [B, H, D], received {shape}")
-        ok = self.validate(q).all(-1)
+        spheres = self.get_link_spheres(q)
+        ok = self._valid(q, spheres).all(-1)
         if swept:
-            spheres = self.get_link_spheres(q)
             distance = self.world_collision.swept_sphere_distance(
                 spheres, max_distance=_CHECK_RANGE
             )
@@ -156,11 +159,7 @@ class RobotWorld:
 def as_world_config(world: WorldConfig | str | Mapping | None) -> WorldConfig | None:
     """A :class:`WorldConfig` from itself, a cuRobo-layout mapping, a world file or a bundled
     name (``None`` stays ``None``: no obstacles)."""
-    if world is None or isinstance(world, WorldConfig):
-        return world
-    if isinstance(world, Mapping):
-        return WorldConfig.from_dict(world)
-    return WorldConfig.load(world)
+    return None if world is None else WorldConfig.load(world)
 
 
 def as_world_collision(

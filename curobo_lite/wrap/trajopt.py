@@ -81,6 +81,7 @@ from curobo_lite.geom import WorldCollision, WorldConfig
 from curobo_lite.opt import Lbfgs, LbfgsConfig, OptResult
 from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.rollout import ArmReacher, ArmReacherConfig, Goal, TaskConfig
+from curobo_lite.rollout.arm_reacher import smallest_clearance
 from curobo_lite.rollout.dynamics_model import KinematicModelConfig
 from curobo_lite.types import (
     JointState,
@@ -613,7 +614,7 @@ class TrajOptSolver:
             goal = Goal(goal_pose=goal_pose)
         else:
             goal_configs = goal_config[:, None].expand(S, n, D)
-            fk = self.kinematics.forward(goal_config)
+            fk = self.kinematics.forward(goal_config, spheres=False)
             goal_pose = Pose(fk.ee_position, fk.ee_quaternion)
             goal = Goal(goal_state=JointState.from_position(goal_config))
 
@@ -635,7 +636,7 @@ class TrajOptSolver:
             )
             violation = self._violations(interp)
             final = knots[:, -1]
-            fk = self.kinematics.forward(final)
+            fk = self.kinematics.forward(final, spheres=False)
             position_error = (fk.ee_position - goal_pose.position).norm(dim=-1)
             rotation_error = quat_angle_error(fk.ee_quaternion, goal_pose.quaternion, eps=0.0)
             target = goal_config if goal_config is not None else chosen_goal
@@ -652,13 +653,8 @@ class TrajOptSolver:
             world_distance, self_distance = self.rollout.collision_distances(
                 self.kinematics.forward(istate.position).link_spheres, swept=True
             )
-            distances = [d for d in (world_distance, self_distance) if d is not None]
-            min_distance = collision_free = None
-            if distances:
-                min_distance = distances[0]
-                for other in distances[1:]:
-                    min_distance = torch.minimum(min_distance, other)
-                collision_free = min_distance >= 0.0
+            min_distance = smallest_clearance(world_distance, self_distance)
+            collision_free = None if min_distance is None else min_distance >= 0.0
             success = goal_ok & limits_ok
             if collision_free is not None:
                 success &= collision_free
