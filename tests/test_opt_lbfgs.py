@@ -430,3 +430,54 @@ def test_rollout_without_gradient_is_reported():
 
     with pytest.raises(TypeError, match="action_bound_lows"):
         Lbfgs(LbfgsConfig(), NoBounds())
+
+
+def test_stall_stop_ends_early_on_an_easy_problem_and_later_on_a_hard_one():
+    H, D, n = 3, 2, 4
+    gen = torch.Generator().manual_seed(12)
+    init = torch.randn(2 * n, H, D, generator=gen, dtype=torch.float64)
+    stall = dict(
+        n_problems=2,
+        n_iters=400,
+        convergence_tol=0.0,
+        stall_atol=1e-12,
+        stall_rtol=1e-6,
+        convergence_check_every=4,
+        stop_rule="BEST_SEED",
+    )
+    res = Lbfgs(LbfgsConfig(**stall), MixedRollout(H, D)).optimize(init)
+    cost = res.debug["cost_history"]  # [n_iters, B]: constant once a seed is frozen
+    changed = cost[1:] != cost[:-1]
+    last_easy = int(torch.nonzero(changed[:, :n].any(dim=1)).max()) + 1
+    last_hard = int(torch.nonzero(changed[:, n:].any(dim=1)).max()) + 1
+    assert last_easy + 8 < last_hard < 400
+    assert res.n_iters < 400 and res.n_iters % 4 == 0  # stopped at a check
+    assert res.problem_converged.tolist() == [True, True]
+    # both problems are at their minimizers (0.5 everywhere; Rosenbrock's all ones)
+    best, _, _ = res.best_per_problem(2)
+    torch.testing.assert_close(best[0], torch.full((H, D), 0.5, dtype=torch.float64))
+    assert float((best[1] - 1.0).abs().max()) < 1e-4
+    # the stopped run is the fixed-iteration run cut short: identical up to the stop
+    fixed = Lbfgs(
+        LbfgsConfig(n_problems=2, n_iters=res.n_iters, convergence_tol=0.0, fixed_iters=True),
+        MixedRollout(H, D),
+    ).optimize(init)
+    hist, ref = res.debug["cost_history"], fixed.debug["cost_history"]
+    assert torch.equal(hist[: last_easy + 1, :n], ref[: last_easy + 1, :n])
+    # without a stall rule the same problem runs to the iteration limit
+    plain = Lbfgs(LbfgsConfig(n_problems=2, n_iters=60, convergence_tol=0.0), MixedRollout(H, D))
+    assert plain.optimize(init).n_iters == 60
+
+
+def test_best_seed_rule_freezes_the_whole_problem():
+    H, D, n = 2, 2, 3
+    gen = torch.Generator().manual_seed(13)
+    init = torch.randn(n, H, D, generator=gen, dtype=torch.float64) * 2.0
+    cfg = dict(n_iters=200, convergence_tol=0.0, stall_rtol=1e-3, convergence_check_every=2)
+    all_seeds = Lbfgs(LbfgsConfig(**cfg), RosenbrockRollout(H, D)).optimize(init)
+    best_seed = Lbfgs(LbfgsConfig(**cfg, stop_rule="BEST_SEED"), RosenbrockRollout(H, D))
+    res = best_seed.optimize(init)
+    assert res.n_iters <= all_seeds.n_iters
+    assert bool(res.problem_converged.all())
+    b = int(res.best_cost.argmin())
+    assert bool(res.converged[b])  # the best seed converged; the others were frozen with it

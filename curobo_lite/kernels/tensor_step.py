@@ -179,9 +179,11 @@ def validate_step_inputs(
     traj_dt: float | torch.Tensor,
     mode: StepMode,
     start_idx: torch.Tensor | None = None,
+    check_index: bool = True,
 ) -> StepInputs:
     """Check shapes, dtypes, devices and values; raise ``ValueError``/``TypeError`` naming the
-    argument, the expected and the received value. Nothing is written."""
+    argument, the expected and the received value. Nothing is written. ``check_index=False``
+    skips the range check of ``start_idx`` (its only host read)."""
     _check_tensor("act", act, 3, None, None)
     if act.dtype not in _SUPPORTED_DTYPES:
         raise TypeError(f"act: expected dtype float32 or float64, received {act.dtype}")
@@ -228,7 +230,7 @@ def validate_step_inputs(
             )
         if start_idx.device != act.device:
             raise TypeError(f"start_idx: expected device {act.device}, received {start_idx.device}")
-        low, high = int(start_idx.min()), int(start_idx.max())
+        low, high = (int(start_idx.min()), int(start_idx.max())) if check_index else (0, 0)
         if low < 0 or high >= n_start:
             raise ValueError(
                 f"start_idx: expected values in [0, {n_start}) (rows of start_position), "
@@ -557,6 +559,7 @@ def tensor_step(
     fd_mode: str = "BACKWARD",
     start_idx: torch.Tensor | None = None,
     out: StepBuffers | None = None,
+    check_index: bool = True,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Integrate an action sequence into a joint-state trajectory (SPEC §2).
 
@@ -572,6 +575,9 @@ def tensor_step(
         fd_mode: for POSITION: ``"BACKWARD"``, ``"CENTRAL"`` or ``"TELEPORT"``.
         start_idx: optional ``[B]`` integer rows of the start state for each trajectory.
         out: optional preallocated :class:`StepBuffers` to write into (reused across calls).
+        check_index: ``False`` skips the check that ``start_idx`` lies in ``[0, S)``, the one
+            host read of the call: for callers that built the indices themselves (the rollout),
+            so the hot loop needs no device synchronization.
 
     Returns:
         ``(position, velocity, acceleration, jerk)``, each ``[B, H, D]``; index 0 holds the start
@@ -580,7 +586,14 @@ def tensor_step(
     """
     mode = resolve_step_mode(control_space, fd_mode)
     inputs = validate_step_inputs(
-        act, start_position, start_velocity, start_acceleration, traj_dt, mode, start_idx
+        act,
+        start_position,
+        start_velocity,
+        start_acceleration,
+        traj_dt,
+        mode,
+        start_idx,
+        check_index,
     )
     if out is not None:
         out.check(inputs.act)

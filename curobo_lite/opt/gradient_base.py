@@ -9,6 +9,16 @@ Convergence of a seed after an iteration:
 convergence_tol``, where ``pg`` is the gradient (projected onto the box when ``use_bounds``:
 ``pg = x - clamp(x - g, lows, highs)``, so a gradient that only pushes against an active bound
 counts as zero).
+
+Stall (optional, ``stall_rtol`` or ``stall_atol`` > 0): a seed whose best cost improved by at
+most ``stall_atol + stall_rtol * |best|`` since the previous check has converged too; the checks
+happen every ``convergence_check_every`` iterations. With ``stop_rule: BEST_SEED`` a problem
+stops (all its seeds frozen, ``problem_converged``) as soon as its best seed has converged:
+the usual rule for multi-start solves, where only the best seed is kept.
+
+Host synchronization: an iteration itself never reads a tensor value on the host; the loop
+reads the convergence flags once per ``convergence_check_every`` iterations (never with
+``fixed_iters``), so on CUDA a block of iterations can run as one captured graph.
 """
 
 from __future__ import annotations
@@ -24,6 +34,7 @@ from curobo_lite.opt.base import (
     OptResult,
     Rollout,
     as_bool,
+    as_choice,
     as_float,
     as_int,
     check_action_tensor,
@@ -31,6 +42,8 @@ from curobo_lite.opt.base import (
     check_rollout_result,
     validate_rollout,
 )
+
+STOP_RULES = ("ALL_SEEDS", "BEST_SEED")
 
 
 @dataclass
@@ -46,6 +59,10 @@ class GradientOptimizerConfig:
     fixed_iters: bool = False
     use_bounds: bool = True
     seed: int = 0
+    stall_rtol: float = 0.0
+    stall_atol: float = 0.0
+    convergence_check_every: int = 1
+    stop_rule: str = "ALL_SEEDS"
 
     def __post_init__(self) -> None:
         s = self.section
@@ -56,6 +73,12 @@ class GradientOptimizerConfig:
         self.fixed_iters = as_bool(s, "fixed_iters", self.fixed_iters)
         self.use_bounds = as_bool(s, "use_bounds", self.use_bounds)
         self.seed = as_int(s, "seed", self.seed, 0)
+        self.stall_rtol = as_float(s, "stall_rtol", self.stall_rtol, 0.0)
+        self.stall_atol = as_float(s, "stall_atol", self.stall_atol, 0.0)
+        self.convergence_check_every = as_int(
+            s, "convergence_check_every", self.convergence_check_every, 1
+        )
+        self.stop_rule = as_choice(s, "stop_rule", self.stop_rule, STOP_RULES)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> GradientOptimizerConfig:
@@ -106,6 +129,9 @@ class GradientOptimizerBase(ABC):
         f, g = self._evaluate(x)
         best_f, best_x = f.clone(), x.clone()
         converged = torch.zeros(B, dtype=torch.bool, device=x.device)
+        frozen = converged.clone()  # converged, or a seed of a problem that has stopped
+        stall = cfg.stall_rtol > 0.0 or cfg.stall_atol > 0.0
+        best_at_check = best_f.clone()
         hist: dict[str, list[torch.Tensor]] = {
             "cost_history": [],
             "best_cost_history": [],
@@ -113,7 +139,7 @@ class GradientOptimizerBase(ABC):
         }
         n_run = 0
         for _ in range(cfg.n_iters):
-            active = ~converged
+            active = ~frozen
             x_new, f_new, g_new, extra = self._step(x, f, g, active)
             a3 = active[:, None, None]
             f_prev = f
@@ -127,13 +153,23 @@ class GradientOptimizerBase(ABC):
             tol = cfg.convergence_tol
             small_df = (f - f_prev).abs() <= tol * torch.clamp(f_prev.abs(), min=1.0)
             converged = converged | (active & small_df & (gnorm <= tol))
+            n_run += 1
+            check = n_run % cfg.convergence_check_every == 0
+            if check and stall:
+                gain = best_at_check - best_f
+                slack = cfg.stall_atol + cfg.stall_rtol * best_f.abs()
+                converged = converged | (active & (gain <= slack))
+                best_at_check = best_f.clone()
+            frozen = frozen | converged
+            if check and cfg.stop_rule == "BEST_SEED":
+                frozen = frozen | self._best_seed_converged(best_f, converged)
             hist["cost_history"].append(f.clone())
             hist["best_cost_history"].append(best_f.clone())
             hist["grad_norm_history"].append(gnorm)
             for k, v in extra.items():
                 hist.setdefault(k, []).append(v)
-            n_run += 1
-            if not cfg.fixed_iters and bool(converged.all()):
+            # the only host read of the loop, once per check
+            if check and not cfg.fixed_iters and bool(frozen.all()):
                 break
         debug = {k: torch.stack(v) for k, v in hist.items()}
         return OptResult(
@@ -142,9 +178,24 @@ class GradientOptimizerBase(ABC):
             best_cost=best_f.detach(),
             n_iters=n_run,
             converged=converged,
-            problem_converged=converged.view(cfg.n_problems, -1).all(dim=1),
+            problem_converged=self._problem_converged(best_f, converged),
             debug=debug,
         )
+
+    def _best_seed_converged(self, best_f: torch.Tensor, converged: torch.Tensor) -> torch.Tensor:
+        """``[B]``: True for every seed of a problem whose best seed has converged."""
+        P = self.config.n_problems
+        best = best_f.view(P, -1).argmin(dim=1, keepdim=True)
+        done = converged.view(P, -1).gather(1, best)
+        return done.expand(P, best_f.shape[0] // P).reshape(-1)
+
+    def _problem_converged(self, best_f: torch.Tensor, converged: torch.Tensor) -> torch.Tensor:
+        """``[n_problems]``: every seed converged (``ALL_SEEDS``) or the best one
+        (``BEST_SEED``)."""
+        P = self.config.n_problems
+        if self.config.stop_rule == "BEST_SEED":
+            return self._best_seed_converged(best_f, converged).view(P, -1)[:, 0]
+        return converged.view(P, -1).all(dim=1)
 
     # --- hooks -----------------------------------------------------------------------------
 

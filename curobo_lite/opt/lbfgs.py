@@ -3,10 +3,11 @@
 Every seed (``B = n_problems * num_seeds`` of them, problem-major) runs its own L-BFGS: its own
 curvature history (a ring buffer of the last ``history`` pairs ``s = x_{k+1} - x_k``,
 ``y = g_{k+1} - g_k``), its own step sizes and its own convergence flag (see
-:mod:`curobo_lite.opt.gradient_base`). The two-loop recursion is batched over seeds; a pair
-with non-positive curvature (``s.y <= eps |s| |y|``) is not stored for that seed. With no pairs
-yet, the inverse Hessian is ``min(1, 1/||g||_2) I`` (the first trial step has length at most
-``step_scale``); afterwards the usual ``(s.y / y.y) I`` of the newest pair.
+:mod:`curobo_lite.opt.gradient_base`). The inverse-Hessian product is batched over seeds
+(compact form, see :class:`LbfgsHistory`); a pair with non-positive curvature
+(``s.y <= eps |s| |y|``) is not stored for that seed. With no pairs yet, the inverse Hessian
+is ``min(1, 1/||g||_2) I`` (the first trial step has length at most ``step_scale``);
+afterwards the usual ``(s.y / y.y) I`` of the newest pair.
 
 Line search (cuRobo style, documented choice): all step sizes
 ``alpha_k = step_scale * trial * line_search_scale[k]`` are evaluated **in parallel** in one
@@ -46,6 +47,10 @@ YAML section ``lbfgs:`` (keys of :meth:`LbfgsConfig.from_dict`; unknown keys are
   the loop stops once every seed has converged unless ``fixed_iters``.
 - ``fixed_iters`` (bool, default false): always run ``n_iters`` iterations (no early exit, so
   no host sync on the convergence flags; converged seeds stay frozen all the same).
+- ``stall_rtol``, ``stall_atol`` (floats >= 0, default 0: off), ``convergence_check_every``
+  (int >= 1, default 1), ``stop_rule`` (``"ALL_SEEDS"`` or ``"BEST_SEED"``, default
+  ``"ALL_SEEDS"``): stall-based convergence and per-problem stopping, see
+  :mod:`curobo_lite.opt.gradient_base`.
 - ``use_bounds`` (bool, default true): project iterates and trial points into the rollout's
   action bounds; the search direction is zeroed on coordinates pushing against an active bound.
 - ``seed`` (int >= 0, default 0): seed of the uniform draw when ``optimize(None)``.
@@ -109,24 +114,31 @@ class LbfgsConfig(GradientOptimizerConfig):
 
 
 class LbfgsHistory:
-    """Per-seed ring buffers of curvature pairs and the batched two-loop recursion.
+    """Per-seed ring buffers of curvature pairs and the batched inverse-Hessian product.
+
+    ``H_k g`` uses the compact representation of Byrd, Nocedal & Schnabel (1994, eq. 2.6),
+    which equals the two-loop recursion but is a fixed handful of batched matrix products and
+    two triangular solves, whatever the history length: no Python loop over the pairs, no host
+    synchronization, the same buffers every call (ready for CUDA-graph capture).
 
     Args:
         history: pairs kept per seed (``m``).
         batch: seeds ``B``.
         n: flattened variable size ``N`` (``H * D``).
-        tensor_args: device and dtype of the buffers ``s, y [m, B, N]``, ``rho [m, B]``.
+        tensor_args: device and dtype of the buffers ``s, y [B, m, N]``.
     """
 
     def __init__(self, history: int, batch: int, n: int, tensor_args: TensorDeviceType) -> None:
         self.m = history
-        self.s = tensor_args.zeros(history, batch, n)
-        self.y = tensor_args.zeros(history, batch, n)
-        self.rho = tensor_args.zeros(history, batch)
+        self.s = tensor_args.zeros(batch, history, n)
+        self.y = tensor_args.zeros(batch, history, n)
         self.ptr = torch.zeros(batch, dtype=torch.long, device=tensor_args.device)
         self.count = torch.zeros(batch, dtype=torch.long, device=tensor_args.device)
         self._rows = torch.arange(batch, device=tensor_args.device)
-        self._alpha = tensor_args.zeros(history, batch)
+        self._slots = torch.arange(history, device=tensor_args.device)
+        self._eye = torch.eye(history, **tensor_args.as_kwargs())
+        self._upper = torch.ones(history, history, dtype=torch.bool, device=tensor_args.device)
+        self._upper = self._upper.triu()
         self._eps = torch.finfo(tensor_args.dtype).eps
 
     def reset(self, mask: torch.Tensor | None = None) -> None:
@@ -146,40 +158,39 @@ class LbfgsHistory:
         sy = (s * y).sum(-1)
         norms = s.norm(dim=-1) * y.norm(dim=-1)
         ok = mask & (sy > self._eps * norms) & torch.isfinite(sy) & (norms > 0)
-        idx, rows = self.ptr, self._rows
-        ok2 = ok[:, None]
-        self.s[idx, rows] = torch.where(ok2, s, self.s[idx, rows])
-        self.y[idx, rows] = torch.where(ok2, y, self.y[idx, rows])
-        rho = torch.where(ok, 1.0 / torch.where(ok, sy, torch.ones_like(sy)), self.rho[idx, rows])
-        self.rho[idx, rows] = rho
-        self.ptr = torch.where(ok, (self.ptr + 1) % self.m, self.ptr)
-        self.count = torch.where(ok, torch.clamp(self.count + 1, max=self.m), self.count)
+        idx, rows, ok2 = self.ptr, self._rows, ok[:, None]
+        self.s[rows, idx] = torch.where(ok2, s, self.s[rows, idx])
+        self.y[rows, idx] = torch.where(ok2, y, self.y[rows, idx])
+        self.ptr.copy_(torch.where(ok, (self.ptr + 1) % self.m, self.ptr))
+        self.count.copy_(torch.where(ok, torch.clamp(self.count + 1, max=self.m), self.count))
         return ok
 
     def apply_inverse_hessian(self, g: torch.Tensor) -> torch.Tensor:
-        """``H_k g`` for ``g [B, N]`` by the two-loop recursion over each seed's valid pairs."""
-        rows, m = self._rows, self.m
-        q = g.clone()
-        alpha = self._alpha
-        for i in range(m):  # newest to oldest
-            j = (self.ptr - 1 - i) % m
-            valid = i < self.count
-            a = torch.where(valid, self.rho[j, rows] * (self.s[j, rows] * q).sum(-1), 0.0)
-            alpha[i] = a
-            q = q - a[:, None] * self.y[j, rows]
-        j = (self.ptr - 1) % m
-        s_new, y_new = self.s[j, rows], self.y[j, rows]
-        yy = (y_new * y_new).sum(-1)
-        gamma_pair = (s_new * y_new).sum(-1) / torch.where(yy > 0, yy, torch.ones_like(yy))
+        """``H_k g`` for ``g [B, N]`` over each seed's valid pairs (``gamma g`` with none)."""
+        m = self.m
+        # chronological order, oldest first: slot (ptr + k) % m; the first m - count are unused
+        order = (self.ptr[:, None] + self._slots) % m  # [B, m]
+        valid = (self._slots >= m - self.count[:, None]).to(g.dtype)  # [B, m]
+        rows = self._rows[:, None]
+        S = self.s[rows, order] * valid[..., None]  # [B, m, N]
+        Y = self.y[rows, order] * valid[..., None]
+        sty = S @ Y.transpose(1, 2)  # [B, m, m], (i, j) = s_i . y_j
+        yty = Y @ Y.transpose(1, 2)
+        d = torch.diagonal(sty, dim1=1, dim2=2)  # s_i . y_i (0 for unused slots)
+        # R: upper triangle of S^T Y; unused slots get a unit diagonal, which decouples them
+        R = torch.where(self._upper, sty, 0.0) + self._eye * (1.0 - valid)[:, None, :]
+        gv = g[..., None]  # [B, N, 1]
+        a = S @ gv  # [B, m, 1]
+        c = Y @ gv
+        y_new, sy_new = yty[:, -1, -1], d[:, -1]
+        gamma_pair = sy_new / torch.where(y_new > 0, y_new, torch.ones_like(y_new))
         gamma_init = torch.clamp(1.0 / g.norm(dim=-1).clamp(min=self._eps), max=1.0)
-        gamma = torch.where(self.count > 0, gamma_pair, gamma_init)
-        r = gamma[:, None] * q
-        for i in reversed(range(m)):  # oldest to newest
-            j = (self.ptr - 1 - i) % m
-            valid = i < self.count
-            b = self.rho[j, rows] * (self.y[j, rows] * r).sum(-1)
-            r = r + torch.where(valid, alpha[i] - b, 0.0)[:, None] * self.s[j, rows]
-        return r
+        gamma = torch.where(self.count > 0, gamma_pair, gamma_init)[:, None, None]
+        p = torch.linalg.solve_triangular(R, a, upper=True)
+        rhs = d[..., None] * p + gamma * (yty @ p) - gamma * c
+        top = torch.linalg.solve_triangular(R.transpose(1, 2), rhs, upper=False)
+        out = gamma * gv + S.transpose(1, 2) @ top - gamma * (Y.transpose(1, 2) @ p)
+        return out[..., 0]
 
 
 class Lbfgs(GradientOptimizerBase):

@@ -64,7 +64,12 @@ DEFAULT_IK_LBFGS: dict[str, Any] = {
     "line_search": "ARMIJO",
     "line_search_scale": [0.01, 0.05, 0.1, 0.3, 0.5, 0.75, 1.0],
     "convergence_tol": 0.0,
-    "fixed_iters": True,
+    # every seed stops once its best cost gains less than 1e-3 + 5 % over 5 iterations (seeds
+    # in a local minimum stall early); the solve ends when all have
+    "stall_atol": 0.001,
+    "stall_rtol": 0.05,
+    "convergence_check_every": 5,
+    "fixed_iters": False,
 }
 
 

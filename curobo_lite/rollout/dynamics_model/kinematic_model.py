@@ -284,6 +284,7 @@ class KinematicModel:
         # rollouts ([B, H, D]) and robot commands ([P, H, D], P << B) keep separate buffers, so
         # alternating MPC calls neither reallocate nor overwrite each other's trajectories
         self._buffers: StepBuffers | None = None
+        self._checked_index: dict[int, tuple[torch.Tensor, int]] = {}  # id -> (index, version)
         self._command_buffers: StepBuffers | None = None
         self._set_action_bounds()
 
@@ -413,7 +414,14 @@ class KinematicModel:
         state_idx: torch.Tensor | None,
         out: StepBuffers,
     ) -> JointState:
-        """The step kernel on checked inputs, writing ``[B, H, D]`` trajectories into ``out``."""
+        """The step kernel on checked inputs, writing ``[B, H, D]`` trajectories into ``out``.
+
+        ``state_idx``'s range is checked on the host once per index tensor (the rollout passes
+        the same cached one every call), so the steady-state loop has no device sync."""
+        seen = None if state_idx is None else self._checked_index.get(id(state_idx))
+        check_index = state_idx is not None and not (
+            seen is not None and seen[0] is state_idx and seen[1] == state_idx._version
+        )
         position, velocity, acceleration, jerk = tensor_step(
             act_seq,
             start_state.position,
@@ -423,7 +431,12 @@ class KinematicModel:
             self.step_mode,
             start_idx=state_idx,
             out=out,
+            check_index=check_index,
         )
+        if check_index:
+            if len(self._checked_index) >= 8:
+                self._checked_index.clear()
+            self._checked_index[id(state_idx)] = (state_idx, state_idx._version)
         return JointState(position, velocity, acceleration, jerk, joint_names=self.joint_names)
 
     def forward(
