@@ -109,52 +109,30 @@ def test_mppi_iteration_reads_nothing_on_the_host():
     assert torch.isfinite(result.action).all()
 
 
+def capture(fn):
+    """Capture ``fn()`` into a CUDA graph (on a side stream, as torch advises)."""
+    graph = torch.cuda.CUDAGraph()
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream), torch.cuda.graph(graph):
+        out = fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    return graph, out
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA (torch.cuda.graph)")
 def test_lbfgs_iteration_replays_as_a_cuda_graph():
     rollout = reacher("gradient_trajopt", TensorDeviceType(device=torch.device("cuda", 0)))
     solver, x, f, g, active = lbfgs_state(rollout)
-    x, f, g, _ = solver._step(x, f, g, active)  # warm-up on a side stream, as torch advises
-    history = [
-        t.clone()
-        for t in (
-            solver.history.s,
-            solver.history.y,
-            solver.history.ptr,
-            solver.history.count,
-            solver._trial,
-        )
-    ]
-    static = [t.clone() for t in (x, f, g)]
-    eager = solver._step(*static, active)[:3]
-    # restore the state the eager step changed, then capture the same step
-    for dst, src in zip(
-        (
-            solver.history.s,
-            solver.history.y,
-            solver.history.ptr,
-            solver.history.count,
-            solver._trial,
-        ),
-        history,
-    ):
+    x, f, g, _ = solver._step(x, f, g, active)  # warm-up: first-call checks and allocations
+    h = solver.history
+    state = (h.s, h.y, h.ptr, h.count, solver._trial)
+    saved = [t.clone() for t in state]
+    eager = solver._step(x, f, g, active)[:3]
+    for dst, src in zip(state, saved):  # undo the eager step, then capture the same step
         dst.copy_(src)
-    graph = torch.cuda.CUDAGraph()
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        with torch.cuda.graph(graph):
-            captured = solver._step(*static, active)[:3]
-    torch.cuda.current_stream().wait_stream(stream)
-    for dst, src in zip(
-        (
-            solver.history.s,
-            solver.history.y,
-            solver.history.ptr,
-            solver.history.count,
-            solver._trial,
-        ),
-        history,
-    ):
+    graph, captured = capture(lambda: solver._step(x, f, g, active)[:3])
+    for dst, src in zip(state, saved):
         dst.copy_(src)
     graph.replay()
     torch.cuda.synchronize()
@@ -167,15 +145,9 @@ def test_mppi_iteration_replays_as_a_cuda_graph():
     rollout = reacher("particle_mpc", TensorDeviceType(device=torch.device("cuda", 0)))
     task = TaskConfig.load("particle_mpc")
     mppi = Mppi(MppiConfig.from_dict(dict(task.mppi, num_particles=64)), rollout)
-    graph = torch.cuda.CUDAGraph()
     with torch.no_grad():
         mppi.optimize()
-        stream = torch.cuda.Stream()
-        stream.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(stream):
-            with torch.cuda.graph(graph):
-                result = mppi.optimize()
-        torch.cuda.current_stream().wait_stream(stream)
+        graph, result = capture(mppi.optimize)
         for _ in range(3):
             graph.replay()
         torch.cuda.synchronize()
