@@ -109,9 +109,12 @@ def test_mppi_iteration_reads_nothing_on_the_host():
     assert torch.isfinite(result.action).all()
 
 
-def capture(fn):
-    """Capture ``fn()`` into a CUDA graph (on a side stream, as torch advises)."""
+def capture(fn, generators=()):
+    """Capture ``fn()`` into a CUDA graph (on a side stream, as torch advises); private CUDA
+    generators used inside must be registered with the graph."""
     graph = torch.cuda.CUDAGraph()
+    for gen in generators:
+        graph.register_generator_state(gen)
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream), torch.cuda.graph(graph):
@@ -147,7 +150,7 @@ def test_mppi_iteration_replays_as_a_cuda_graph():
     mppi = Mppi(MppiConfig.from_dict(dict(task.mppi, num_particles=64)), rollout)
     with torch.no_grad():
         mppi.optimize()
-        graph, result = capture(mppi.optimize)
+        graph, result = capture(mppi.optimize, generators=(mppi._gen,))
         for _ in range(3):
             graph.replay()
         torch.cuda.synchronize()
