@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 import torch
 
+from curobo_lite.kernels.bound_cost_kernels import BoundCostParams, bound_cost
 from curobo_lite.rollout.cost.base import (
     QUANTITIES,
     CostBase,
@@ -116,14 +117,13 @@ class BoundCost(CostBase):
         c = self.config
         bounds = c.activation_bounds()
         self.dof = c.joint_limits["position"].shape[1]
-        # Quantities whose weights are all zero are skipped: a Python-side decision from the
-        # configuration, so no device synchronisation happens in forward.
-        self._terms: list[tuple[str, torch.Tensor, torch.Tensor, float, float]] = []
-        for i, quantity in enumerate(QUANTITIES):
-            quad = float(c.bound_weight[i]) * c.weight
-            lin = float(c.linear_weight[i]) * c.weight
-            if quad != 0 or lin != 0:
-                self._terms.append((quantity, bounds[quantity][0], bounds[quantity][1], quad, lin))
+        # one fused Warp pass for all four quantities (value and gradient); quantities whose
+        # weights are all zero are skipped there by host-side flags (no device read)
+        quad = [float(c.bound_weight[i]) * c.weight for i in range(len(QUANTITIES))]
+        lin = [float(c.linear_weight[i]) * c.weight for i in range(len(QUANTITIES))]
+        lower = torch.stack([bounds[q][0] for q in QUANTITIES])
+        upper = torch.stack([bounds[q][1] for q in QUANTITIES])
+        self._params = BoundCostParams.build(lower, upper, quad, lin)
 
     def _check(self, state: Any) -> JointState:
         state = trajectory_state(type(self).__name__, state, self.tensor_args)
@@ -134,21 +134,11 @@ class BoundCost(CostBase):
         """Per-step bound cost of a ``JointState`` with ``[B, H, D]`` fields -> ``[B, H]``."""
         state = self._check(state)
         batch, horizon = state.position.shape[:2]
-        if not self.enabled or not self._terms:
+        if not self.enabled or not any(self._params.active_flags):
             return self._disabled(batch, horizon)
-        cost = None
-        for quantity, lower, upper, quad, lin in self._terms:
-            x = getattr(state, quantity)
-            # x - clamp(x) is the signed excess beyond the activation bounds (zero inside).
-            excess = x - torch.clamp(x, lower, upper)
-            term = excess.square()
-            if quad != 1.0:
-                term = term * quad
-            if lin != 0:
-                term = term + lin * excess.abs()
-            term = term.sum(-1)
-            cost = term if cost is None else cost + term
-        return cost
+        return bound_cost(
+            state.position, state.velocity, state.acceleration, state.jerk, self._params
+        )
 
     def violation(self, state: JointState) -> dict[str, torch.Tensor]:
         """Largest limit violation per trajectory (metrics, no gradient).
