@@ -117,21 +117,26 @@ class LbfgsHistory:
     """Per-seed ring buffers of curvature pairs and the batched inverse-Hessian product.
 
     ``H_k g`` uses the compact representation of Byrd, Nocedal & Schnabel (1994, eq. 2.6),
-    which equals the two-loop recursion but is a fixed handful of batched matrix products and
-    two triangular solves, whatever the history length: no Python loop over the pairs, no host
-    synchronization, the same buffers every call (ready for CUDA-graph capture).
+    which equals the two-loop recursion: the Gram matrices ``S^T Y`` and ``Y^T Y`` are kept up
+    to date by each push (one row and column per stored pair), so a product is two weighted
+    sums over the history, two ``m x m`` triangular solves and a handful of small ops, whatever
+    ``m`` is: no Python loop over the pairs, no host synchronization, the same buffers every
+    call (ready for CUDA-graph capture).
 
     Args:
         history: pairs kept per seed (``m``).
         batch: seeds ``B``.
         n: flattened variable size ``N`` (``H * D``).
-        tensor_args: device and dtype of the buffers ``s, y [B, m, N]``.
+        tensor_args: device and dtype of the buffers ``s, y [B, m, N]`` (ring order) and
+            ``sty, yty [B, m, m]`` (``(i, j) = s_i . y_j``, ``y_i . y_j``, ring order).
     """
 
     def __init__(self, history: int, batch: int, n: int, tensor_args: TensorDeviceType) -> None:
         self.m = history
         self.s = tensor_args.zeros(batch, history, n)
         self.y = tensor_args.zeros(batch, history, n)
+        self.sty = tensor_args.zeros(batch, history, history)
+        self.yty = tensor_args.zeros(batch, history, history)
         self.ptr = torch.zeros(batch, dtype=torch.long, device=tensor_args.device)
         self.count = torch.zeros(batch, dtype=torch.long, device=tensor_args.device)
         self._rows = torch.arange(batch, device=tensor_args.device)
@@ -161,36 +166,48 @@ class LbfgsHistory:
         idx, rows, ok2 = self.ptr, self._rows, ok[:, None]
         self.s[rows, idx] = torch.where(ok2, s, self.s[rows, idx])
         self.y[rows, idx] = torch.where(ok2, y, self.y[rows, idx])
+        # the new pair's row and column of the Gram matrices
+        slot = ok2 & (self._slots == idx[:, None])  # [B, m]
+        s_y = (self.y * s[:, None]).sum(-1)  # s_new . y_j
+        y_s = (self.s * y[:, None]).sum(-1)  # s_j . y_new
+        y_y = (self.y * y[:, None]).sum(-1)
+        self.sty.copy_(torch.where(slot[:, :, None], s_y[:, None, :], self.sty))
+        self.sty.copy_(torch.where(slot[:, None, :], y_s[:, :, None], self.sty))
+        self.yty.copy_(torch.where(slot[:, :, None], y_y[:, None, :], self.yty))
+        self.yty.copy_(torch.where(slot[:, None, :], y_y[:, :, None], self.yty))
         self.ptr.copy_(torch.where(ok, (self.ptr + 1) % self.m, self.ptr))
         self.count.copy_(torch.where(ok, torch.clamp(self.count + 1, max=self.m), self.count))
         return ok
 
     def apply_inverse_hessian(self, g: torch.Tensor) -> torch.Tensor:
         """``H_k g`` for ``g [B, N]`` over each seed's valid pairs (``gamma g`` with none)."""
-        m = self.m
-        # chronological order, oldest first: slot (ptr + k) % m; the first m - count are unused
+        m, rows = self.m, self._rows[:, None]
+        # chronological order, oldest first: ring slot (ptr + k) % m; the first m - count are
+        # unused (their rows and columns are zeroed, their R diagonal set to 1: decoupled)
         order = (self.ptr[:, None] + self._slots) % m  # [B, m]
         valid = (self._slots >= m - self.count[:, None]).to(g.dtype)  # [B, m]
-        rows = self._rows[:, None]
-        S = self.s[rows, order] * valid[..., None]  # [B, m, N]
-        Y = self.y[rows, order] * valid[..., None]
-        sty = S @ Y.transpose(1, 2)  # [B, m, m], (i, j) = s_i . y_j
-        yty = Y @ Y.transpose(1, 2)
-        d = torch.diagonal(sty, dim1=1, dim2=2)  # s_i . y_i (0 for unused slots)
-        # R: upper triangle of S^T Y; unused slots get a unit diagonal, which decouples them
+        vv = valid[:, :, None] * valid[:, None, :]
+        sty = self.sty[rows[..., None], order[:, :, None], order[:, None, :]] * vv
+        yty = self.yty[rows[..., None], order[:, :, None], order[:, None, :]] * vv
+        a = (self.s * g[:, None]).sum(-1).gather(1, order) * valid  # S^T g, [B, m]
+        c = (self.y * g[:, None]).sum(-1).gather(1, order) * valid  # Y^T g
+        d = torch.diagonal(sty, dim1=1, dim2=2)  # s_i . y_i
         R = torch.where(self._upper, sty, 0.0) + self._eye * (1.0 - valid)[:, None, :]
-        gv = g[..., None]  # [B, N, 1]
-        a = S @ gv  # [B, m, 1]
-        c = Y @ gv
         y_new, sy_new = yty[:, -1, -1], d[:, -1]
         gamma_pair = sy_new / torch.where(y_new > 0, y_new, torch.ones_like(y_new))
         gamma_init = torch.clamp(1.0 / g.norm(dim=-1).clamp(min=self._eps), max=1.0)
-        gamma = torch.where(self.count > 0, gamma_pair, gamma_init)[:, None, None]
-        p = torch.linalg.solve_triangular(R, a, upper=True)
-        rhs = d[..., None] * p + gamma * (yty @ p) - gamma * c
-        top = torch.linalg.solve_triangular(R.transpose(1, 2), rhs, upper=False)
-        out = gamma * gv + S.transpose(1, 2) @ top - gamma * (Y.transpose(1, 2) @ p)
-        return out[..., 0]
+        gamma = torch.where(self.count > 0, gamma_pair, gamma_init)[:, None]  # [B, 1]
+        p = torch.linalg.solve_triangular(R, a[..., None], upper=True)[..., 0]
+        rhs = d * p + gamma * (yty @ p[..., None])[..., 0] - gamma * c
+        top = torch.linalg.solve_triangular(R.transpose(1, 2), rhs[..., None], upper=False)
+        # back to ring order, then H g = gamma g + S top - gamma Y p
+        top_ring = torch.zeros_like(p).scatter_(1, order, top[..., 0])
+        p_ring = torch.zeros_like(p).scatter_(1, order, p)
+        return (
+            gamma * g
+            + (self.s * top_ring[..., None]).sum(1)
+            - gamma * (self.y * p_ring[..., None]).sum(1)
+        )
 
 
 class Lbfgs(GradientOptimizerBase):
