@@ -20,6 +20,7 @@ import torch.distributed as dist
 from torch.autograd.function import once_differentiable
 
 from curobo_lite.distributed.group import is_distributed
+from curobo_lite.types.errors import InputTypeError, InputValueError
 
 # Dtype ids exchanged between ranks to detect mismatches; the order only has to agree between
 # processes running the same torch, so a sorted scan of torch's dtype objects is enough.
@@ -44,7 +45,7 @@ def _gather_rows(out: torch.Tensor, inp: torch.Tensor, group: Any) -> None:
 
 def _check_same(what: str, per_rank: list[Any]) -> None:
     if any(value != per_rank[0] for value in per_rank):
-        raise ValueError(
+        raise InputValueError(
             f"all_gather_with_grad: tensor must have the same {what} on every rank, "
             f"received {what} per rank {per_rank}"
         )
@@ -67,7 +68,7 @@ def _gather_shapes(tensor: torch.Tensor, group: Any) -> list[list[int]]:
     _check_same("dtype", [str(_DTYPES[i]) if i >= 0 else "unknown" for i in dtype_ids])
     _check_same("number of dimensions", ndims)
     if ndims[0] == 0:
-        raise ValueError(
+        raise InputValueError(
             "all_gather_with_grad: tensor must have at least 1 dimension to concatenate along "
             "dim 0, received a 0-dim tensor (use tensor.reshape(1))"
         )
@@ -161,18 +162,18 @@ def all_gather_with_grad(
             number of dimensions or trailing shape (raised on every rank).
     """
     if not isinstance(tensor, torch.Tensor):
-        raise TypeError(
+        raise InputTypeError(
             f"all_gather_with_grad: tensor must be a torch.Tensor, received {type(tensor).__name__}"
         )
     if not is_distributed():
         if tensor.ndim == 0:
-            raise ValueError(
+            raise InputValueError(
                 "all_gather_with_grad: tensor must have at least 1 dimension to concatenate "
                 "along dim 0, received a 0-dim tensor (use tensor.reshape(1))"
             )
         return tensor
     if dist.get_backend(group) == "nccl" and tensor.device.type != "cuda":
-        raise ValueError(
+        raise InputValueError(
             f"all_gather_with_grad: the group uses NCCL, which needs CUDA tensors, received a "
             f"tensor on {tensor.device}"
         )

@@ -13,6 +13,8 @@ from datetime import timedelta
 import torch
 import torch.distributed as dist
 
+from curobo_lite.types.errors import InputTypeError, InputValueError
+
 _SUPPORTED_BACKENDS = ("gloo", "nccl")
 # Variables torchrun (and the env:// rendezvous) sets for every worker.
 _TORCHRUN_VARS = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
@@ -46,13 +48,13 @@ def shard_range(n: int, rank: int, world_size: int) -> tuple[int, int]:
     """
     for arg, value in (("n", n), ("rank", rank), ("world_size", world_size)):
         if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"shard_range: {arg} must be an int, received {value!r}")
+            raise InputTypeError(f"shard_range: {arg} must be an int, received {value!r}")
     if n < 0:
-        raise ValueError(f"shard_range: n must be >= 0, received {n}")
+        raise InputValueError(f"shard_range: n must be >= 0, received {n}")
     if world_size < 1:
-        raise ValueError(f"shard_range: world_size must be >= 1, received {world_size}")
+        raise InputValueError(f"shard_range: world_size must be >= 1, received {world_size}")
     if not 0 <= rank < world_size:
-        raise ValueError(f"shard_range: rank must be in [0, {world_size}), received {rank}")
+        raise InputValueError(f"shard_range: rank must be in [0, {world_size}), received {rank}")
     base, remainder = divmod(n, world_size)
     start = rank * base + min(rank, remainder)
     stop = start + base + (1 if rank < remainder else 0)
@@ -85,7 +87,7 @@ def _env_int(name: str) -> int:
     try:
         return int(raw)
     except ValueError:
-        raise ValueError(
+        raise InputValueError(
             f"init_from_env: environment variable {name} must be an integer, received {raw!r}"
         ) from None
 
@@ -107,16 +109,16 @@ def init_from_env(
             variable that is not an integer.
     """
     if backend is not None and backend not in _SUPPORTED_BACKENDS:
-        raise ValueError(
+        raise InputValueError(
             f"init_from_env: backend must be one of {_SUPPORTED_BACKENDS} or None, "
             f"received {backend!r}"
         )
     if backend == "nccl" and not torch.cuda.is_available():
-        raise ValueError("init_from_env: backend 'nccl' needs CUDA, but CUDA is not available")
+        raise InputValueError("init_from_env: backend 'nccl' needs CUDA, but CUDA is not available")
     if is_distributed():
         active = dist.get_backend()
         if backend is not None and backend != active:
-            raise ValueError(
+            raise InputValueError(
                 f"init_from_env: a process group with backend {active!r} already exists, "
                 f"received backend={backend!r}"
             )
@@ -133,18 +135,20 @@ def init_from_env(
         return DistributedContext(0, 1, 0, None, torch.device("cpu"), initialized=False)
     missing = [name for name in _TORCHRUN_VARS if name not in os.environ]
     if missing:
-        raise ValueError(
+        raise InputValueError(
             f"init_from_env: environment variables {missing} are missing "
             f"(found {present}); launch with torchrun or set all of {list(_TORCHRUN_VARS)}"
         )
     if not dist.is_available():
-        raise ValueError("init_from_env: torch.distributed is not available in this torch build")
+        raise InputValueError(
+            "init_from_env: torch.distributed is not available in this torch build"
+        )
     rank = _env_int("RANK")
     world_size = _env_int("WORLD_SIZE")
     _env_int("MASTER_PORT")  # validated here for a clear message instead of a rendezvous error
     local_rank = _env_int("LOCAL_RANK") if "LOCAL_RANK" in os.environ else 0
     if world_size < 1 or not 0 <= rank < world_size:
-        raise ValueError(
+        raise InputValueError(
             f"init_from_env: expected 0 <= RANK < WORLD_SIZE, received RANK={rank}, "
             f"WORLD_SIZE={world_size}"
         )

@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from curobo_lite.config_files import available_configs, resolve_config_file
+from curobo_lite.types.errors import ConfigError
 
 TASK_SECTIONS = ("model", "cost", "mppi", "lbfgs", "mpc", "trajopt")
 
@@ -42,22 +43,22 @@ class TaskConfig:
     @classmethod
     def from_dict(cls, data: Any, source: str = "<dict>", name: str | None = None) -> TaskConfig:
         if not isinstance(data, dict):
-            raise ValueError(
+            raise ConfigError(
                 f"{source}: expected a mapping of task sections, received {type(data).__name__}"
             )
         unknown = sorted(str(k) for k in set(data) - set(TASK_SECTIONS))
         if unknown:
-            raise ValueError(
+            raise ConfigError(
                 f"{source}: unknown task section(s) {unknown}; expected some of "
                 f"{list(TASK_SECTIONS)}"
             )
         if "model" not in data:
-            raise ValueError(f"{source}: missing required section 'model'")
+            raise ConfigError(f"{source}: missing required section 'model'")
         sections = {}
         for key in TASK_SECTIONS:
             value = data.get(key)
             if value is not None and not isinstance(value, dict):
-                raise ValueError(
+                raise ConfigError(
                     f"{source}: section '{key}' must be a mapping, received {type(value).__name__}"
                 )
             sections[key] = dict(value) if value is not None else None
@@ -74,7 +75,7 @@ class TaskConfig:
             with open(path) as f:
                 data = yaml.safe_load(f)
         except yaml.YAMLError as err:
-            raise ValueError(f"{path}: not valid YAML: {err}") from None
+            raise ConfigError(f"{path}: not valid YAML: {err}") from None
         return cls.from_dict(data, source=path)
 
     @classmethod

@@ -7,6 +7,8 @@ from typing import Any
 
 import torch
 
+from curobo_lite.types.errors import InputTypeError
+
 
 def _as_device(device: str | torch.device) -> torch.device:
     device = torch.device(device)
@@ -28,7 +30,7 @@ class TensorDeviceType:
     def __post_init__(self) -> None:
         object.__setattr__(self, "device", _as_device(self.device))
         if not isinstance(self.dtype, torch.dtype) or not self.dtype.is_floating_point:
-            raise TypeError(
+            raise InputTypeError(
                 f"TensorDeviceType.dtype: expected a floating torch.dtype, received {self.dtype!r}"
             )
 

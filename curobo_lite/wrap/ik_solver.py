@@ -38,6 +38,7 @@ from curobo_lite.robot import RobotConfig
 from curobo_lite.rollout import ArmReacher, ArmReacherConfig, Goal, TaskConfig
 from curobo_lite.rollout.dynamics_model import KinematicModelConfig
 from curobo_lite.types import JointState, Pose, TensorDeviceType, check_pose
+from curobo_lite.types.errors import InputTypeError, InputValueError
 
 #: Costs of the IK rollout unless ``cost=`` is given: squared errors suit quasi-Newton steps;
 #: the collision penalties are linear past contact, so a few millimetres of penetration already
@@ -93,7 +94,9 @@ class IKSolverConfig:
         for key in ("cost", "lbfgs"):
             value = getattr(self, key)
             if not isinstance(value, Mapping):
-                raise TypeError(f"{s}.{key}: expected a mapping, received {type(value).__name__}")
+                raise InputTypeError(
+                    f"{s}.{key}: expected a mapping, received {type(value).__name__}"
+                )
             setattr(self, key, dict(value))
 
     @classmethod
@@ -101,7 +104,9 @@ class IKSolverConfig:
         """Build from a mapping of the options; unknown keys raise ``ValueError``."""
         data = {} if data is None else data
         if not isinstance(data, Mapping):
-            raise TypeError(f"ik: expected a mapping of options, received {type(data).__name__}")
+            raise InputTypeError(
+                f"ik: expected a mapping of options, received {type(data).__name__}"
+            )
         check_keys(cls.section, data, [f.name for f in fields(cls)])
         return cls(**dict(data))
 
@@ -160,7 +165,7 @@ class IKSolver:
     def __init__(self, config: IKSolverConfig, rollout: ArmReacher) -> None:
         model = rollout.dynamics_model
         if model.horizon != 1 or not model.config.teleport_mode:
-            raise ValueError(
+            raise InputValueError(
                 "rollout: IK needs a horizon-1 teleport_mode rollout, received horizon "
                 f"{model.horizon}, teleport_mode {model.config.teleport_mode}"
             )
@@ -217,7 +222,7 @@ class IKSolver:
         """One goal pose (batch 1); ``seed_config [k, D]`` optional first seeds."""
         if not isinstance(goal_pose, Pose) or goal_pose.batch != 1:
             received = goal_pose.batch if isinstance(goal_pose, Pose) else type(goal_pose).__name__
-            raise ValueError(f"goal_pose: expected a Pose of batch 1, received {received}")
+            raise InputValueError(f"goal_pose: expected a Pose of batch 1, received {received}")
         if seed_config is not None and seed_config.ndim == 2:
             seed_config = seed_config[None]
         return self.solve_batch(goal_pose, seed_config)
@@ -300,7 +305,7 @@ class IKSolver:
         first = 0
         if seed_config is not None:
             if not isinstance(seed_config, torch.Tensor):
-                raise TypeError(
+                raise InputTypeError(
                     f"seed_config: expected a tensor [S, k, D], received "
                     f"{type(seed_config).__name__}"
                 )
@@ -310,12 +315,12 @@ class IKSolver:
                 or seed_config.shape[0] not in (1, S)
                 or (seed_config.shape[2] != D or seed_config.shape[1] > n)
             ):
-                raise ValueError(
+                raise InputValueError(
                     f"seed_config: expected shape [{S}, k <= {n}, {D}], received "
                     f"{tuple(seed_config.shape)}"
                 )
             if not bool(torch.isfinite(seed_config).all()):
-                raise ValueError("seed_config: contains NaN or infinite values")
+                raise InputValueError("seed_config: contains NaN or infinite values")
             first = seed_config.shape[1]
             seeds[:, :first] = torch.maximum(torch.minimum(seed_config, high), low)
         if first < n:
