@@ -48,7 +48,7 @@ from typing import Any
 
 import torch
 
-from curobo_lite.types.errors import InputTypeError
+from curobo_lite.types.errors import InputTypeError, InputValueError
 
 
 @dataclass
@@ -230,7 +230,7 @@ class ScaleTrackingSession:
         iteration ``i`` (``nan`` where nothing was recorded), each of length
         :attr:`num_iterations`."""
         if name not in self._calls:
-            raise KeyError(f"history: no term named {name!r}; tracked terms: {self.names}")
+            raise InputValueError(f"history: no term named {name!r}; tracked terms: {self.names}")
         n = self.num_iterations
         fwd: list[list[float]] = [[] for _ in range(n)]
         bwd: list[list[float]] = [[] for _ in range(n)]

@@ -106,8 +106,8 @@ class _Reader:
     def __init__(self, source: str) -> None:
         self.source = source
 
-    def error(self, key: str, problem: str) -> ValueError:
-        return ValueError(f"{self.source}: '{key}': {problem}")
+    def error(self, key: str, problem: str) -> ConfigError:
+        return ConfigError(f"{self.source}: '{key}': {problem}")
 
     def mapping(
         self,

@@ -100,9 +100,9 @@ class TaskConfig:
             f"control_space={model.get('control_space')}, {sections}, source={self.source!r})"
         )
 
-    def error(self, err: Exception) -> ValueError:
+    def error(self, err: Exception) -> ConfigError:
         """Re-raise a consumer's validation error with this file's name in front."""
-        return ValueError(f"{self.source}: {err}")
+        return ConfigError(f"{self.source}: {err}")
 
 
 def available_tasks() -> list[str]:
