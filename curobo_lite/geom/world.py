@@ -429,7 +429,8 @@ class WorldConfig:
                 groups[kind] = []
                 if section is None:
                     continue
-                section = reader.mapping(section, kind, (), tuple(section))
+                allowed = tuple(section) if isinstance(section, Mapping) else ()
+                section = reader.mapping(section, kind, (), allowed)
                 for name in section:
                     if not isinstance(name, str) or not name:
                         raise reader.error(
@@ -470,6 +471,11 @@ class WorldConfig:
             return name_or_path
         if isinstance(name_or_path, Mapping):
             return cls.from_dict(name_or_path)
+        if not isinstance(name_or_path, str | os.PathLike):
+            raise InputTypeError(
+                f"world: expected a WorldConfig, a mapping, a world file or a bundled name, "
+                f"received {type(name_or_path).__name__}"
+            )
         return cls.from_yaml(resolve_world_file(name_or_path))
 
     # export ------------------------------------------------------------------------------------

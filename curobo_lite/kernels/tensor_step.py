@@ -21,6 +21,7 @@ import warp as wp
 
 from curobo_lite.kernels import step_kernels
 from curobo_lite.kernels.launch import launch_rows
+from curobo_lite.types.base import check_data_device
 from curobo_lite.types.errors import InputTypeError, InputValueError
 from curobo_lite.types.state import StateType
 
@@ -190,6 +191,7 @@ def validate_step_inputs(
     """Check shapes, dtypes, devices and values; raise ``ValueError``/``TypeError`` naming the
     argument, the expected and the received value. Nothing is written."""
     _check_tensor("act", act, 3, None, None)
+    check_data_device("act", act)
     if act.dtype not in _SUPPORTED_DTYPES:
         raise InputTypeError(f"act: expected dtype float32 or float64, received {act.dtype}")
     batch, horizon, dof = act.shape

@@ -1,6 +1,6 @@
 """Core value types: devices, joint states, poses."""
 
-from curobo_lite.types.base import TensorDeviceType
+from curobo_lite.types.base import TensorDeviceType, check_data_device
 from curobo_lite.types.errors import (
     ConfigError,
     CuroboLiteError,
@@ -30,6 +30,7 @@ __all__ = [
     "JointState",
     "Pose",
     "StateType",
+    "check_data_device",
     "check_joint_state",
     "check_pose",
     "TensorDeviceType",

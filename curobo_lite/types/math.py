@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
-from curobo_lite.types.base import TensorDeviceType
+from curobo_lite.types.base import TensorDeviceType, check_data_device
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
 
@@ -281,6 +281,7 @@ def check_pose(
         raise InputValueError(f"{name}: expected batch {batch}, received {pose.batch}")
     if pose.batch < 1:
         raise InputValueError(f"{name}: expected at least one pose, received batch 0")
+    check_data_device(f"{name}.position", pose.position)
     pose = pose.to(tensor_args)
     finite = torch.isfinite(pose.position).all() & torch.isfinite(pose.quaternion).all()
     if not bool(finite):

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import torch
 
-from curobo_lite.types.base import TensorDeviceType
+from curobo_lite.types.base import TensorDeviceType, check_data_device
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
 
@@ -275,6 +275,9 @@ def check_joint_state(
             f"{name}: expected position shape [{expected}, {dof}]{shared} (the robot's {dof} "
             f"joints), received {received}"
         )
+    if state.position.shape[0] == 0:
+        raise InputValueError(f"{name}: expected at least one state, received shape {received}")
+    check_data_device(name, state.position)
     state = state.to(tensor_args)
     values = state.to_state_tensor()
     if not bool(torch.isfinite(values).all()):
