@@ -529,11 +529,12 @@ def run_solver(case: dict[str, Any]) -> str:
     solver_name, method = case["call"]
     solver = solvers()[solver_name]
     robot = solver.robot_config
-    start = hostile_start(case["start"], robot)
-    goal = hostile_pose(case["goal"])
-    joint_goal = hostile_start(case["goal"] if case["goal"] == "valid" else "nan", robot)
 
     def run() -> None:
+        # built inside: a Pose with a zero quaternion is rejected on construction
+        start = hostile_start(case["start"], robot)
+        goal = hostile_pose(case["goal"])
+        joint_goal = hostile_start(case["goal"] if case["goal"] == "valid" else "nan", robot)
         if method == "step":
             solver.reset()
             solver.update_goal(goal)

@@ -140,13 +140,29 @@ def quat_angle_error(q1: torch.Tensor, q2: torch.Tensor, eps: float = 1e-12) -> 
     return 2.0 * torch.atan2((rel[..., 1:].square().sum(-1) + eps).sqrt(), dot)
 
 
+def _unit_quaternion(quaternion: torch.Tensor) -> torch.Tensor:
+    """``quaternion [N, 4]`` scaled to unit norm; a zero (or denormal) one is an error, NaN passes
+    through (:func:`check_pose` rejects it where a pose is an input)."""
+    if quaternion.device.type not in ("cpu", "cuda") or quaternion.numel() == 0:
+        return quaternion
+    norm = quaternion.norm(dim=-1, keepdim=True)
+    if bool((norm < 1e-9).any()):
+        rows = torch.nonzero(norm[:, 0] < 1e-9)[:, 0].tolist()
+        raise InputValueError(
+            f"Pose.quaternion: expected non-zero quaternions (wxyz, normalized on input), "
+            f"received zero norm in row(s) {rows[:8]}"
+        )
+    return quaternion / norm
+
+
 @dataclass
 class Pose:
     """A batch of rigid transforms.
 
     Attributes:
         position: ``[N, 3]`` metres.
-        quaternion: ``[N, 4]`` unit quaternion, ``wxyz``; defaults to identity.
+        quaternion: ``[N, 4]`` quaternion, ``wxyz``, normalized on input (a zero one raises
+            :class:`~curobo_lite.types.errors.InputValueError`); defaults to identity.
     """
 
     position: torch.Tensor
@@ -187,6 +203,7 @@ class Pose:
                 f"{self.position.device}, received {self.quaternion.dtype} on "
                 f"{self.quaternion.device}"
             )
+        self.quaternion = _unit_quaternion(self.quaternion)
 
     @classmethod
     def from_list(cls, pose: Sequence[float], tensor_args: TensorDeviceType | None = None) -> Pose:
