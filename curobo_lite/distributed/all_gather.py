@@ -19,7 +19,7 @@ import torch
 import torch.distributed as dist
 from torch.autograd.function import once_differentiable
 
-from curobo_lite.distributed.group import is_distributed
+from curobo_lite.distributed.group import collective_errors, is_distributed
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
 # Dtype ids exchanged between ranks to detect mismatches; the order only has to agree between
@@ -37,10 +37,11 @@ _gather_into = getattr(dist, "all_gather_single", None) or getattr(
 
 def _gather_rows(out: torch.Tensor, inp: torch.Tensor, group: Any) -> None:
     """``out[r * n:(r + 1) * n] = inp`` of rank ``r``, for equal-sized contiguous ``inp``."""
-    if _gather_into is not None:
-        _gather_into(out, inp, group=group)
-    else:
-        dist.all_gather(list(out.chunk(dist.get_world_size(group))), inp, group=group)
+    with collective_errors("all_gather_with_grad"):
+        if _gather_into is not None:
+            _gather_into(out, inp, group=group)
+        else:
+            dist.all_gather(list(out.chunk(dist.get_world_size(group))), inp, group=group)
 
 
 def _check_same(what: str, per_rank: list[Any]) -> None:
@@ -137,7 +138,8 @@ class AllGatherGrad(torch.autograd.Function):
         # expanded (stride-0) or shared tensor that must not be overwritten.
         grad = grad_output.clone(memory_format=torch.contiguous_format)
         if grad.numel() > 0:
-            dist.all_reduce(grad, op=dist.ReduceOp.SUM, group=ctx.group)
+            with collective_errors("all_gather_with_grad (backward)"):
+                dist.all_reduce(grad, op=dist.ReduceOp.SUM, group=ctx.group)
         return grad[ctx.start : ctx.stop], None
 
 

@@ -6,12 +6,18 @@ a single rank (rank 0 of a world of size 1), so solver code can call them uncond
 
 from __future__ import annotations
 
+import math
 import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 import torch
 import torch.distributed as dist
+
+from curobo_lite.types.errors import DistributedError, InputTypeError, InputValueError
 
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
@@ -183,3 +189,58 @@ def group_device(group: dist.ProcessGroup | None = None) -> torch.device:
     if not is_distributed():
         return torch.device("cpu")
     return _backend_device(dist.get_backend(group))
+
+
+DEFAULT_TIMEOUT_S = 300.0
+
+
+@dataclass(frozen=True)
+class DistributedConfig:
+    """The ``distributed`` section of a task file.
+
+    ``timeout_s``: seconds a collective waits for the other ranks before every waiting rank
+    raises :class:`~curobo_lite.types.errors.DistributedError` (a rank that raised, exited or
+    hangs then ends the job instead of blocking it); passed to ``init_process_group``.
+    """
+
+    timeout_s: float = DEFAULT_TIMEOUT_S
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> DistributedConfig:
+        data = {} if data is None else data
+        if not isinstance(data, Mapping):
+            raise InputTypeError(f"distributed: expected a mapping, received {type(data).__name__}")
+        unknown = sorted(str(k) for k in data if k != "timeout_s")
+        if unknown:
+            raise InputValueError(
+                f"distributed: unknown key(s) {unknown}; allowed keys: ['timeout_s']"
+            )
+        value = data.get("timeout_s", DEFAULT_TIMEOUT_S)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise InputTypeError(f"distributed.timeout_s: expected a number, received {value!r}")
+        if not (math.isfinite(value) and value > 0):
+            raise InputValueError(
+                f"distributed.timeout_s: expected a finite number > 0, received {value!r}"
+            )
+        return cls(timeout_s=float(value))
+
+    @property
+    def timeout(self) -> timedelta:
+        return timedelta(seconds=self.timeout_s)
+
+
+@contextmanager
+def collective_errors(what: str) -> Iterator[None]:
+    """Turn the backend's error of a failed collective (gloo/NCCL: a peer closed the
+    connection, or the process-group timeout passed) into a :class:`DistributedError` that says
+    which rank saw it and what it was doing."""
+    try:
+        yield
+    except DistributedError:
+        raise
+    except RuntimeError as err:  # torch's DistBackendError and gloo's errors are RuntimeErrors
+        raise DistributedError(
+            f"rank {get_rank()} of {get_world_size()}: {what}: another rank raised, exited or "
+            f"did not answer within the process-group timeout ({type(err).__name__}: "
+            f"{str(err).splitlines()[0] if str(err) else ''})"
+        ) from err

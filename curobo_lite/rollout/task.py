@@ -8,6 +8,7 @@ A task file has these top-level sections (unknown ones are an error)::
     lbfgs:   {...}   # LbfgsConfig.from_dict, for trajectory optimization
     mpc:     {...}   # MpcSolver options
     trajopt: {...}   # TrajOptSolver options
+    distributed: {timeout_s: 300}   # DistributedConfig: sharded runs (wrap.sharded_solve)
 
 ``TaskConfig.load("particle_mpc")`` reads a bundled file; a path works too. Sections are
 validated by the classes that consume them; errors are re-raised naming the file.
@@ -24,7 +25,7 @@ import yaml
 from curobo_lite.config_files import available_configs, resolve_config_file
 from curobo_lite.types.errors import ConfigError
 
-TASK_SECTIONS = ("model", "cost", "mppi", "lbfgs", "mpc", "trajopt")
+TASK_SECTIONS = ("model", "cost", "mppi", "lbfgs", "mpc", "trajopt", "distributed")
 
 
 @dataclass
@@ -38,6 +39,7 @@ class TaskConfig:
     lbfgs: dict[str, Any] | None = None
     mpc: dict[str, Any] | None = None
     trajopt: dict[str, Any] | None = None
+    distributed: dict[str, Any] | None = None
     source: str = "<dict>"
 
     @classmethod
