@@ -19,8 +19,6 @@ import torch.distributed as dist
 
 from curobo_lite.types.errors import DistributedError, InputTypeError, InputValueError
 
-from curobo_lite.types.errors import InputTypeError, InputValueError
-
 _SUPPORTED_BACKENDS = ("gloo", "nccl")
 # Variables torchrun (and the env:// rendezvous) sets for every worker.
 _TORCHRUN_VARS = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
