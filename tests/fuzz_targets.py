@@ -13,9 +13,11 @@ cycles and duplicate names come out of that), or the whole text replaced by garb
 
 from __future__ import annotations
 
+import atexit
 import copy
 import math
 import re
+import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,6 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = ROOT / "configs"
 URDF = CONFIGS / "robot" / "planar3_collision.urdf"
 _SCRATCH = Path(tempfile.mkdtemp(prefix="curobo_lite_fuzz_"))
+atexit.register(shutil.rmtree, _SCRATCH, ignore_errors=True)
 
 
 def classify(run: Callable[[], object]) -> str:
