@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 
-.PHONY: install test demo bench lint clean
+.PHONY: install test demo bench fuzz soak lint clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,17 @@ bench: install
 	$(PY) benchmarks/collision.py
 	$(PY) benchmarks/self_collision.py
 	$(PY) benchmarks/profile_stages.py
+
+# >= 10 000 hostile inputs per public entry point (tests/fuzz_targets.py); counts per outcome
+FUZZ_CASES ?= 10000
+fuzz: install
+	@mkdir -p out
+	$(PY) tools/fuzz.py --cases $(FUZZ_CASES) --json out/fuzz.json
+
+# 10 000 MPC steps with changing goals and obstacles: memory, step-time drift, NaN commands
+soak: install
+	@mkdir -p out
+	$(PY) benchmarks/soak.py --steps 10000 --json out/soak.json
 
 lint: install
 	$(VENV)/bin/ruff check curobo_lite tests benchmarks tools

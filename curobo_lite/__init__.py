@@ -4,8 +4,29 @@ Step kernels are written in NVIDIA Warp (one source for CPU and CUDA) and wrappe
 ``torch.autograd.Function`` objects with exact backward passes.
 """
 
-from curobo_lite.types import JointState, Pose, StateType, TensorDeviceType
+from curobo_lite.types import (
+    ConfigError,
+    CuroboLiteError,
+    DistributedError,
+    InputTypeError,
+    InputValueError,
+    JointState,
+    Pose,
+    StateType,
+    TensorDeviceType,
+)
 
 __version__ = "0.1.0"
 
-__all__ = ["JointState", "Pose", "StateType", "TensorDeviceType", "__version__"]
+__all__ = [
+    "ConfigError",
+    "CuroboLiteError",
+    "DistributedError",
+    "InputTypeError",
+    "InputValueError",
+    "JointState",
+    "Pose",
+    "StateType",
+    "TensorDeviceType",
+    "__version__",
+]

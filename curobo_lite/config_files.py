@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from curobo_lite.types.errors import ConfigError
+
 ENV_CONFIG_DIR = "CUROBO_LITE_CONFIG_DIR"
 
 
@@ -46,12 +48,12 @@ def resolve_config_file(kind: str, name_or_path: str | os.PathLike) -> Path:
     if path.is_file():
         return path
     if looks_like_path:
-        raise ValueError(f"{kind} file '{text}' does not exist")
+        raise ConfigError(f"{kind} file '{text}' does not exist")
     for d in config_dirs(kind):
         candidate = d / f"{text}.yml"
         if candidate.is_file():
             return candidate
-    raise ValueError(
+    raise ConfigError(
         f"{kind} '{text}': no such bundled {kind} file; available: {available_configs(kind)}; "
         f"searched {[str(d) for d in config_dirs(kind)]}"
     )

@@ -2,7 +2,8 @@
 
 The layers, lowest first (``docs/architecture.md`` draws them)::
 
-    types, config_files, debug, distributed   leaves: import no other curobo_lite package
+    types                                     value types and the error classes; imports nothing
+    config_files, debug, distributed          leaves: import only types
     kernels                                   Warp step kernels, launch helpers, SDF functions
     robot                                     robot files, forward kinematics, link spheres
     geom                                      world obstacles and collision distances
@@ -35,7 +36,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent / "curobo_lite"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("types", "config_files", "debug", "distributed"),
+    ("types",),
+    ("config_files", "debug", "distributed"),
     ("kernels",),
     ("robot",),
     ("geom",),

@@ -26,6 +26,7 @@ from curobo_lite.debug import (
     track,
     track_scales,
 )
+from curobo_lite.types import InputValueError
 
 
 def _numpy_std(t: torch.Tensor) -> float:
@@ -254,7 +255,7 @@ def test_bad_arguments() -> None:
         session.track("x", [1.0, 2.0])
     with pytest.raises(TypeError, match="auto_iteration"):
         ScaleTrackingSession(auto_iteration="yes")
-    with pytest.raises(KeyError, match="nope"):
+    with pytest.raises(InputValueError, match="nope"):
         session.history("nope")
     assert "no terms" in session.table()
 

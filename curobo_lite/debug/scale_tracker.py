@@ -48,6 +48,8 @@ from typing import Any
 
 import torch
 
+from curobo_lite.types.errors import InputTypeError, InputValueError
+
 
 @dataclass
 class ScalePair:
@@ -171,7 +173,7 @@ class ScaleTrackingSession:
 
     def __init__(self, auto_iteration: bool = True) -> None:
         if not isinstance(auto_iteration, bool):
-            raise TypeError(
+            raise InputTypeError(
                 f"ScaleTrackingSession: auto_iteration must be a bool, received {auto_iteration!r}"
             )
         self.auto_iteration = auto_iteration
@@ -186,9 +188,9 @@ class ScaleTrackingSession:
         """Record ``tensor``'s scale (and later its gradient's) under ``name``; returns an
         identity view of ``tensor`` (any shape and dtype)."""
         if not isinstance(name, str) or not name:
-            raise TypeError(f"track: name must be a non-empty str, received {name!r}")
+            raise InputTypeError(f"track: name must be a non-empty str, received {name!r}")
         if not isinstance(tensor, torch.Tensor):
-            raise TypeError(
+            raise InputTypeError(
                 f"track: tensor must be a torch.Tensor, received {type(tensor).__name__}"
             )
         if self.auto_iteration and name in self._seen_this_iteration:
@@ -228,7 +230,7 @@ class ScaleTrackingSession:
         iteration ``i`` (``nan`` where nothing was recorded), each of length
         :attr:`num_iterations`."""
         if name not in self._calls:
-            raise KeyError(f"history: no term named {name!r}; tracked terms: {self.names}")
+            raise InputValueError(f"history: no term named {name!r}; tracked terms: {self.names}")
         n = self.num_iterations
         fwd: list[list[float]] = [[] for _ in range(n)]
         bwd: list[list[float]] = [[] for _ in range(n)]

@@ -6,7 +6,9 @@ Everything degrades to a single rank when no process group is initialized.
 
 from curobo_lite.distributed.all_gather import AllGatherGrad, all_gather_with_grad
 from curobo_lite.distributed.group import (
+    DistributedConfig,
     DistributedContext,
+    collective_errors,
     get_rank,
     get_world_size,
     group_device,
@@ -17,8 +19,10 @@ from curobo_lite.distributed.group import (
 
 __all__ = [
     "AllGatherGrad",
+    "DistributedConfig",
     "DistributedContext",
     "all_gather_with_grad",
+    "collective_errors",
     "get_rank",
     "get_world_size",
     "group_device",

@@ -19,7 +19,8 @@ import torch
 import torch.distributed as dist
 from torch.autograd.function import once_differentiable
 
-from curobo_lite.distributed.group import is_distributed
+from curobo_lite.distributed.group import collective_errors, is_distributed
+from curobo_lite.types.errors import InputTypeError, InputValueError
 
 # Dtype ids exchanged between ranks to detect mismatches; the order only has to agree between
 # processes running the same torch, so a sorted scan of torch's dtype objects is enough.
@@ -36,15 +37,16 @@ _gather_into = getattr(dist, "all_gather_single", None) or getattr(
 
 def _gather_rows(out: torch.Tensor, inp: torch.Tensor, group: Any) -> None:
     """``out[r * n:(r + 1) * n] = inp`` of rank ``r``, for equal-sized contiguous ``inp``."""
-    if _gather_into is not None:
-        _gather_into(out, inp, group=group)
-    else:
-        dist.all_gather(list(out.chunk(dist.get_world_size(group))), inp, group=group)
+    with collective_errors("all_gather_with_grad"):
+        if _gather_into is not None:
+            _gather_into(out, inp, group=group)
+        else:
+            dist.all_gather(list(out.chunk(dist.get_world_size(group))), inp, group=group)
 
 
 def _check_same(what: str, per_rank: list[Any]) -> None:
     if any(value != per_rank[0] for value in per_rank):
-        raise ValueError(
+        raise InputValueError(
             f"all_gather_with_grad: tensor must have the same {what} on every rank, "
             f"received {what} per rank {per_rank}"
         )
@@ -67,7 +69,7 @@ def _gather_shapes(tensor: torch.Tensor, group: Any) -> list[list[int]]:
     _check_same("dtype", [str(_DTYPES[i]) if i >= 0 else "unknown" for i in dtype_ids])
     _check_same("number of dimensions", ndims)
     if ndims[0] == 0:
-        raise ValueError(
+        raise InputValueError(
             "all_gather_with_grad: tensor must have at least 1 dimension to concatenate along "
             "dim 0, received a 0-dim tensor (use tensor.reshape(1))"
         )
@@ -136,7 +138,8 @@ class AllGatherGrad(torch.autograd.Function):
         # expanded (stride-0) or shared tensor that must not be overwritten.
         grad = grad_output.clone(memory_format=torch.contiguous_format)
         if grad.numel() > 0:
-            dist.all_reduce(grad, op=dist.ReduceOp.SUM, group=ctx.group)
+            with collective_errors("all_gather_with_grad (backward)"):
+                dist.all_reduce(grad, op=dist.ReduceOp.SUM, group=ctx.group)
         return grad[ctx.start : ctx.stop], None
 
 
@@ -161,18 +164,18 @@ def all_gather_with_grad(
             number of dimensions or trailing shape (raised on every rank).
     """
     if not isinstance(tensor, torch.Tensor):
-        raise TypeError(
+        raise InputTypeError(
             f"all_gather_with_grad: tensor must be a torch.Tensor, received {type(tensor).__name__}"
         )
     if not is_distributed():
         if tensor.ndim == 0:
-            raise ValueError(
+            raise InputValueError(
                 "all_gather_with_grad: tensor must have at least 1 dimension to concatenate "
                 "along dim 0, received a 0-dim tensor (use tensor.reshape(1))"
             )
         return tensor
     if dist.get_backend(group) == "nccl" and tensor.device.type != "cuda":
-        raise ValueError(
+        raise InputValueError(
             f"all_gather_with_grad: the group uses NCCL, which needs CUDA tensors, received a "
             f"tensor on {tensor.device}"
         )

@@ -6,12 +6,18 @@ a single rank (rank 0 of a world of size 1), so solver code can call them uncond
 
 from __future__ import annotations
 
+import math
 import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 import torch
 import torch.distributed as dist
+
+from curobo_lite.types.errors import DistributedError, InputTypeError, InputValueError
 
 _SUPPORTED_BACKENDS = ("gloo", "nccl")
 # Variables torchrun (and the env:// rendezvous) sets for every worker.
@@ -46,13 +52,13 @@ def shard_range(n: int, rank: int, world_size: int) -> tuple[int, int]:
     """
     for arg, value in (("n", n), ("rank", rank), ("world_size", world_size)):
         if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"shard_range: {arg} must be an int, received {value!r}")
+            raise InputTypeError(f"shard_range: {arg} must be an int, received {value!r}")
     if n < 0:
-        raise ValueError(f"shard_range: n must be >= 0, received {n}")
+        raise InputValueError(f"shard_range: n must be >= 0, received {n}")
     if world_size < 1:
-        raise ValueError(f"shard_range: world_size must be >= 1, received {world_size}")
+        raise InputValueError(f"shard_range: world_size must be >= 1, received {world_size}")
     if not 0 <= rank < world_size:
-        raise ValueError(f"shard_range: rank must be in [0, {world_size}), received {rank}")
+        raise InputValueError(f"shard_range: rank must be in [0, {world_size}), received {rank}")
     base, remainder = divmod(n, world_size)
     start = rank * base + min(rank, remainder)
     stop = start + base + (1 if rank < remainder else 0)
@@ -85,7 +91,7 @@ def _env_int(name: str) -> int:
     try:
         return int(raw)
     except ValueError:
-        raise ValueError(
+        raise InputValueError(
             f"init_from_env: environment variable {name} must be an integer, received {raw!r}"
         ) from None
 
@@ -107,16 +113,16 @@ def init_from_env(
             variable that is not an integer.
     """
     if backend is not None and backend not in _SUPPORTED_BACKENDS:
-        raise ValueError(
+        raise InputValueError(
             f"init_from_env: backend must be one of {_SUPPORTED_BACKENDS} or None, "
             f"received {backend!r}"
         )
     if backend == "nccl" and not torch.cuda.is_available():
-        raise ValueError("init_from_env: backend 'nccl' needs CUDA, but CUDA is not available")
+        raise InputValueError("init_from_env: backend 'nccl' needs CUDA, but CUDA is not available")
     if is_distributed():
         active = dist.get_backend()
         if backend is not None and backend != active:
-            raise ValueError(
+            raise InputValueError(
                 f"init_from_env: a process group with backend {active!r} already exists, "
                 f"received backend={backend!r}"
             )
@@ -133,18 +139,20 @@ def init_from_env(
         return DistributedContext(0, 1, 0, None, torch.device("cpu"), initialized=False)
     missing = [name for name in _TORCHRUN_VARS if name not in os.environ]
     if missing:
-        raise ValueError(
+        raise InputValueError(
             f"init_from_env: environment variables {missing} are missing "
             f"(found {present}); launch with torchrun or set all of {list(_TORCHRUN_VARS)}"
         )
     if not dist.is_available():
-        raise ValueError("init_from_env: torch.distributed is not available in this torch build")
+        raise InputValueError(
+            "init_from_env: torch.distributed is not available in this torch build"
+        )
     rank = _env_int("RANK")
     world_size = _env_int("WORLD_SIZE")
     _env_int("MASTER_PORT")  # validated here for a clear message instead of a rendezvous error
     local_rank = _env_int("LOCAL_RANK") if "LOCAL_RANK" in os.environ else 0
     if world_size < 1 or not 0 <= rank < world_size:
-        raise ValueError(
+        raise InputValueError(
             f"init_from_env: expected 0 <= RANK < WORLD_SIZE, received RANK={rank}, "
             f"WORLD_SIZE={world_size}"
         )
@@ -179,3 +187,58 @@ def group_device(group: dist.ProcessGroup | None = None) -> torch.device:
     if not is_distributed():
         return torch.device("cpu")
     return _backend_device(dist.get_backend(group))
+
+
+DEFAULT_TIMEOUT_S = 300.0
+
+
+@dataclass(frozen=True)
+class DistributedConfig:
+    """The ``distributed`` section of a task file.
+
+    ``timeout_s``: seconds a collective waits for the other ranks before every waiting rank
+    raises :class:`~curobo_lite.types.errors.DistributedError` (a rank that raised, exited or
+    hangs then ends the job instead of blocking it); passed to ``init_process_group``.
+    """
+
+    timeout_s: float = DEFAULT_TIMEOUT_S
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> DistributedConfig:
+        data = {} if data is None else data
+        if not isinstance(data, Mapping):
+            raise InputTypeError(f"distributed: expected a mapping, received {type(data).__name__}")
+        unknown = sorted(str(k) for k in data if k != "timeout_s")
+        if unknown:
+            raise InputValueError(
+                f"distributed: unknown key(s) {unknown}; allowed keys: ['timeout_s']"
+            )
+        value = data.get("timeout_s", DEFAULT_TIMEOUT_S)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise InputTypeError(f"distributed.timeout_s: expected a number, received {value!r}")
+        if not (math.isfinite(value) and value > 0):
+            raise InputValueError(
+                f"distributed.timeout_s: expected a finite number > 0, received {value!r}"
+            )
+        return cls(timeout_s=float(value))
+
+    @property
+    def timeout(self) -> timedelta:
+        return timedelta(seconds=self.timeout_s)
+
+
+@contextmanager
+def collective_errors(what: str) -> Iterator[None]:
+    """Turn the backend's error of a failed collective (gloo/NCCL: a peer closed the
+    connection, or the process-group timeout passed) into a :class:`DistributedError` that says
+    which rank saw it and what it was doing."""
+    try:
+        yield
+    except DistributedError:
+        raise
+    except RuntimeError as err:  # torch's DistBackendError and gloo's errors are RuntimeErrors
+        raise DistributedError(
+            f"rank {get_rank()} of {get_world_size()}: {what}: another rank raised, exited or "
+            f"did not answer within the process-group timeout ({type(err).__name__}: "
+            f"{str(err).splitlines()[0] if str(err) else ''})"
+        ) from err

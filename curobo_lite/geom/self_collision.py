@@ -24,6 +24,7 @@ from torch.autograd.function import once_differentiable
 
 from curobo_lite.kernels import self_collision_kernels as kernels
 from curobo_lite.kernels.launch import launch_rows
+from curobo_lite.types.errors import InputTypeError, InputValueError
 
 __all__ = [
     "SelfCollisionChecker",
@@ -61,54 +62,60 @@ def _check_inputs(
     spheres: torch.Tensor, pairs: torch.Tensor, pair_buffer: torch.Tensor, eta: float
 ) -> None:
     if not isinstance(spheres, torch.Tensor):
-        raise TypeError(f"spheres: expected a torch.Tensor [..., N, 4], received {type(spheres)}")
+        raise InputTypeError(
+            f"spheres: expected a torch.Tensor [..., N, 4], received {type(spheres)}"
+        )
     if spheres.dtype not in (torch.float32, torch.float64):
-        raise TypeError(f"spheres: expected dtype float32 or float64, received {spheres.dtype}")
+        raise InputTypeError(
+            f"spheres: expected dtype float32 or float64, received {spheres.dtype}"
+        )
     if spheres.ndim < 2 or spheres.shape[-1] != 4:
-        raise ValueError(
+        raise InputValueError(
             f"spheres: expected shape [..., N, 4] (centre xyz, radius), "
             f"received {tuple(spheres.shape)}"
         )
     if not isinstance(pairs, torch.Tensor):
-        raise TypeError(f"pairs: expected a torch.Tensor [P, 2], received {type(pairs)}")
+        raise InputTypeError(f"pairs: expected a torch.Tensor [P, 2], received {type(pairs)}")
     if pairs.dtype not in (torch.int32, torch.int64):
-        raise TypeError(f"pairs: expected dtype int64 or int32, received {pairs.dtype}")
+        raise InputTypeError(f"pairs: expected dtype int64 or int32, received {pairs.dtype}")
     if pairs.ndim != 2 or pairs.shape[1] != 2:
-        raise ValueError(f"pairs: expected shape [P, 2], received {tuple(pairs.shape)}")
+        raise InputValueError(f"pairs: expected shape [P, 2], received {tuple(pairs.shape)}")
     if not isinstance(pair_buffer, torch.Tensor):
-        raise TypeError(f"pair_buffer: expected a torch.Tensor [P], received {type(pair_buffer)}")
+        raise InputTypeError(
+            f"pair_buffer: expected a torch.Tensor [P], received {type(pair_buffer)}"
+        )
     if tuple(pair_buffer.shape) != (pairs.shape[0],):
-        raise ValueError(
+        raise InputValueError(
             f"pair_buffer: expected shape [{pairs.shape[0]}] (one per pair), "
             f"received {tuple(pair_buffer.shape)}"
         )
     if pair_buffer.dtype != spheres.dtype:
-        raise TypeError(
+        raise InputTypeError(
             f"pair_buffer: expected dtype {spheres.dtype} (that of spheres), "
             f"received {pair_buffer.dtype}"
         )
     for name, t in (("pairs", pairs), ("pair_buffer", pair_buffer)):
         if t.device != spheres.device:
-            raise ValueError(
+            raise InputValueError(
                 f"{name}: expected device {spheres.device} (that of spheres), received {t.device}"
             )
     if isinstance(eta, bool) or not isinstance(eta, int | float) or not math.isfinite(eta):
-        raise TypeError(f"activation_distance: expected a finite float, received {eta!r}")
+        raise InputTypeError(f"activation_distance: expected a finite float, received {eta!r}")
     if eta < 0:
-        raise ValueError(f"activation_distance: expected a value >= 0, received {eta!r}")
+        raise InputValueError(f"activation_distance: expected a value >= 0, received {eta!r}")
     if pairs.numel():
         n = spheres.shape[-2]
         low, high = pairs.min().item(), pairs.max().item()
         if low < 0 or high >= n:
-            raise ValueError(
+            raise InputValueError(
                 f"pairs: indices must lie in [0, {n}) (N spheres), received range [{low}, {high}]"
             )
         if (pairs[:, 0] == pairs[:, 1]).any():
-            raise ValueError("pairs: a pair joins a sphere with itself")
+            raise InputValueError("pairs: a pair joins a sphere with itself")
     if torch.isnan(spheres).any():
-        raise ValueError("spheres: contains NaN")
+        raise InputValueError("spheres: contains NaN")
     if not torch.isfinite(pair_buffer).all():
-        raise ValueError("pair_buffer: contains non-finite values")
+        raise InputValueError("pair_buffer: contains non-finite values")
 
 
 class _SelfCollision(torch.autograd.Function):
@@ -188,11 +195,11 @@ def _check_blocks(
 ) -> None:
     for name, t, width in (("pair_blocks", pair_blocks, 4), ("sphere_groups", sphere_groups, 2)):
         if not isinstance(t, torch.Tensor) or t.dtype not in (torch.int32, torch.int64):
-            raise TypeError(f"{name}: expected an integer tensor [K, {width}], received {t!r}")
+            raise InputTypeError(f"{name}: expected an integer tensor [K, {width}], received {t!r}")
         if t.ndim != 2 or t.shape[1] != width:
-            raise ValueError(f"{name}: expected shape [K, {width}], received {tuple(t.shape)}")
+            raise InputValueError(f"{name}: expected shape [K, {width}], received {tuple(t.shape)}")
         if t.device != pairs.device:
-            raise ValueError(f"{name}: expected device {pairs.device}, received {t.device}")
+            raise InputValueError(f"{name}: expected device {pairs.device}, received {t.device}")
     blocks, groups = pair_blocks.long(), sphere_groups.long()
     ends = torch.cat((blocks[:1, 0] * 0, blocks[:-1, 1]))
     if (
@@ -201,7 +208,7 @@ def _check_blocks(
         or (blocks[:, 1] < blocks[:, 0]).any()
         or blocks[-1, 1].item() != pairs.shape[0]
     ):
-        raise ValueError(
+        raise InputValueError(
             f"pair_blocks: the blocks must cover pairs 0..{pairs.shape[0]} in order, each "
             "starting where the previous one ends"
         )
@@ -209,10 +216,10 @@ def _check_blocks(
         groups.numel()
         and ((groups[:, 0] < 0) | (groups[:, 1] > n) | (groups[:, 1] < groups[:, 0])).any()
     ):
-        raise ValueError(f"sphere_groups: ranges must lie in [0, {n}]")
+        raise InputValueError(f"sphere_groups: ranges must lie in [0, {n}]")
     culled = blocks[:, 2] >= 0
     if ((blocks[culled, 2:] >= groups.shape[0]).any(1) | (blocks[culled, 3] < 0)).any():
-        raise ValueError(f"pair_blocks: group indices must lie in [0, {groups.shape[0]})")
+        raise InputValueError(f"pair_blocks: group indices must lie in [0, {groups.shape[0]})")
     if culled.any():
         owner = torch.repeat_interleave(
             torch.arange(blocks.shape[0], device=blocks.device), blocks[:, 1] - blocks[:, 0]
@@ -226,7 +233,7 @@ def _check_blocks(
         )
         if (keep & ~inside).any():
             k = int((keep & ~inside).nonzero()[0])
-            raise ValueError(
+            raise InputValueError(
                 f"pair_blocks: pair {k} {pairs[k].tolist()} lies outside the sphere groups of "
                 f"its block {blocks[owner[k]].tolist()}"
             )
@@ -294,7 +301,7 @@ def _block_tables(
     """``(blocks, block_buffer, groups)`` for the kernel; one uncullable block without
     ``pair_blocks``."""
     if (pair_blocks is None) != (sphere_groups is None):
-        raise ValueError("pair_blocks and sphere_groups: give both or neither")
+        raise InputValueError("pair_blocks and sphere_groups: give both or neither")
     if pair_blocks is not None and pair_blocks.shape[0] == 0 and pairs.shape[0] == 0:
         pair_blocks = sphere_groups = None  # nothing to check, nothing to cull
     if pair_blocks is None:
@@ -383,21 +390,21 @@ class SelfCollisionModel:
             or spheres.ndim < 2
             or (tuple(spheres.shape[-2:]) != (self.num_spheres, 4))
         ):
-            raise ValueError(
+            raise InputValueError(
                 f"spheres: expected shape [..., {self.num_spheres}, 4], received "
                 f"{getattr(spheres, 'shape', type(spheres).__name__)}"
             )
         if spheres.dtype != self.pair_buffer.dtype or spheres.device != self.pair_buffer.device:
-            raise TypeError(
+            raise InputTypeError(
                 f"spheres: expected dtype {self.pair_buffer.dtype} on {self.pair_buffer.device}, "
                 f"received {spheres.dtype} on {spheres.device}"
             )
         eta = float(activation_distance)
         if not (0.0 <= eta < math.inf):
-            raise ValueError(f"activation_distance: expected a number >= 0, received {eta!r}")
+            raise InputValueError(f"activation_distance: expected a number >= 0, received {eta!r}")
         reach = float(distance_range)
         if not reach > 0.0:
-            raise ValueError(f"distance_range: expected a number > 0, received {reach!r}")
+            raise InputValueError(f"distance_range: expected a number > 0, received {reach!r}")
         wp.init()
         batch_shape = spheres.shape[:-2]
         flat = spheres.reshape(-1, self.num_spheres, 4)
@@ -429,11 +436,11 @@ class SelfCollisionChecker:
         from curobo_lite.robot.kinematics import Kinematics
 
         if not isinstance(kinematics, Kinematics):
-            raise TypeError(
+            raise InputTypeError(
                 f"kinematics: expected a Kinematics, received {type(kinematics).__name__}"
             )
         if kinematics.num_spheres == 0:
-            raise ValueError(
+            raise InputValueError(
                 f"kinematics: robot '{kinematics.robot_config.name}' has no collision spheres "
                 "(add 'collision_spheres' to its robot file)"
             )

@@ -39,6 +39,7 @@ import yaml
 
 from curobo_lite.config_files import available_configs, config_dirs, resolve_config_file
 from curobo_lite.robot.config import _FlowListDumper, _Reader
+from curobo_lite.types.errors import ConfigError, InputTypeError, InputValueError
 
 IDENTITY_POSE = (0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
 #: a quaternion whose norm differs from 1 by more than this is refused (smaller errors are
@@ -114,7 +115,7 @@ class Obstacle:
 
     def __post_init__(self) -> None:
         if type(self) not in OBSTACLE_TYPES.values():
-            raise TypeError(
+            raise InputTypeError(
                 f"{type(self).__name__}: use one of "
                 f"{[c.__name__ for c in OBSTACLE_TYPES.values()]} (an obstacle needs a shape)"
             )
@@ -322,13 +323,13 @@ class Mesh(Obstacle):
             try:
                 loaded = trimesh.load(self.file_path, force="mesh")
             except Exception as err:  # trimesh raises many types for unreadable files
-                raise ValueError(
+                raise InputValueError(
                     f"mesh.{self.name}.file_path: cannot read '{self.file_path}': {err}"
                 ) from None
             vertices = np.asarray(loaded.vertices, dtype=np.float64)
             faces = np.asarray(loaded.faces, dtype=np.int32)
             if len(faces) == 0:
-                raise ValueError(
+                raise InputValueError(
                     f"mesh.{self.name}.file_path: '{self.file_path}' holds no triangles"
                 )
         else:
@@ -383,19 +384,19 @@ class WorldConfig:
             if items is None:
                 items = []
             if not isinstance(items, list | tuple):
-                raise TypeError(
+                raise InputTypeError(
                     f"WorldConfig.{kind}: expected a list of {cls.__name__}, "
                     f"received {type(items).__name__}"
                 )
             items = list(items)
             for i, obstacle in enumerate(items):
                 if type(obstacle) is not cls:
-                    raise TypeError(
+                    raise InputTypeError(
                         f"WorldConfig.{kind}[{i}]: expected {cls.__name__}, "
                         f"received {type(obstacle).__name__}"
                     )
                 if obstacle.name in seen:
-                    raise ValueError(
+                    raise ConfigError(
                         f"{_SOURCE.get() or '<WorldConfig>'}: '{kind}.{obstacle.name}': "
                         f"duplicate obstacle name (also a {seen[obstacle.name]})"
                     )
@@ -428,7 +429,8 @@ class WorldConfig:
                 groups[kind] = []
                 if section is None:
                     continue
-                section = reader.mapping(section, kind, (), tuple(section))
+                allowed = tuple(section) if isinstance(section, Mapping) else ()
+                section = reader.mapping(section, kind, (), allowed)
                 for name in section:
                     if not isinstance(name, str) or not name:
                         raise reader.error(
@@ -454,11 +456,11 @@ class WorldConfig:
         path = Path(path)
         source = str(path)
         if not path.is_file():
-            raise ValueError(f"{source}: world file does not exist")
+            raise ConfigError(f"{source}: world file does not exist")
         try:
             data = yaml.safe_load(path.read_text())
         except yaml.YAMLError as err:
-            raise ValueError(f"{source}: invalid YAML: {err}") from None
+            raise ConfigError(f"{source}: invalid YAML: {err}") from None
         return cls.from_dict(data, source=source, base_dir=path.parent)
 
     @classmethod
@@ -469,6 +471,11 @@ class WorldConfig:
             return name_or_path
         if isinstance(name_or_path, Mapping):
             return cls.from_dict(name_or_path)
+        if not isinstance(name_or_path, str | os.PathLike):
+            raise InputTypeError(
+                f"world: expected a WorldConfig, a mapping, a world file or a bundled name, "
+                f"received {type(name_or_path).__name__}"
+            )
         return cls.from_yaml(resolve_world_file(name_or_path))
 
     # export ------------------------------------------------------------------------------------
@@ -512,17 +519,17 @@ class WorldConfig:
         for obstacle in self.objects:
             if obstacle.name == name:
                 return obstacle
-        raise ValueError(f"name: no obstacle '{name}' in the world; obstacles: {self.names}")
+        raise InputValueError(f"name: no obstacle '{name}' in the world; obstacles: {self.names}")
 
     def add(self, obstacle: Obstacle) -> None:
         """Append an obstacle to its kind's list (its name must be new)."""
         if type(obstacle) not in OBSTACLE_TYPES.values():
-            raise TypeError(
+            raise InputTypeError(
                 f"obstacle: expected one of {[c.__name__ for c in OBSTACLE_TYPES.values()]}, "
                 f"received {type(obstacle).__name__}"
             )
         if obstacle.name in self:
-            raise ValueError(f"obstacle.name: an obstacle '{obstacle.name}' already exists")
+            raise InputValueError(f"obstacle.name: an obstacle '{obstacle.name}' already exists")
         getattr(self, obstacle.kind).append(obstacle)
 
     def remove(self, name: str) -> Obstacle:

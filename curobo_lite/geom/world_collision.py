@@ -31,6 +31,7 @@ from curobo_lite.kernels import world_collision_kernels as wck
 from curobo_lite.kernels.launch import launch_rows
 from curobo_lite.robot.fk_kernels import as_warp
 from curobo_lite.types import Pose, TensorDeviceType
+from curobo_lite.types.errors import InputTypeError, InputValueError
 
 _PRIMITIVE_IDS = {
     "cuboid": wck.CUBOID,
@@ -105,11 +106,11 @@ class WorldCollision:
     ) -> None:
         tensor_args = TensorDeviceType() if tensor_args is None else tensor_args
         if not isinstance(tensor_args, TensorDeviceType):
-            raise TypeError(
+            raise InputTypeError(
                 f"tensor_args: expected TensorDeviceType, received {type(tensor_args).__name__}"
             )
         if tensor_args.dtype not in (torch.float32, torch.float64):
-            raise TypeError(
+            raise InputTypeError(
                 f"tensor_args.dtype: expected torch.float32 or torch.float64, "
                 f"received {tensor_args.dtype}"
             )
@@ -135,7 +136,9 @@ class WorldCollision:
     @broad_phase.setter
     def broad_phase(self, value: str) -> None:
         if value not in BROAD_PHASES:
-            raise ValueError(f"broad_phase: expected one of {BROAD_PHASES}, received {value!r}")
+            raise InputValueError(
+                f"broad_phase: expected one of {BROAD_PHASES}, received {value!r}"
+            )
         self._broad_phase = value
 
     @property
@@ -145,15 +148,15 @@ class WorldCollision:
     @initial_range.setter
     def initial_range(self, value: float) -> None:
         if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-            raise ValueError(f"initial_range: expected a positive number, received {value!r}")
+            raise InputValueError(f"initial_range: expected a positive number, received {value!r}")
         if not math.isfinite(value):
-            raise ValueError(f"initial_range: expected a finite number, received {value!r}")
+            raise InputValueError(f"initial_range: expected a finite number, received {value!r}")
         self._initial_range = float(value)
 
     @staticmethod
     def _check_world(world: Any) -> None:
         if not isinstance(world, WorldConfig):
-            raise TypeError(f"world: expected WorldConfig, received {type(world).__name__}")
+            raise InputTypeError(f"world: expected WorldConfig, received {type(world).__name__}")
 
     @staticmethod
     def _check_cache(cache: Mapping[str, int] | None) -> tuple[int, int]:
@@ -161,23 +164,25 @@ class WorldCollision:
         if cache is None:
             return defaults["primitive"], defaults["mesh"]
         if not isinstance(cache, Mapping):
-            raise TypeError(f"cache: expected a mapping, received {type(cache).__name__}")
+            raise InputTypeError(f"cache: expected a mapping, received {type(cache).__name__}")
         unknown = [k for k in cache if k not in defaults]
         if unknown:
-            raise ValueError(f"cache: unknown key(s) {unknown}; allowed keys: {list(defaults)}")
+            raise InputValueError(
+                f"cache: unknown key(s) {unknown}; allowed keys: {list(defaults)}"
+            )
         values = {**defaults, **cache}
         for key, value in values.items():
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(
+                raise InputValueError(
                     f"cache.{key}: expected a non-negative integer, received {value!r}"
                 )
         return max(values["primitive"], 1), max(values["mesh"], 1)
 
     def _name_slot(self, name: Any) -> tuple[str, int]:
         if not isinstance(name, str):
-            raise TypeError(f"name: expected a string, received {type(name).__name__}")
+            raise InputTypeError(f"name: expected a string, received {type(name).__name__}")
         if name not in self._slots:
-            raise ValueError(
+            raise InputValueError(
                 f"name: no obstacle '{name}' in the world; obstacles: {self.obstacle_names}"
             )
         return self._slots[name]
@@ -408,13 +413,13 @@ class WorldCollision:
         self._name_slot(name)
         if isinstance(pose, Pose):
             if pose.position.shape[0] != 1:
-                raise ValueError(
+                raise InputValueError(
                     f"pose: expected a Pose with one row, received batch {pose.position.shape[0]}"
                 )
             pose = torch.cat((pose.position[0], pose.quaternion[0]))
         if isinstance(pose, torch.Tensor):
             if pose.shape not in ((7,), (1, 7)):
-                raise ValueError(f"pose: expected shape [7], received {tuple(pose.shape)}")
+                raise InputValueError(f"pose: expected shape [7], received {tuple(pose.shape)}")
             pose = pose.detach().reshape(-1).cpu().double().tolist()
         pose = _check_pose(_Reader("update_obstacle_pose"), pose, "pose")
         obstacle = self._world.get(name)
@@ -426,7 +431,7 @@ class WorldCollision:
         """Enable (or, with ``enabled=False``, disable) the obstacle called ``name``."""
         self._name_slot(name)
         if not isinstance(enabled, bool):
-            raise TypeError(f"enabled: expected a bool, received {type(enabled).__name__}")
+            raise InputTypeError(f"enabled: expected a bool, received {type(enabled).__name__}")
         obstacle = self._world.get(name)
         obstacle.enabled = enabled
         self._write_pose(obstacle)
@@ -500,7 +505,7 @@ class WorldCollision:
             or not isinstance(sweep_spacing, int | float)
             or not (0.0 < sweep_spacing < math.inf)
         ):
-            raise ValueError(
+            raise InputValueError(
                 f"sweep_spacing: expected a positive finite number, received {sweep_spacing!r}"
             )
         if (
@@ -508,7 +513,7 @@ class WorldCollision:
             or not isinstance(max_sweep_samples, int)
             or max_sweep_samples < 1
         ):
-            raise ValueError(
+            raise InputValueError(
                 f"max_sweep_samples: expected an integer >= 1, received {max_sweep_samples!r}"
             )
         distance, cost = _SphereWorldQuery.apply(
@@ -518,36 +523,44 @@ class WorldCollision:
 
     def _check_spheres(self, spheres: Any, min_dim: int, max_dim: int | None = None) -> None:
         if not isinstance(spheres, torch.Tensor):
-            raise TypeError(f"spheres: expected a torch.Tensor, received {type(spheres).__name__}")
+            raise InputTypeError(
+                f"spheres: expected a torch.Tensor, received {type(spheres).__name__}"
+            )
         if spheres.dtype != self.tensor_args.dtype:
-            raise TypeError(
+            raise InputTypeError(
                 f"spheres: expected dtype {self.tensor_args.dtype} (the world's), "
                 f"received {spheres.dtype}"
             )
         if spheres.device != self.tensor_args.device:
-            raise ValueError(
+            raise InputValueError(
                 f"spheres: expected device {self.tensor_args.device} (the world's), "
                 f"received {spheres.device}"
             )
         shape = "[B, H, N, 4]" if max_dim == 4 else "[..., N, 4]"
         if spheres.ndim < min_dim or (max_dim is not None and spheres.ndim > max_dim):
-            raise ValueError(f"spheres: expected shape {shape}, received {tuple(spheres.shape)}")
+            raise InputValueError(
+                f"spheres: expected shape {shape}, received {tuple(spheres.shape)}"
+            )
         if spheres.shape[-1] != 4:
-            raise ValueError(f"spheres: expected shape {shape}, received {tuple(spheres.shape)}")
+            raise InputValueError(
+                f"spheres: expected shape {shape}, received {tuple(spheres.shape)}"
+            )
         if self.check_finite and not bool(torch.isfinite(spheres).all()):
-            raise ValueError("spheres: expected finite values, received NaN or inf")
+            raise InputValueError("spheres: expected finite values, received NaN or inf")
 
     @staticmethod
     def _check_ranges(activation: Any, max_distance: Any) -> tuple[float, float]:
         for name, value in (("activation_distance", activation), ("max_distance", max_distance)):
             if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
-                raise ValueError(f"{name}: expected a number, received {value!r}")
+                raise InputValueError(f"{name}: expected a number, received {value!r}")
         if not (0.0 <= activation < math.inf):
-            raise ValueError(
+            raise InputValueError(
                 f"activation_distance: expected a finite number >= 0, received {activation!r}"
             )
         if not max_distance > 0.0:
-            raise ValueError(f"max_distance: expected a positive number, received {max_distance!r}")
+            raise InputValueError(
+                f"max_distance: expected a positive number, received {max_distance!r}"
+            )
         return float(activation), float(max_distance)
 
     def _use_bvh(self, max_distance: float) -> int:

@@ -31,6 +31,7 @@ from curobo_lite.kernels.tensor_step import (
     launch_forward,
     validate_step_inputs,
 )
+from curobo_lite.types.errors import InputValueError
 
 
 def _to_step_layout(t: torch.Tensor | None, dof_major: bool) -> torch.Tensor | None:
@@ -62,7 +63,7 @@ def _seed_forward(
     if out_grad_position is not None:
         _check_tensor("out_grad_position", out_grad_position, 3, act.dtype, act.device)
         if out_grad_position.shape != u_act.shape:
-            raise ValueError(
+            raise InputValueError(
                 f"out_grad_position: expected shape {tuple(u_act.shape)} (that of u_act), "
                 f"received {tuple(out_grad_position.shape)}"
             )

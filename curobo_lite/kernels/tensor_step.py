@@ -21,6 +21,8 @@ import warp as wp
 
 from curobo_lite.kernels import step_kernels
 from curobo_lite.kernels.launch import launch_rows
+from curobo_lite.types.base import check_data_device
+from curobo_lite.types.errors import InputTypeError, InputValueError
 from curobo_lite.types.state import StateType
 
 
@@ -61,7 +63,7 @@ def resolve_step_mode(
     space = StateType.parse(control_space)
     fd = str(fd_mode).upper()
     if fd not in FD_MODES:
-        raise ValueError(f"fd_mode: expected one of {list(FD_MODES)}, received {fd_mode!r}")
+        raise InputValueError(f"fd_mode: expected one of {list(FD_MODES)}, received {fd_mode!r}")
     if space is StateType.POSITION:
         return StepMode("POSITION_" + fd)
     return StepMode(space.value)
@@ -75,13 +77,17 @@ _SUPPORTED_DTYPES = (torch.float32, torch.float64)
 
 def _check_tensor(name: str, value, ndim: int, dtype: torch.dtype | None, device) -> torch.Tensor:
     if not isinstance(value, torch.Tensor):
-        raise TypeError(f"{name}: expected a torch.Tensor, received {type(value).__name__}")
+        raise InputTypeError(f"{name}: expected a torch.Tensor, received {type(value).__name__}")
     if value.ndim != ndim:
-        raise ValueError(f"{name}: expected {ndim} dims, received shape {tuple(value.shape)}")
+        raise InputValueError(f"{name}: expected {ndim} dims, received shape {tuple(value.shape)}")
     if dtype is not None and value.dtype != dtype:
-        raise TypeError(f"{name}: expected dtype {dtype} (that of act), received {value.dtype}")
+        raise InputTypeError(
+            f"{name}: expected dtype {dtype} (that of act), received {value.dtype}"
+        )
     if device is not None and value.device != device:
-        raise TypeError(f"{name}: expected device {device} (that of act), received {value.device}")
+        raise InputTypeError(
+            f"{name}: expected device {device} (that of act), received {value.device}"
+        )
     return value
 
 
@@ -113,27 +119,29 @@ def prepare_traj_dt(
     """Validate ``traj_dt`` (scalar or ``[H]``) and return it as a contiguous ``[H]`` tensor."""
     if isinstance(traj_dt, torch.Tensor) and traj_dt.ndim == 1:
         if traj_dt.shape[0] != horizon:
-            raise ValueError(
+            raise InputValueError(
                 f"traj_dt: expected shape [{horizon}] (the horizon of act) or a scalar, "
                 f"received {tuple(traj_dt.shape)}"
             )
         if traj_dt.device != like.device:
-            raise TypeError(f"traj_dt: expected device {like.device}, received {traj_dt.device}")
+            raise InputTypeError(
+                f"traj_dt: expected device {like.device}, received {traj_dt.device}"
+            )
         if traj_dt.dtype != like.dtype:
-            raise TypeError(f"traj_dt: expected dtype {like.dtype}, received {traj_dt.dtype}")
+            raise InputTypeError(f"traj_dt: expected dtype {like.dtype}, received {traj_dt.dtype}")
         dt = traj_dt.contiguous()
     elif (
         isinstance(traj_dt, torch.Tensor) and traj_dt.ndim == 0 or isinstance(traj_dt, (int, float))
     ):
         value = float(traj_dt)
         if not value > 0.0 or value == float("inf"):
-            raise ValueError(f"traj_dt: expected a positive finite scalar, received {value}")
+            raise InputValueError(f"traj_dt: expected a positive finite scalar, received {value}")
         return torch.full((horizon,), value, device=like.device, dtype=like.dtype)
     else:
         shape = (
             tuple(traj_dt.shape) if isinstance(traj_dt, torch.Tensor) else type(traj_dt).__name__
         )
-        raise ValueError(f"traj_dt: expected a scalar or shape [{horizon}], received {shape}")
+        raise InputValueError(f"traj_dt: expected a scalar or shape [{horizon}], received {shape}")
 
     uniform = _dt_cache.lookup(dt)
     if uniform is None:
@@ -142,7 +150,7 @@ def prepare_traj_dt(
             bad = ~(torch.isfinite(steps) & (steps > 0))
             if bool(bad.any()):
                 index = int(bad.nonzero()[0, 0]) + 1
-                raise ValueError(
+                raise InputValueError(
                     f"traj_dt: expected positive finite entries at steps 1..{horizon - 1}, "
                     f"received {float(dt[index])} at step {index}"
                 )
@@ -151,7 +159,7 @@ def prepare_traj_dt(
             uniform = True
         _dt_cache.store(dt, uniform)
     if mode.needs_uniform_dt and not uniform:
-        raise ValueError(
+        raise InputValueError(
             "traj_dt: CENTRAL finite differences need a uniform dt, received a non-uniform "
             f"schedule {dt[1:].tolist()[:6]}{' ...' if horizon > 7 else ''}"
         )
@@ -185,16 +193,17 @@ def validate_step_inputs(
     argument, the expected and the received value. Nothing is written. ``check_index=False``
     skips the range check of ``start_idx`` (its only host read)."""
     _check_tensor("act", act, 3, None, None)
+    check_data_device("act", act)
     if act.dtype not in _SUPPORTED_DTYPES:
-        raise TypeError(f"act: expected dtype float32 or float64, received {act.dtype}")
+        raise InputTypeError(f"act: expected dtype float32 or float64, received {act.dtype}")
     batch, horizon, dof = act.shape
     if horizon < mode.min_horizon:
-        raise ValueError(
+        raise InputValueError(
             f"act: {mode.value} needs a horizon of at least {mode.min_horizon}, "
             f"received shape {tuple(act.shape)} (horizon {horizon})"
         )
     if batch == 0 or dof == 0:
-        raise ValueError(
+        raise InputValueError(
             f"act: expected non-empty batch and dof, received shape {tuple(act.shape)}"
         )
     _check_tensor("start_position", start_position, 2, act.dtype, act.device)
@@ -205,34 +214,38 @@ def validate_step_inputs(
     _check_tensor("start_velocity", start_velocity, 2, act.dtype, act.device)
     _check_tensor("start_acceleration", start_acceleration, 2, act.dtype, act.device)
     if start_position.shape[1] != dof:
-        raise ValueError(
+        raise InputValueError(
             f"start_position: expected {dof} dof (that of act {tuple(act.shape)}), "
             f"received shape {tuple(start_position.shape)}"
         )
     n_start = start_position.shape[0]
     if start_idx is None:
         if n_start != batch:
-            raise ValueError(
+            raise InputValueError(
                 f"start_position: expected batch {batch} (that of act {tuple(act.shape)}) or a "
                 f"start_idx, received shape {tuple(start_position.shape)}"
             )
     else:
         if not isinstance(start_idx, torch.Tensor):
-            raise TypeError(
+            raise InputTypeError(
                 f"start_idx: expected a torch.Tensor, received {type(start_idx).__name__}"
             )
         if start_idx.dtype.is_floating_point or start_idx.dtype == torch.bool:
-            raise TypeError(f"start_idx: expected an integer dtype, received {start_idx.dtype}")
+            raise InputTypeError(
+                f"start_idx: expected an integer dtype, received {start_idx.dtype}"
+            )
         if start_idx.shape != (batch,):
-            raise ValueError(
+            raise InputValueError(
                 f"start_idx: expected shape [{batch}] (the batch of act), received "
                 f"{tuple(start_idx.shape)}"
             )
         if start_idx.device != act.device:
-            raise TypeError(f"start_idx: expected device {act.device}, received {start_idx.device}")
+            raise InputTypeError(
+                f"start_idx: expected device {act.device}, received {start_idx.device}"
+            )
         low, high = (int(start_idx.min()), int(start_idx.max())) if check_index else (0, 0)
         if low < 0 or high >= n_start:
-            raise ValueError(
+            raise InputValueError(
                 f"start_idx: expected values in [0, {n_start}) (rows of start_position), "
                 f"received values in [{low}, {high}]"
             )
@@ -242,7 +255,7 @@ def validate_step_inputs(
         ("start_acceleration", start_acceleration),
     ):
         if value.shape != start_position.shape:
-            raise ValueError(
+            raise InputValueError(
                 f"{name}: expected shape {tuple(start_position.shape)} (that of start_position), "
                 f"received {tuple(value.shape)}"
             )
@@ -333,7 +346,7 @@ class StepBuffers:
             buffer = getattr(self, name)
             _check_tensor(f"out_{name}", buffer, 3, act.dtype, act.device)
             if buffer.shape != act.shape:
-                raise ValueError(
+                raise InputValueError(
                     f"out_{name}: expected shape {tuple(act.shape)} (that of the action), "
                     f"received {tuple(buffer.shape)}"
                 )

@@ -20,6 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 import torch
 
 from curobo_lite.types.base import TensorDeviceType
+from curobo_lite.types.errors import InputTypeError, InputValueError
 
 
 @dataclass
@@ -94,7 +95,7 @@ class OptResult:
         """
         B = self.best_cost.shape[0]
         if n_problems < 1 or B % n_problems != 0:
-            raise ValueError(
+            raise InputValueError(
                 f"n_problems: expected a positive divisor of the batch size {B}, "
                 f"received {n_problems}"
             )
@@ -116,30 +117,32 @@ def validate_rollout(rollout: Any) -> tuple[int, int]:
         "rollout_fn",
     ):
         if not hasattr(rollout, name):
-            raise TypeError(
+            raise InputTypeError(
                 f"rollout: expected an object with attribute {name!r} (see "
                 f"curobo_lite.opt.base.Rollout), received {type(rollout).__name__} without it"
             )
     if not callable(rollout.rollout_fn):
-        raise TypeError("rollout.rollout_fn: expected a callable")
+        raise InputTypeError("rollout.rollout_fn: expected a callable")
     if not isinstance(rollout.tensor_args, TensorDeviceType):
-        raise TypeError(
+        raise InputTypeError(
             "rollout.tensor_args: expected TensorDeviceType, "
             f"received {type(rollout.tensor_args).__name__}"
         )
     D, H = rollout.d_action, rollout.action_horizon
     for name, v in (("d_action", D), ("action_horizon", H)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"rollout.{name}: expected a positive int, received {v!r}")
+            raise InputValueError(f"rollout.{name}: expected a positive int, received {v!r}")
     for name in ("action_bound_lows", "action_bound_highs"):
         b = getattr(rollout, name)
         if not isinstance(b, torch.Tensor) or b.shape != (D,):
             shape = tuple(b.shape) if isinstance(b, torch.Tensor) else type(b).__name__
-            raise ValueError(f"rollout.{name}: expected a tensor of shape ({D},), received {shape}")
+            raise InputValueError(
+                f"rollout.{name}: expected a tensor of shape ({D},), received {shape}"
+            )
         if torch.isnan(b).any():
-            raise ValueError(f"rollout.{name}: contains NaN")
+            raise InputValueError(f"rollout.{name}: contains NaN")
     if (rollout.action_bound_lows > rollout.action_bound_highs).any():
-        raise ValueError(
+        raise InputValueError(
             "rollout.action_bound_lows: expected <= action_bound_highs elementwise, received "
             f"lows={rollout.action_bound_lows.tolist()} highs={rollout.action_bound_highs.tolist()}"
         )
@@ -149,17 +152,17 @@ def validate_rollout(rollout: Any) -> tuple[int, int]:
 def check_rollout_result(result: Any, batch: int, horizon: int) -> torch.Tensor:
     """Validate what ``rollout_fn`` returned for a batch of ``batch``; return ``total [batch]``."""
     if not isinstance(result, RolloutResult):
-        raise TypeError(
+        raise InputTypeError(
             f"rollout.rollout_fn: expected a RolloutResult, received {type(result).__name__}"
         )
     if not isinstance(result.total, torch.Tensor) or result.total.shape != (batch,):
         shape = tuple(result.total.shape) if isinstance(result.total, torch.Tensor) else None
-        raise ValueError(
+        raise InputValueError(
             f"rollout.rollout_fn: expected total of shape ({batch},), received {shape}"
         )
     if not isinstance(result.costs, torch.Tensor) or result.costs.shape != (batch, horizon):
         shape = tuple(result.costs.shape) if isinstance(result.costs, torch.Tensor) else None
-        raise ValueError(
+        raise InputValueError(
             f"rollout.rollout_fn: expected costs of shape ({batch}, {horizon}), received {shape}"
         )
     return result.total
@@ -170,15 +173,15 @@ def check_action_tensor(
 ) -> torch.Tensor:
     """Validate an action tensor: type, shape, dtype, device, finiteness."""
     if not isinstance(x, torch.Tensor):
-        raise TypeError(f"{name}: expected a torch.Tensor, received {type(x).__name__}")
+        raise InputTypeError(f"{name}: expected a torch.Tensor, received {type(x).__name__}")
     if tuple(x.shape) != shape:
-        raise ValueError(f"{name}: expected shape {shape}, received {tuple(x.shape)}")
+        raise InputValueError(f"{name}: expected shape {shape}, received {tuple(x.shape)}")
     if x.dtype != tensor_args.dtype:
-        raise TypeError(f"{name}: expected dtype {tensor_args.dtype}, received {x.dtype}")
+        raise InputTypeError(f"{name}: expected dtype {tensor_args.dtype}, received {x.dtype}")
     if x.device != tensor_args.device:
-        raise ValueError(f"{name}: expected device {tensor_args.device}, received {x.device}")
+        raise InputValueError(f"{name}: expected device {tensor_args.device}, received {x.device}")
     if not torch.isfinite(x).all():
-        raise ValueError(f"{name}: contains NaN or infinite values")
+        raise InputValueError(f"{name}: contains NaN or infinite values")
     return x
 
 
@@ -188,10 +191,10 @@ def check_action_tensor(
 def check_keys(section: str, data: Mapping[str, Any], allowed: Sequence[str]) -> None:
     """Raise on a non-mapping ``data`` or on keys outside ``allowed``."""
     if not isinstance(data, Mapping):
-        raise TypeError(f"{section}: expected a mapping, received {type(data).__name__}")
+        raise InputTypeError(f"{section}: expected a mapping, received {type(data).__name__}")
     unknown = sorted(str(k) for k in data if k not in allowed)
     if unknown:
-        raise ValueError(
+        raise InputValueError(
             f"{section}: unknown key(s) {unknown}; expected a subset of {sorted(allowed)}"
         )
 
@@ -202,9 +205,9 @@ def as_int(
     if value is None and allow_none:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{section}.{key}: expected an int, received {value!r}")
+        raise InputTypeError(f"{section}.{key}: expected an int, received {value!r}")
     if minimum is not None and value < minimum:
-        raise ValueError(f"{section}.{key}: expected an int >= {minimum}, received {value}")
+        raise InputValueError(f"{section}.{key}: expected an int >= {minimum}, received {value}")
     return int(value)
 
 
@@ -218,7 +221,7 @@ def as_float(
     high_open: bool = False,
 ) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{section}.{key}: expected a number, received {value!r}")
+        raise InputTypeError(f"{section}.{key}: expected a number, received {value!r}")
     v = float(value)
     bad = not math.isfinite(v)
     if low is not None:
@@ -228,18 +231,22 @@ def as_float(
     if bad:
         lo = "(-inf" if low is None else ("(" if low_open else "[") + f"{low:g}"
         hi = "inf)" if high is None else f"{high:g}" + (")" if high_open else "]")
-        raise ValueError(f"{section}.{key}: expected a finite number in {lo}, {hi}, received {v}")
+        raise InputValueError(
+            f"{section}.{key}: expected a finite number in {lo}, {hi}, received {v}"
+        )
     return v
 
 
 def as_bool(section: str, key: str, value: Any) -> bool:
     if not isinstance(value, bool):
-        raise TypeError(f"{section}.{key}: expected true/false, received {value!r}")
+        raise InputTypeError(f"{section}.{key}: expected true/false, received {value!r}")
     return value
 
 
 def as_choice(section: str, key: str, value: Any, choices: Sequence[str]) -> str:
     v = str(value).upper() if isinstance(value, str) else value
     if v not in choices:
-        raise ValueError(f"{section}.{key}: expected one of {list(choices)}, received {value!r}")
+        raise InputValueError(
+            f"{section}.{key}: expected one of {list(choices)}, received {value!r}"
+        )
     return v

@@ -42,6 +42,7 @@ from curobo_lite.opt.base import (
     check_rollout_result,
     validate_rollout,
 )
+from curobo_lite.types.errors import InputValueError
 
 STOP_RULES = ("ALL_SEEDS", "BEST_SEED")
 
@@ -221,11 +222,11 @@ class GradientOptimizerBase(ABC):
         P, H, D = cfg.n_problems, self.horizon, self.d_action
         if init_act is None:
             if cfg.num_seeds is None:
-                raise ValueError(
+                raise InputValueError(
                     f"init_act: None needs {cfg.section}.num_seeds to be set, received None"
                 )
             if not (torch.isfinite(self._lows).all() and torch.isfinite(self._highs).all()):
-                raise ValueError(
+                raise InputValueError(
                     "init_act: None draws seeds inside the action bounds, which must be finite; "
                     f"received lows={self._lows.tolist()} highs={self._highs.tolist()}"
                 )
@@ -236,15 +237,17 @@ class GradientOptimizerBase(ABC):
             return self._lows + u * (self._highs - self._lows)
         if not isinstance(init_act, torch.Tensor) or init_act.dim() != 3:
             shape = tuple(init_act.shape) if isinstance(init_act, torch.Tensor) else None
-            raise ValueError(f"init_act: expected a tensor [B, {H}, {D}], received shape {shape}")
+            raise InputValueError(
+                f"init_act: expected a tensor [B, {H}, {D}], received shape {shape}"
+            )
         B = init_act.shape[0]
         if cfg.num_seeds is not None and B != P * cfg.num_seeds:
-            raise ValueError(
+            raise InputValueError(
                 f"init_act: expected batch n_problems * num_seeds = {P * cfg.num_seeds}, "
                 f"received {B}"
             )
         if B % P != 0:
-            raise ValueError(
+            raise InputValueError(
                 f"init_act: expected a batch divisible by n_problems={P}, received {B}"
             )
         check_action_tensor("init_act", init_act, (B, H, D), self.tensor_args)
@@ -268,7 +271,7 @@ class GradientOptimizerBase(ABC):
             result = self.rollout.rollout_fn(xr)
             total = check_rollout_result(result, N, self.horizon)
             if not total.requires_grad:
-                raise ValueError(
+                raise InputValueError(
                     "rollout.rollout_fn: total does not depend differentiably on act_seq "
                     "(requires_grad is False)"
                 )

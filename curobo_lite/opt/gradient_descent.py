@@ -19,6 +19,7 @@ import torch
 
 from curobo_lite.opt.base import Rollout, as_float
 from curobo_lite.opt.gradient_base import GradientOptimizerBase, GradientOptimizerConfig
+from curobo_lite.types.errors import InputTypeError
 
 
 @dataclass
@@ -39,7 +40,7 @@ class GradientDescent(GradientOptimizerBase):
 
     def __init__(self, config: GradientDescentConfig, rollout: Rollout) -> None:
         if not isinstance(config, GradientDescentConfig):
-            raise TypeError(
+            raise InputTypeError(
                 f"config: expected GradientDescentConfig, received {type(config).__name__}"
             )
         super().__init__(config, rollout)

@@ -67,6 +67,7 @@ import torch
 from curobo_lite.opt.base import Rollout, as_choice, as_float, as_int
 from curobo_lite.opt.gradient_base import GradientOptimizerBase, GradientOptimizerConfig
 from curobo_lite.types.base import TensorDeviceType
+from curobo_lite.types.errors import InputTypeError, InputValueError
 
 LINE_SEARCHES = ("ARMIJO", "WOLFE")
 _FAIL_SHRINK = 0.1
@@ -95,7 +96,7 @@ class LbfgsConfig(GradientOptimizerConfig):
         self.line_search = as_choice(s, "line_search", self.line_search, LINE_SEARCHES)
         scales = self.line_search_scale
         if isinstance(scales, (str, bytes)) or not isinstance(scales, Sequence) or not scales:
-            raise TypeError(
+            raise InputTypeError(
                 f"{s}.line_search_scale: expected a non-empty list of numbers, received {scales!r}"
             )
         vals = sorted(
@@ -103,12 +104,16 @@ class LbfgsConfig(GradientOptimizerConfig):
             for i, v in enumerate(scales)
         )
         if len(set(vals)) != len(vals):
-            raise ValueError(f"{s}.line_search_scale: expected distinct values, received {scales}")
+            raise InputValueError(
+                f"{s}.line_search_scale: expected distinct values, received {scales}"
+            )
         self.line_search_scale = vals
         self.c1 = as_float(s, "c1", self.c1, 0.0, 1.0, low_open=True, high_open=True)
         self.c2 = as_float(s, "c2", self.c2, 0.0, 1.0, low_open=True, high_open=True)
         if self.c2 <= self.c1:
-            raise ValueError(f"{s}.c2: expected c1 < c2 < 1 with c1={self.c1}, received {self.c2}")
+            raise InputValueError(
+                f"{s}.c2: expected c1 < c2 < 1 with c1={self.c1}, received {self.c2}"
+            )
         self.step_scale = as_float(s, "step_scale", self.step_scale, 0.0, low_open=True)
         self.max_zoom_iters = as_int(s, "max_zoom_iters", self.max_zoom_iters, 0)
 
@@ -219,7 +224,7 @@ class Lbfgs(GradientOptimizerBase):
 
     def __init__(self, config: LbfgsConfig, rollout: Rollout) -> None:
         if not isinstance(config, LbfgsConfig):
-            raise TypeError(f"config: expected LbfgsConfig, received {type(config).__name__}")
+            raise InputTypeError(f"config: expected LbfgsConfig, received {type(config).__name__}")
         super().__init__(config, rollout)
         self._scales = self.tensor_args.to_device(config.line_search_scale)
         self.history: LbfgsHistory | None = None

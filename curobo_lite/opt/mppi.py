@@ -86,6 +86,7 @@ from curobo_lite.opt.sample_lib import (
     gaussian_transform,
     knot_interpolation_matrix,
 )
+from curobo_lite.types.errors import InputTypeError, InputValueError
 
 _SECTION = "mppi"
 COV_TYPES = ("DIAG_A", "FULL")
@@ -122,7 +123,9 @@ class MppiConfig:
         self.n_iters = as_int(s, "n_iters", self.n_iters, 1)
         if isinstance(self.init_cov, (list, tuple)):
             if len(self.init_cov) == 0:
-                raise ValueError(f"{s}.init_cov: expected a number or a non-empty list, got []")
+                raise InputValueError(
+                    f"{s}.init_cov: expected a number or a non-empty list, got []"
+                )
             self.init_cov = tuple(
                 as_float(s, f"init_cov[{i}]", v, 0.0, low_open=True)
                 for i, v in enumerate(self.init_cov)
@@ -135,7 +138,7 @@ class MppiConfig:
         self.step_size_cov = as_float(s, "step_size_cov", self.step_size_cov, 0.0, 1.0)
         self.min_cov = as_float(s, "min_cov", self.min_cov, 0.0)
         if self.cov_type == "FULL" and self.min_cov <= 0.0:
-            raise ValueError(
+            raise InputValueError(
                 f"{s}.min_cov: expected > 0 with cov_type FULL (keeps the covariance positive "
                 f"definite for its Cholesky factor), received {self.min_cov}"
             )
@@ -143,7 +146,7 @@ class MppiConfig:
             s, "null_act_frac", self.null_act_frac, 0.0, 1.0, high_open=True
         )
         if self.num_particles - self.n_null < 1:
-            raise ValueError(
+            raise InputValueError(
                 f"{s}.null_act_frac: leaves no random particle out of num_particles="
                 f"{self.num_particles}, received {self.null_act_frac}"
             )
@@ -182,7 +185,7 @@ class Mppi:
 
     def __init__(self, config: MppiConfig, rollout: Rollout, process_group=None) -> None:
         if not isinstance(config, MppiConfig):
-            raise TypeError(f"config: expected MppiConfig, received {type(config).__name__}")
+            raise InputTypeError(f"config: expected MppiConfig, received {type(config).__name__}")
         H, D = validate_rollout(rollout)
         self.config = config
         self.rollout = rollout
@@ -192,7 +195,7 @@ class Mppi:
         self.process_group = process_group
         world_size = get_world_size(process_group)
         if world_size > n:
-            raise ValueError(
+            raise InputValueError(
                 f"{_SECTION}.num_particles: expected at least one particle per rank "
                 f"({world_size} ranks), received {n}"
             )
@@ -203,7 +206,7 @@ class Mppi:
 
         if isinstance(config.init_cov, tuple):
             if len(config.init_cov) != D:
-                raise ValueError(
+                raise InputValueError(
                     f"{_SECTION}.init_cov: expected {D} values (d_action), "
                     f"received {len(config.init_cov)}"
                 )
@@ -224,7 +227,7 @@ class Mppi:
         self._act = ta.zeros(P, n, H, D)
         if config.sample_mode == "KNOT":
             if config.n_knots > H:
-                raise ValueError(
+                raise InputValueError(
                     f"{_SECTION}.n_knots: expected at most the horizon {H}, "
                     f"received {config.n_knots}"
                 )
@@ -292,7 +295,7 @@ class Mppi:
         zero action for ``NULL``.
         """
         if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
-            raise ValueError(f"steps: expected an int >= 0, received {steps!r}")
+            raise InputValueError(f"steps: expected an int >= 0, received {steps!r}")
         if steps == 0:
             return
         m = self.mean_action

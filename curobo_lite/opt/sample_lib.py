@@ -7,12 +7,13 @@ import math
 import torch
 
 from curobo_lite.types.base import TensorDeviceType
+from curobo_lite.types.errors import InputValueError
 
 
 def first_primes(n: int) -> list[int]:
     """The first ``n`` primes (sieve of Eratosthenes)."""
     if n < 1:
-        raise ValueError(f"n: expected a positive int, received {n}")
+        raise InputValueError(f"n: expected a positive int, received {n}")
     # p_n < n (ln n + ln ln n) for n >= 6 (Rosser's bound)
     bound = 15 if n < 6 else int(n * (math.log(n) + math.log(math.log(n)))) + 1
     sieve = bytearray([1]) * (bound + 1)
@@ -49,7 +50,7 @@ class HaltonGenerator:
         scramble: bool = True,
     ) -> None:
         if isinstance(ndims, bool) or not isinstance(ndims, int) or ndims < 1:
-            raise ValueError(f"ndims: expected a positive int, received {ndims!r}")
+            raise InputValueError(f"ndims: expected a positive int, received {ndims!r}")
         self.ndims = ndims
         self.tensor_args = tensor_args or TensorDeviceType()
         self.scramble = scramble
@@ -82,7 +83,7 @@ class HaltonGenerator:
     def draw(self, n: int) -> torch.Tensor:
         """Next ``n`` points, ``[n, ndims]`` in ``[0, 1)``."""
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise ValueError(f"n: expected a positive int, received {n!r}")
+            raise InputValueError(f"n: expected a positive int, received {n!r}")
         dev = self.tensor_args.device
         end = self._index + n
         idx = torch.arange(self._index + 1, end + 1, device=dev, dtype=torch.float64)
@@ -124,9 +125,11 @@ def knot_interpolation_matrix(
     MPPI covariance keeps its meaning for knot samples).
     """
     if isinstance(n_knots, bool) or not isinstance(n_knots, int) or n_knots < 2:
-        raise ValueError(f"n_knots: expected an int >= 2, received {n_knots!r}")
+        raise InputValueError(f"n_knots: expected an int >= 2, received {n_knots!r}")
     if n_knots > horizon:
-        raise ValueError(f"n_knots: expected at most the horizon {horizon}, received {n_knots}")
+        raise InputValueError(
+            f"n_knots: expected at most the horizon {horizon}, received {n_knots}"
+        )
     tensor_args = tensor_args or TensorDeviceType()
     K = n_knots
     step = (horizon - 1) / (K - 1)

@@ -63,6 +63,7 @@ from curobo_lite.robot.geometry import (
     rpy_to_matrix_np,
 )
 from curobo_lite.types import TensorDeviceType
+from curobo_lite.types.errors import ConfigError, InputValueError
 
 MOVING_JOINT_TYPES = ("revolute", "continuous", "prismatic")
 SUPPORTED_JOINT_TYPES = (*MOVING_JOINT_TYPES, "fixed")
@@ -105,8 +106,8 @@ class _Reader:
     def __init__(self, source: str) -> None:
         self.source = source
 
-    def error(self, key: str, problem: str) -> ValueError:
-        return ValueError(f"{self.source}: '{key}': {problem}")
+    def error(self, key: str, problem: str) -> ConfigError:
+        return ConfigError(f"{self.source}: '{key}': {problem}")
 
     def mapping(
         self,
@@ -825,7 +826,7 @@ class RobotConfig:
         """``(chain_link, T [4, 4])``: the chain link ``link`` is rigidly attached to and the
         constant transform from that chain link's frame to ``link``'s (float64)."""
         if link not in self._attachments:
-            raise ValueError(
+            raise InputValueError(
                 f"link: '{link}' is not rigidly attached to the chain of robot '{self.name}'"
             )
         anchor, transform = self._attachments[link]
@@ -913,13 +914,13 @@ class RobotConfig:
         path = Path(path)
         source = str(path)
         if not path.is_file():
-            raise ValueError(f"{source}: robot file does not exist")
+            raise ConfigError(f"{source}: robot file does not exist")
         try:
             data = yaml.safe_load(path.read_text())
         except yaml.YAMLError as err:
-            raise ValueError(f"{source}: invalid YAML: {err}") from None
+            raise ConfigError(f"{source}: invalid YAML: {err}") from None
         if data is None:
-            raise ValueError(f"{source}: the file is empty")
+            raise ConfigError(f"{source}: the file is empty")
         return cls.from_dict(data, tensor_args, source=source, base_dir=path.parent)
 
     @classmethod

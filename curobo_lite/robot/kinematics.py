@@ -47,6 +47,7 @@ from curobo_lite.robot.geometry import (
     rpy_to_quat_np,
 )
 from curobo_lite.types import Pose, TensorDeviceType, quat_rotate
+from curobo_lite.types.errors import InputTypeError, InputValueError
 
 
 def _like(t: torch.Tensor) -> dict:
@@ -107,7 +108,7 @@ class KinematicsState:
     def link_pose(self, link_name: str) -> Pose:
         """Poses of one link of ``link_names``, flattened to a ``Pose``."""
         if link_name not in self.link_names:
-            raise ValueError(
+            raise InputValueError(
                 f"link_name: expected one of {self.link_names}, received {link_name!r}"
             )
         i = self.link_names.index(link_name)
@@ -153,11 +154,11 @@ class Kinematics:
         backend: str = "warp",
     ) -> None:
         if not isinstance(robot_config, RobotConfig):
-            raise TypeError(
+            raise InputTypeError(
                 f"robot_config: expected a RobotConfig, received {type(robot_config).__name__}"
             )
         if backend not in self.BACKENDS:
-            raise ValueError(f"backend: expected one of {self.BACKENDS}, received {backend!r}")
+            raise InputValueError(f"backend: expected one of {self.BACKENDS}, received {backend!r}")
         self.backend = backend
         self.robot_config = robot_config
         self.tensor_args = tensor_args or robot_config.tensor_args
@@ -373,16 +374,16 @@ class Kinematics:
     # core -------------------------------------------------------------------------------------
     def _flatten(self, q: torch.Tensor, name: str = "q") -> tuple[torch.Tensor, torch.Size]:
         if not isinstance(q, torch.Tensor):
-            raise TypeError(
+            raise InputTypeError(
                 f"{name}: expected a torch.Tensor [..., {self.dof}], received {type(q)}"
             )
         if q.ndim < 1 or q.shape[-1] != self.dof:
-            raise ValueError(
+            raise InputValueError(
                 f"{name}: expected shape [..., {self.dof}] (joints {self.joint_names}), "
                 f"received {tuple(q.shape)}"
             )
         if q.dtype != self.tensor_args.dtype or q.device != self.tensor_args.device:
-            raise TypeError(
+            raise InputTypeError(
                 f"{name}: expected dtype {self.tensor_args.dtype} on {self.tensor_args.device}, "
                 f"received {q.dtype} on {q.device}"
             )

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from curobo_lite.robot.config import JointSpec, RobotConfig, joint_transform_np
+from curobo_lite.types.errors import InputValueError
 
 #: coordinates are written with this many decimals (0.1 mm); radii are rounded up to match
 DECIMALS = 4
@@ -88,7 +89,7 @@ def _resolve_mesh_file(filename: str, urdf_dir: Path) -> Path:
             candidate = base.joinpath(*parts[k:])
             if candidate.is_file():
                 return candidate
-    raise ValueError(f"mesh file '{filename}' not found (searched from {urdf_dir})")
+    raise InputValueError(f"mesh file '{filename}' not found (searched from {urdf_dir})")
 
 
 def load_urdf_geometry(urdf_path: str | os.PathLike) -> dict[str, list[LinkGeometry]]:
@@ -104,7 +105,7 @@ def load_urdf_geometry(urdf_path: str | os.PathLike) -> dict[str, list[LinkGeome
     trimesh = _trimesh()
     urdf_path = Path(urdf_path)
     if not urdf_path.is_file():
-        raise ValueError(f"{urdf_path}: URDF file does not exist")
+        raise InputValueError(f"{urdf_path}: URDF file does not exist")
     urdf = yourdfpy.URDF.load(
         str(urdf_path),
         build_scene_graph=False,
@@ -241,11 +242,11 @@ def fit_spheres(
     """
     trimesh = _trimesh()
     if (num_spheres is None) == (tolerance is None):
-        raise ValueError("give exactly one of num_spheres or tolerance")
+        raise InputValueError("give exactly one of num_spheres or tolerance")
     if num_spheres is not None and num_spheres < 1:
-        raise ValueError(f"num_spheres: expected >= 1, received {num_spheres}")
+        raise InputValueError(f"num_spheres: expected >= 1, received {num_spheres}")
     if tolerance is not None and not tolerance > 0:
-        raise ValueError(f"tolerance: expected > 0, received {tolerance}")
+        raise InputValueError(f"tolerance: expected > 0, received {tolerance}")
     rng = np.random.default_rng(seed)
     samples, faces = trimesh.sample.sample_surface(mesh, num_samples, seed=seed)
     normals = mesh.face_normals[faces]
@@ -262,7 +263,7 @@ def fit_spheres(
     candidates = np.concatenate((grid, halfway, samples - normals * 0.25 * extent.min()))
     candidates = candidates[_inside(mesh, candidates)]
     if len(candidates) == 0:
-        raise ValueError("no interior point found; is the geometry a closed solid?")
+        raise InputValueError("no interior point found; is the geometry a closed solid?")
     _, distance, _ = trimesh.proximity.closest_point(mesh, candidates)
     keep = distance > 1e-5
     candidates, radii = candidates[keep], distance[keep]
@@ -413,7 +414,7 @@ def fit_robot_spheres(
 
     geometry = load_urdf_geometry(urdf_path)
     if not geometry:
-        raise ValueError(f"{urdf_path}: no link has collision geometry")
+        raise InputValueError(f"{urdf_path}: no link has collision geometry")
     urdf_joints = read_urdf_joints(urdf_path)
     pieces: dict[str, list[tuple[Any, str]]] = {}
     if config is None:
@@ -423,7 +424,7 @@ def fit_robot_spheres(
     else:
         urdf_links = {j.parent for j in urdf_joints} | {j.child for j in urdf_joints}
         if config.base_link not in urdf_links:
-            raise ValueError(
+            raise InputValueError(
                 f"{urdf_path}: robot base_link '{config.base_link}' is not a link of the URDF, "
                 "so its frames cannot be matched to the robot file's"
             )
@@ -465,7 +466,7 @@ def fit_robot_spheres(
             for urdf_at, robot_at in checks:
                 moved = np.linalg.inv(robot_at[target]) @ urdf_at[urdf_link]
                 if np.abs(moved - offset).max() > 1e-6:
-                    raise ValueError(
+                    raise InputValueError(
                         f"{urdf_path}: link '{urdf_link}' moves relative to the robot file's "
                         f"link '{target}' when the joints move; the URDF and the robot file "
                         "do not describe the same kinematics"
@@ -479,14 +480,14 @@ def fit_robot_spheres(
                 )
     unknown = [link for link in (link_budgets or {}) if link not in pieces]
     if unknown:
-        raise ValueError(
+        raise InputValueError(
             f"link_budgets: no collision geometry for {unknown}; links with geometry: "
             f"{sorted(pieces)}"
         )
     if links is not None:
         missing = [link for link in links if link not in pieces]
         if missing:
-            raise ValueError(
+            raise InputValueError(
                 f"links: no collision geometry for {missing}; links with geometry: {sorted(pieces)}"
             )
         pieces = {link: pieces[link] for link in links}
@@ -572,7 +573,7 @@ def suggest_self_collision_ignore(
     from curobo_lite.types import TensorDeviceType
 
     if config.collision is None:
-        raise ValueError(f"robot '{config.name}' has no collision spheres")
+        raise InputValueError(f"robot '{config.name}' has no collision spheres")
     ta = TensorDeviceType(dtype=torch.float64)
     collision = config.collision
     stripped = config.to(ta)

@@ -20,6 +20,7 @@ from curobo_lite.robot.config import (
     MimicSpec,
 )
 from curobo_lite.robot.geometry import matrix_to_rpy_np
+from curobo_lite.types.errors import ConfigError
 
 
 def _load_urdf(path: Path):
@@ -28,7 +29,7 @@ def _load_urdf(path: Path):
     except ImportError as err:
         raise ImportError("URDF import needs the 'yourdfpy' package: pip install yourdfpy") from err
     if not path.is_file():
-        raise ValueError(f"{path}: URDF file does not exist")
+        raise ConfigError(f"{path}: URDF file does not exist")
     try:
         return yourdfpy.URDF.load(
             str(path),
@@ -38,12 +39,12 @@ def _load_urdf(path: Path):
             load_collision_meshes=False,
         )
     except Exception as err:  # the parser raises many types for malformed files
-        raise ValueError(f"{path}: cannot parse URDF: {err}") from None
+        raise ConfigError(f"{path}: cannot parse URDF: {err}") from None
 
 
 def _joint_from_urdf(joint: Any, path: Path) -> JointSpec:
     if joint.type not in URDF_JOINT_TYPES:
-        raise ValueError(f"{path}: joint '{joint.name}': unknown type {joint.type!r}")
+        raise ConfigError(f"{path}: joint '{joint.name}': unknown type {joint.type!r}")
     if joint.origin is None:
         xyz, rpy = (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
     else:
@@ -80,7 +81,7 @@ def read_urdf_joints(path: str | os.PathLike) -> list[JointSpec]:
 def _per_joint(value: float | Sequence[float], dof: int, label: str) -> list[float]:
     values = [float(value)] * dof if isinstance(value, int | float) else [float(v) for v in value]
     if len(values) != dof or not all(math.isfinite(v) and v > 0 for v in values):
-        raise ValueError(
+        raise ConfigError(
             f"{label}: expected a positive finite number or {dof} of them, received {value!r}"
         )
     return values
@@ -106,14 +107,14 @@ def config_dict_from_urdf(
     links = {link.name for link in urdf.robot.links}
     for key, link in (("base_link", base_link), ("ee_link", ee_link)):
         if link not in links:
-            raise ValueError(
+            raise ConfigError(
                 f"{source}: '{key}': unknown link '{link}'; links: {sorted(links)[:20]}"
             )
     chain = []
     link = ee_link
     while link != base_link:
         if link not in parent_joint or len(chain) > len(joints):
-            raise ValueError(
+            raise ConfigError(
                 f"{source}: 'ee_link': the chain does not connect base_link '{base_link}' to "
                 f"ee_link '{ee_link}': walking up from '{ee_link}' ends at '{link}'"
             )
@@ -125,7 +126,7 @@ def config_dict_from_urdf(
     for j in chain:
         if j.mimic is not None and j.mimic.joint not in joint_names:
             if j.mimic.joint not in joints:
-                raise ValueError(
+                raise ConfigError(
                     f"{source}: joint '{j.name}': mimics unknown joint '{j.mimic.joint}'"
                 )
             joint_names.append(j.mimic.joint)
@@ -139,11 +140,11 @@ def config_dict_from_urdf(
         if joint.type == "continuous":
             low, high = -CONTINUOUS_JOINT_LIMIT, CONTINUOUS_JOINT_LIMIT
         elif limit is None or limit.lower is None or limit.upper is None:
-            raise ValueError(f"{source}: joint '{jname}': <limit> needs 'lower' and 'upper'")
+            raise ConfigError(f"{source}: joint '{jname}': <limit> needs 'lower' and 'upper'")
         else:
             low, high = float(limit.lower), float(limit.upper)
         if limit is None or limit.velocity is None or not float(limit.velocity) > 0:
-            raise ValueError(
+            raise ConfigError(
                 f"{source}: joint '{jname}': <limit> needs a positive 'velocity', received "
                 f"{None if limit is None else limit.velocity!r}"
             )

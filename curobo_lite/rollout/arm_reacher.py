@@ -33,6 +33,7 @@ from curobo_lite.rollout.dynamics_model import (
 )
 from curobo_lite.rollout.task import TaskConfig
 from curobo_lite.types import JointState, Pose, TensorDeviceType, check_joint_state
+from curobo_lite.types.errors import InputTypeError, InputValueError
 
 #: Range (m) of the collision checks in :meth:`ArmReacher.convergence`: obstacles farther than
 #: this from every sphere are not looked at, and such distances read as the range.
@@ -53,12 +54,14 @@ class Goal:
 
     def __post_init__(self) -> None:
         if self.goal_pose is None and self.goal_state is None:
-            raise ValueError("Goal: give goal_pose, goal_state or both; received neither")
+            raise InputValueError("Goal: give goal_pose, goal_state or both; received neither")
         if self.goal_pose is not None and not isinstance(self.goal_pose, Pose):
-            raise TypeError(f"Goal.goal_pose: expected a Pose, received {type(self.goal_pose)}")
+            raise InputTypeError(
+                f"Goal.goal_pose: expected a Pose, received {type(self.goal_pose)}"
+            )
         if self.goal_state is not None:
             if not isinstance(self.goal_state, JointState):
-                raise TypeError(
+                raise InputTypeError(
                     f"Goal.goal_state: expected a JointState, received {type(self.goal_state)}"
                 )
             if self.goal_state.position.ndim == 1:
@@ -222,7 +225,7 @@ class ArmReacher:
         if world.tensor_args.device != self.tensor_args.device or (
             world.tensor_args.dtype != self.tensor_args.dtype
         ):
-            raise TypeError(
+            raise InputTypeError(
                 f"world: expected a WorldCollision on {self.tensor_args}, received one on "
                 f"{world.tensor_args}"
             )
@@ -274,7 +277,7 @@ class ArmReacher:
             ("goal_state", None if goal.goal_state is None else goal.goal_state.position.shape[0]),
         ):
             if batch is not None and batch not in (1, n_problems):
-                raise ValueError(
+                raise InputValueError(
                     f"goal.{name}: expected batch 1 or {n_problems} (one per start state), "
                     f"received {batch}"
                 )
@@ -282,12 +285,12 @@ class ArmReacher:
     def update_params(self, goal: Goal, start_state: JointState | None = None) -> None:
         """Set the goal (and optionally the start states) for the next rollouts."""
         if not isinstance(goal, Goal):
-            raise TypeError(f"goal: expected a Goal, received {type(goal).__name__}")
+            raise InputTypeError(f"goal: expected a Goal, received {type(goal).__name__}")
         if goal.goal_pose is not None:
             goal.goal_pose = goal.goal_pose.to(self.tensor_args)
         if goal.goal_state is not None:
             if goal.goal_state.dof != self.d_action:
-                raise ValueError(
+                raise InputValueError(
                     f"goal.goal_state: expected {self.d_action} dof, received {goal.goal_state.dof}"
                 )
             goal.goal_state = goal.goal_state.to(self.tensor_args)
@@ -309,7 +312,7 @@ class ArmReacher:
         index = self._index_cache.get(key)
         if index is None:
             if batch % n_problems != 0:
-                raise ValueError(
+                raise InputValueError(
                     f"act_seq: expected a batch that is a multiple of the {n_problems} start "
                     f"states, received {batch}"
                 )
@@ -332,7 +335,7 @@ class ArmReacher:
             does not leak into later calls.
         """
         if self.start_state is None or self.goal is None:
-            raise ValueError("rollout_fn: call update_params(goal, start_state) first")
+            raise InputValueError("rollout_fn: call update_params(goal, start_state) first")
         problem_index = self._problem_index(act_seq.shape[0])
         state = self.dynamics_model.forward(
             self.start_state, act_seq, problem_index, spheres=self.needs_spheres()

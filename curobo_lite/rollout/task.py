@@ -8,6 +8,7 @@ A task file has these top-level sections (unknown ones are an error)::
     lbfgs:   {...}   # LbfgsConfig.from_dict, for trajectory optimization
     mpc:     {...}   # MpcSolver options
     trajopt: {...}   # TrajOptSolver options
+    distributed: {timeout_s: 300}   # DistributedConfig: sharded runs (wrap.sharded_solve)
 
 ``TaskConfig.load("particle_mpc")`` reads a bundled file; a path works too. Sections are
 validated by the classes that consume them; errors are re-raised naming the file.
@@ -22,8 +23,9 @@ from typing import Any
 import yaml
 
 from curobo_lite.config_files import available_configs, resolve_config_file
+from curobo_lite.types.errors import ConfigError
 
-TASK_SECTIONS = ("model", "cost", "mppi", "lbfgs", "mpc", "trajopt")
+TASK_SECTIONS = ("model", "cost", "mppi", "lbfgs", "mpc", "trajopt", "distributed")
 
 
 @dataclass
@@ -37,27 +39,28 @@ class TaskConfig:
     lbfgs: dict[str, Any] | None = None
     mpc: dict[str, Any] | None = None
     trajopt: dict[str, Any] | None = None
+    distributed: dict[str, Any] | None = None
     source: str = "<dict>"
 
     @classmethod
     def from_dict(cls, data: Any, source: str = "<dict>", name: str | None = None) -> TaskConfig:
         if not isinstance(data, dict):
-            raise ValueError(
+            raise ConfigError(
                 f"{source}: expected a mapping of task sections, received {type(data).__name__}"
             )
         unknown = sorted(str(k) for k in set(data) - set(TASK_SECTIONS))
         if unknown:
-            raise ValueError(
+            raise ConfigError(
                 f"{source}: unknown task section(s) {unknown}; expected some of "
                 f"{list(TASK_SECTIONS)}"
             )
         if "model" not in data:
-            raise ValueError(f"{source}: missing required section 'model'")
+            raise ConfigError(f"{source}: missing required section 'model'")
         sections = {}
         for key in TASK_SECTIONS:
             value = data.get(key)
             if value is not None and not isinstance(value, dict):
-                raise ValueError(
+                raise ConfigError(
                     f"{source}: section '{key}' must be a mapping, received {type(value).__name__}"
                 )
             sections[key] = dict(value) if value is not None else None
@@ -74,7 +77,7 @@ class TaskConfig:
             with open(path) as f:
                 data = yaml.safe_load(f)
         except yaml.YAMLError as err:
-            raise ValueError(f"{path}: not valid YAML: {err}") from None
+            raise ConfigError(f"{path}: not valid YAML: {err}") from None
         return cls.from_dict(data, source=path)
 
     @classmethod
@@ -99,9 +102,9 @@ class TaskConfig:
             f"control_space={model.get('control_space')}, {sections}, source={self.source!r})"
         )
 
-    def error(self, err: Exception) -> ValueError:
+    def error(self, err: Exception) -> ConfigError:
         """Re-raise a consumer's validation error with this file's name in front."""
-        return ValueError(f"{self.source}: {err}")
+        return ConfigError(f"{self.source}: {err}")
 
 
 def available_tasks() -> list[str]:

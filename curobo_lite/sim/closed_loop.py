@@ -9,6 +9,7 @@ from typing import Any
 import torch
 
 from curobo_lite.types import JointState, Pose
+from curobo_lite.types.errors import InputValueError
 
 
 class IdealTracker:
@@ -27,7 +28,7 @@ class IdealTracker:
     def step(self, command: JointState) -> JointState:
         """Apply ``command [1, D]``; returns the new measured state (a copy)."""
         if command.position.shape != self.state.position.shape:
-            raise ValueError(
+            raise InputValueError(
                 f"command: expected position shape {tuple(self.state.position.shape)}, received "
                 f"{tuple(command.position.shape)}"
             )
@@ -88,7 +89,7 @@ def run_closed_loop(
     that moves an obstacle: ``lambda mpc: mpc.world_collision.update_obstacle_pose(...)``);
     ``on_step(i)`` is called after every step (e.g. a progress bar's ``update``)."""
     if steps < 1:
-        raise ValueError(f"steps: expected >= 1, received {steps}")
+        raise InputValueError(f"steps: expected >= 1, received {steps}")
     goal_changes = dict(goal_changes or {})
     events = dict(events or {})
     solver.update_goal(goal)

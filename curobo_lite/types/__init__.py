@@ -1,6 +1,13 @@
 """Core value types: devices, joint states, poses."""
 
-from curobo_lite.types.base import TensorDeviceType
+from curobo_lite.types.base import TensorDeviceType, check_data_device
+from curobo_lite.types.errors import (
+    ConfigError,
+    CuroboLiteError,
+    DistributedError,
+    InputTypeError,
+    InputValueError,
+)
 from curobo_lite.types.math import (
     Pose,
     check_pose,
@@ -15,9 +22,15 @@ from curobo_lite.types.math import (
 from curobo_lite.types.state import JointState, StateType, check_joint_state
 
 __all__ = [
+    "ConfigError",
+    "CuroboLiteError",
+    "DistributedError",
+    "InputTypeError",
+    "InputValueError",
     "JointState",
     "Pose",
     "StateType",
+    "check_data_device",
     "check_joint_state",
     "check_pose",
     "TensorDeviceType",

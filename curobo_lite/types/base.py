@@ -7,12 +7,53 @@ from typing import Any
 
 import torch
 
+from curobo_lite.types.errors import InputTypeError, InputValueError
+
+# Warp, which runs the kernels, knows these two device types only.
+SUPPORTED_DEVICE_TYPES = ("cpu", "cuda")
+
 
 def _as_device(device: str | torch.device) -> torch.device:
-    device = torch.device(device)
-    if device.type == "cuda" and device.index is None:
-        device = torch.device("cuda", torch.cuda.current_device())
+    if not isinstance(device, str | torch.device):
+        raise InputTypeError(
+            f"TensorDeviceType.device: expected a str or torch.device, received {device!r}"
+        )
+    try:
+        device = torch.device(device)
+    except RuntimeError as err:
+        raise InputValueError(
+            f"TensorDeviceType.device: expected a device such as 'cpu' or 'cuda:0', "
+            f"received {device!r} ({err})"
+        ) from None
+    if device.type not in SUPPORTED_DEVICE_TYPES:
+        raise InputValueError(
+            f"TensorDeviceType.device: expected one of {list(SUPPORTED_DEVICE_TYPES)}, "
+            f"received {str(device)!r}"
+        )
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            raise InputValueError(
+                f"TensorDeviceType.device: {str(device)!r} requested, but CUDA is not available "
+                f"on this machine (use 'cpu')"
+            )
+        if device.index is None:
+            device = torch.device("cuda", torch.cuda.current_device())
+        elif device.index >= torch.cuda.device_count():
+            raise InputValueError(
+                f"TensorDeviceType.device: expected a CUDA index below "
+                f"{torch.cuda.device_count()}, received {str(device)!r}"
+            )
     return device
+
+
+def check_data_device(name: str, tensor: torch.Tensor) -> None:
+    """Reject a tensor on a device that holds no data or that Warp cannot run on (``meta``,
+    ``xpu``...) before anything reads or copies it."""
+    if tensor.device.type not in SUPPORTED_DEVICE_TYPES:
+        raise InputValueError(
+            f"{name}: expected a tensor on one of {list(SUPPORTED_DEVICE_TYPES)}, received one "
+            f"on {str(tensor.device)!r}"
+        )
 
 
 @dataclass(frozen=True)
@@ -28,7 +69,7 @@ class TensorDeviceType:
     def __post_init__(self) -> None:
         object.__setattr__(self, "device", _as_device(self.device))
         if not isinstance(self.dtype, torch.dtype) or not self.dtype.is_floating_point:
-            raise TypeError(
+            raise InputTypeError(
                 f"TensorDeviceType.dtype: expected a floating torch.dtype, received {self.dtype!r}"
             )
 

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 import torch
 
-from curobo_lite.types.base import TensorDeviceType
+from curobo_lite.types.base import TensorDeviceType, check_data_device
+from curobo_lite.types.errors import InputTypeError, InputValueError
 
 
 def quat_multiply(q1: torch.Tensor, q2: torch.Tensor) -> torch.Tensor:
@@ -139,13 +140,29 @@ def quat_angle_error(q1: torch.Tensor, q2: torch.Tensor, eps: float = 1e-12) -> 
     return 2.0 * torch.atan2((rel[..., 1:].square().sum(-1) + eps).sqrt(), dot)
 
 
+def _unit_quaternion(quaternion: torch.Tensor) -> torch.Tensor:
+    """``quaternion [N, 4]`` scaled to unit norm; a zero (or denormal) one is an error, NaN passes
+    through (:func:`check_pose` rejects it where a pose is an input)."""
+    if quaternion.device.type not in ("cpu", "cuda") or quaternion.numel() == 0:
+        return quaternion
+    norm = quaternion.norm(dim=-1, keepdim=True)
+    if bool((norm < 1e-9).any()):
+        rows = torch.nonzero(norm[:, 0] < 1e-9)[:, 0].tolist()
+        raise InputValueError(
+            f"Pose.quaternion: expected non-zero quaternions (wxyz, normalized on input), "
+            f"received zero norm in row(s) {rows[:8]}"
+        )
+    return quaternion / norm
+
+
 @dataclass
 class Pose:
     """A batch of rigid transforms.
 
     Attributes:
         position: ``[N, 3]`` metres.
-        quaternion: ``[N, 4]`` unit quaternion, ``wxyz``; defaults to identity.
+        quaternion: ``[N, 4]`` quaternion, ``wxyz``, normalized on input (a zero one raises
+            :class:`~curobo_lite.types.errors.InputValueError`); defaults to identity.
     """
 
     position: torch.Tensor
@@ -153,13 +170,13 @@ class Pose:
 
     def __post_init__(self) -> None:
         if not isinstance(self.position, torch.Tensor):
-            raise TypeError(
+            raise InputTypeError(
                 f"Pose.position: expected a torch.Tensor, received {type(self.position)}"
             )
         if self.position.ndim == 1:
             self.position = self.position.unsqueeze(0)
         if self.position.ndim != 2 or self.position.shape[-1] != 3:
-            raise ValueError(
+            raise InputValueError(
                 f"Pose.position: expected shape [N, 3], received {tuple(self.position.shape)}"
             )
         if self.quaternion is None:
@@ -168,24 +185,25 @@ class Pose:
             )
             self.quaternion[:, 0] = 1.0
         if not isinstance(self.quaternion, torch.Tensor):
-            raise TypeError(
+            raise InputTypeError(
                 f"Pose.quaternion: expected a torch.Tensor, received {type(self.quaternion)}"
             )
         if self.quaternion.ndim == 1:
             self.quaternion = self.quaternion.unsqueeze(0)
         if self.quaternion.shape != (self.position.shape[0], 4):
-            raise ValueError(
+            raise InputValueError(
                 f"Pose.quaternion: expected shape [{self.position.shape[0]}, 4] (wxyz), "
                 f"received {tuple(self.quaternion.shape)}"
             )
         if self.quaternion.dtype != self.position.dtype or (
             self.quaternion.device != self.position.device
         ):
-            raise TypeError(
+            raise InputTypeError(
                 f"Pose.quaternion: expected dtype {self.position.dtype} on "
                 f"{self.position.device}, received {self.quaternion.dtype} on "
                 f"{self.quaternion.device}"
             )
+        self.quaternion = _unit_quaternion(self.quaternion)
 
     @classmethod
     def from_list(cls, pose: Sequence[float], tensor_args: TensorDeviceType | None = None) -> Pose:
@@ -193,7 +211,7 @@ class Pose:
         tensor_args = tensor_args or TensorDeviceType()
         values = list(pose)
         if len(values) not in (3, 7):
-            raise ValueError(
+            raise InputValueError(
                 f"Pose.from_list: expected 3 or 7 numbers [x y z (qw qx qy qz)], "
                 f"received {len(values)}"
             )
@@ -203,7 +221,7 @@ class Pose:
             quaternion = tensor_args.to_device(values[3:]).unsqueeze(0)
             norm = quaternion.norm()
             if not torch.isfinite(norm) or norm < 1e-9:
-                raise ValueError(f"Pose.from_list: quaternion {values[3:]} has zero norm")
+                raise InputValueError(f"Pose.from_list: quaternion {values[3:]} has zero norm")
             quaternion = quaternion / norm
         return cls(position, quaternion)
 
@@ -275,16 +293,17 @@ def check_pose(
     no zero quaternion; returns a copy on ``tensor_args`` with unit quaternions. Errors name
     ``name``, the expected and the received value."""
     if not isinstance(pose, Pose):
-        raise TypeError(f"{name}: expected a Pose, received {type(pose).__name__}")
+        raise InputTypeError(f"{name}: expected a Pose, received {type(pose).__name__}")
     if batch is not None and pose.batch != batch:
-        raise ValueError(f"{name}: expected batch {batch}, received {pose.batch}")
+        raise InputValueError(f"{name}: expected batch {batch}, received {pose.batch}")
     if pose.batch < 1:
-        raise ValueError(f"{name}: expected at least one pose, received batch 0")
+        raise InputValueError(f"{name}: expected at least one pose, received batch 0")
+    check_data_device(f"{name}.position", pose.position)
     pose = pose.to(tensor_args)
     finite = torch.isfinite(pose.position).all() & torch.isfinite(pose.quaternion).all()
     if not bool(finite):
-        raise ValueError(f"{name}: contains NaN or infinite values")
+        raise InputValueError(f"{name}: contains NaN or infinite values")
     norm = pose.quaternion.norm(dim=-1, keepdim=True)
     if bool((norm < 1e-6).any()):
-        raise ValueError(f"{name}: quaternion of zero norm (expected unit wxyz)")
+        raise InputValueError(f"{name}: quaternion of zero norm (expected unit wxyz)")
     return Pose(pose.position.clone(), pose.quaternion / norm)

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 import torch
 
-from curobo_lite.types.base import TensorDeviceType
+from curobo_lite.types.base import TensorDeviceType, check_data_device
+from curobo_lite.types.errors import InputTypeError, InputValueError
 
 
 class StateType(enum.Enum):
@@ -26,7 +27,7 @@ class StateType(enum.Enum):
         try:
             return cls(str(value).upper())
         except ValueError:
-            raise ValueError(
+            raise InputValueError(
                 f"control_space: expected one of {[m.value for m in cls]}, received {value!r}"
             ) from None
 
@@ -58,13 +59,13 @@ class JointState:
 
     def __post_init__(self) -> None:
         if not isinstance(self.position, torch.Tensor):
-            raise TypeError(
+            raise InputTypeError(
                 f"JointState.position: expected a torch.Tensor, received {type(self.position)}"
             )
         if self.position.ndim < 1:
-            raise ValueError("JointState.position: expected shape [..., D], received a scalar")
+            raise InputValueError("JointState.position: expected shape [..., D], received a scalar")
         if not self.position.dtype.is_floating_point:
-            raise TypeError(
+            raise InputTypeError(
                 f"JointState.position: expected a floating dtype, received {self.position.dtype}"
             )
         for name in _FIELDS[1:]:
@@ -73,23 +74,23 @@ class JointState:
                 setattr(self, name, torch.zeros_like(self.position))
                 continue
             if not isinstance(value, torch.Tensor):
-                raise TypeError(
+                raise InputTypeError(
                     f"JointState.{name}: expected a torch.Tensor, received {type(value)}"
                 )
             if value.shape != self.position.shape:
-                raise ValueError(
+                raise InputValueError(
                     f"JointState.{name}: expected shape {tuple(self.position.shape)} "
                     f"(that of position), received {tuple(value.shape)}"
                 )
             if value.dtype != self.position.dtype or value.device != self.position.device:
-                raise TypeError(
+                raise InputTypeError(
                     f"JointState.{name}: expected dtype {self.position.dtype} on "
                     f"{self.position.device}, received {value.dtype} on {value.device}"
                 )
         if self.joint_names is not None:
             self.joint_names = list(self.joint_names)
             if len(self.joint_names) != self.dof:
-                raise ValueError(
+                raise InputValueError(
                     f"JointState.joint_names: expected {self.dof} names (the dof of position), "
                     f"received {len(self.joint_names)}"
                 )
@@ -148,11 +149,13 @@ class JointState:
         """Split ``[..., k*D]`` (k = 1..4: position, velocity, acceleration, jerk) into a state."""
         if dof is None:
             if joint_names is None:
-                raise ValueError("from_state_tensor: give dof or joint_names to split the tensor")
+                raise InputValueError(
+                    "from_state_tensor: give dof or joint_names to split the tensor"
+                )
             dof = len(joint_names)
         width = state_tensor.shape[-1]
         if width % dof != 0 or not 1 <= width // dof <= 4:
-            raise ValueError(
+            raise InputValueError(
                 f"from_state_tensor: state_tensor last dim must be k*{dof} with k in 1..4, "
                 f"received {width}"
             )
@@ -167,7 +170,7 @@ class JointState:
     def stack(cls, states: Sequence[JointState], dim: int = 0) -> JointState:
         """Stack states along a new batch dimension ``dim``."""
         if len(states) == 0:
-            raise ValueError("JointState.stack: states is empty")
+            raise InputValueError("JointState.stack: states is empty")
         return cls(
             *(torch.stack([getattr(s, f) for s in states], dim=dim) for f in _FIELDS),
             joint_names=states[0].joint_names,
@@ -177,7 +180,7 @@ class JointState:
     def cat(cls, states: Sequence[JointState], dim: int = 0) -> JointState:
         """Concatenate states along an existing batch dimension ``dim``."""
         if len(states) == 0:
-            raise ValueError("JointState.cat: states is empty")
+            raise InputValueError("JointState.cat: states is empty")
         return cls(
             *(torch.cat([getattr(s, f) for s in states], dim=dim) for f in _FIELDS),
             joint_names=states[0].joint_names,
@@ -256,7 +259,7 @@ def check_joint_state(
         received value. Reading the values back synchronizes the device once.
     """
     if not isinstance(state, JointState):
-        raise TypeError(f"{name}: expected a JointState, received {type(state).__name__}")
+        raise InputTypeError(f"{name}: expected a JointState, received {type(state).__name__}")
     received = tuple(state.position.shape)
     if state.position.ndim == 1:
         state = state.unsqueeze(0)
@@ -268,10 +271,13 @@ def check_joint_state(
         or (allowed is not None and state.position.shape[0] not in allowed)
     ):
         shared = "" if allowed is None or exact_batch or batch == 1 else f" (or [1, {dof}])"
-        raise ValueError(
+        raise InputValueError(
             f"{name}: expected position shape [{expected}, {dof}]{shared} (the robot's {dof} "
             f"joints), received {received}"
         )
+    if state.position.shape[0] == 0:
+        raise InputValueError(f"{name}: expected at least one state, received shape {received}")
+    check_data_device(name, state.position)
     state = state.to(tensor_args)
     values = state.to_state_tensor()
     if not bool(torch.isfinite(values).all()):
@@ -280,12 +286,12 @@ def check_joint_state(
             for field in ("position", "velocity", "acceleration")
             if not bool(torch.isfinite(getattr(state, field)).all())
         ]
-        raise ValueError(f"{name}: {', '.join(bad)} contains NaN or infinite values")
+        raise InputValueError(f"{name}: {', '.join(bad)} contains NaN or infinite values")
     if at_rest is not None:
         for field in ("velocity", "acceleration"):
             peak = float(getattr(state, field).abs().max())
             if peak > rest_tolerance:
-                raise ValueError(
+                raise InputValueError(
                     f"{name}: {at_rest}; expected zero {field}, received max |{field}| = {peak:.3g}"
                 )
     return state

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import torch
 
+from curobo_lite.types.errors import InputValueError
 from curobo_lite.wrap.robot_world import RobotWorld
 
 PLANNERS = ("RRTConnect", "RRT", "PRM", "BITstar", "KPIECE1")
@@ -90,11 +91,13 @@ class OmplPlanner:
                 "(or pip install ompl)"
             )
         if planner not in PLANNERS:
-            raise ValueError(f"planner: expected one of {list(PLANNERS)}, received {planner!r}")
+            raise InputValueError(
+                f"planner: expected one of {list(PLANNERS)}, received {planner!r}"
+            )
         if not resolution > 0.0 or not math.isfinite(resolution):
-            raise ValueError(f"resolution: expected a number > 0, received {resolution!r}")
+            raise InputValueError(f"resolution: expected a number > 0, received {resolution!r}")
         if not time_limit > 0.0 or not math.isfinite(time_limit):
-            raise ValueError(f"time_limit: expected seconds > 0, received {time_limit!r}")
+            raise InputValueError(f"time_limit: expected seconds > 0, received {time_limit!r}")
         from ompl import util as ou
 
         ou.setLogLevel(ou.LogLevel.LOG_ERROR)

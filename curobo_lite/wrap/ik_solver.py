@@ -37,7 +37,8 @@ from curobo_lite.opt.base import as_float, as_int, check_keys
 from curobo_lite.robot import RobotConfig
 from curobo_lite.rollout import ArmReacher, ArmReacherConfig, Goal, TaskConfig
 from curobo_lite.rollout.dynamics_model import KinematicModelConfig
-from curobo_lite.types import JointState, Pose, TensorDeviceType, check_pose
+from curobo_lite.types import JointState, Pose, TensorDeviceType, check_data_device, check_pose
+from curobo_lite.types.errors import InputTypeError, InputValueError
 
 #: Costs of the IK rollout unless ``cost=`` is given: squared errors suit quasi-Newton steps;
 #: the collision penalties are linear past contact, so a few millimetres of penetration already
@@ -98,7 +99,9 @@ class IKSolverConfig:
         for key in ("cost", "lbfgs"):
             value = getattr(self, key)
             if not isinstance(value, Mapping):
-                raise TypeError(f"{s}.{key}: expected a mapping, received {type(value).__name__}")
+                raise InputTypeError(
+                    f"{s}.{key}: expected a mapping, received {type(value).__name__}"
+                )
             setattr(self, key, dict(value))
 
     @classmethod
@@ -106,7 +109,9 @@ class IKSolverConfig:
         """Build from a mapping of the options; unknown keys raise ``ValueError``."""
         data = {} if data is None else data
         if not isinstance(data, Mapping):
-            raise TypeError(f"ik: expected a mapping of options, received {type(data).__name__}")
+            raise InputTypeError(
+                f"ik: expected a mapping of options, received {type(data).__name__}"
+            )
         check_keys(cls.section, data, [f.name for f in fields(cls)])
         return cls(**dict(data))
 
@@ -165,7 +170,7 @@ class IKSolver:
     def __init__(self, config: IKSolverConfig, rollout: ArmReacher) -> None:
         model = rollout.dynamics_model
         if model.horizon != 1 or not model.config.teleport_mode:
-            raise ValueError(
+            raise InputValueError(
                 "rollout: IK needs a horizon-1 teleport_mode rollout, received horizon "
                 f"{model.horizon}, teleport_mode {model.config.teleport_mode}"
             )
@@ -220,9 +225,18 @@ class IKSolver:
 
     def solve_single(self, goal_pose: Pose, seed_config: torch.Tensor | None = None) -> IKResult:
         """One goal pose (batch 1); ``seed_config [k, D]`` optional first seeds."""
-        if not isinstance(goal_pose, Pose) or goal_pose.batch != 1:
-            received = goal_pose.batch if isinstance(goal_pose, Pose) else type(goal_pose).__name__
-            raise ValueError(f"goal_pose: expected a Pose of batch 1, received {received}")
+        if not isinstance(goal_pose, Pose):
+            raise InputTypeError(
+                f"goal_pose: expected a Pose of batch 1, received {type(goal_pose).__name__}"
+            )
+        if goal_pose.batch != 1:
+            raise InputValueError(
+                f"goal_pose: expected a Pose of batch 1, received {goal_pose.batch}"
+            )
+        if seed_config is not None and not isinstance(seed_config, torch.Tensor):
+            raise InputTypeError(
+                f"seed_config: expected a tensor [k, D], received {type(seed_config).__name__}"
+            )
         if seed_config is not None and seed_config.ndim == 2:
             seed_config = seed_config[None]
         return self.solve_batch(goal_pose, seed_config)
@@ -246,6 +260,7 @@ class IKSolver:
         goal = self._check_pose(goal_pose)
         S, n, D = goal.batch, self.config.num_seeds, self.dof
         seeds = self._seeds(S, seed_config)
+        rank_config = self._check_rank_config(S, rank_config)
         self.rollout.update_params(
             Goal(goal_pose=goal),
             JointState.from_position(self.robot_config.retract_config.expand(S, D).clone()),
@@ -266,9 +281,6 @@ class IKSolver:
                 ok &= free
             ok = ok.view(S, n)
             q = q.view(S, n, D)
-            if rank_config is None:
-                rank_config = self.robot_config.retract_config
-            rank_config = rank_config.to(q).expand(S, D)
             distance = (q - rank_config[:, None]).square().sum(-1)
             cost = result.best_cost.view(S, n).clamp(max=1e12)
             key = torch.where(ok, distance, distance.new_full((), 1e6) + cost)
@@ -291,6 +303,28 @@ class IKSolver:
             solve_time=time.perf_counter() - t_start,
         )
 
+    def _check_rank_config(self, S: int, rank_config: Any) -> torch.Tensor:
+        """``[S, D]`` on this solver's device: the caller's ``[S, D]``/``[D]`` or the retract
+        configuration."""
+        D = self.dof
+        if rank_config is None:
+            rank_config = self.robot_config.retract_config
+        if not isinstance(rank_config, torch.Tensor):
+            raise InputTypeError(
+                f"rank_config: expected a tensor [{S}, {D}] or [{D}], received "
+                f"{type(rank_config).__name__}"
+            )
+        check_data_device("rank_config", rank_config)
+        if rank_config.shape not in ((D,), (S, D), (1, D)):
+            raise InputValueError(
+                f"rank_config: expected shape [{S}, {D}] or [{D}], received "
+                f"{tuple(rank_config.shape)}"
+            )
+        rank_config = rank_config.to(**self.tensor_args.as_kwargs()).expand(S, D)
+        if not bool(torch.isfinite(rank_config).all()):
+            raise InputValueError("rank_config: contains NaN or infinite values")
+        return rank_config
+
     def _check_pose(self, goal_pose: Any) -> Pose:
         return check_pose(goal_pose, "goal_pose", self.tensor_args)
 
@@ -305,22 +339,23 @@ class IKSolver:
         first = 0
         if seed_config is not None:
             if not isinstance(seed_config, torch.Tensor):
-                raise TypeError(
+                raise InputTypeError(
                     f"seed_config: expected a tensor [S, k, D], received "
                     f"{type(seed_config).__name__}"
                 )
+            check_data_device("seed_config", seed_config)
             seed_config = seed_config.to(**self.tensor_args.as_kwargs())
             if (
                 seed_config.ndim != 3
                 or seed_config.shape[0] not in (1, S)
                 or (seed_config.shape[2] != D or seed_config.shape[1] > n)
             ):
-                raise ValueError(
+                raise InputValueError(
                     f"seed_config: expected shape [{S}, k <= {n}, {D}], received "
                     f"{tuple(seed_config.shape)}"
                 )
             if not bool(torch.isfinite(seed_config).all()):
-                raise ValueError("seed_config: contains NaN or infinite values")
+                raise InputValueError("seed_config: contains NaN or infinite values")
             first = seed_config.shape[1]
             seeds[:, :first] = torch.maximum(torch.minimum(seed_config, high), low)
         if first < n:

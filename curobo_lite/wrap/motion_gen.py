@@ -42,6 +42,7 @@ from curobo_lite.opt.base import as_bool, as_float, as_int, check_keys
 from curobo_lite.robot import RobotConfig
 from curobo_lite.rollout import TaskConfig
 from curobo_lite.types import JointState, Pose, TensorDeviceType, check_joint_state
+from curobo_lite.types.errors import InputTypeError, InputValueError
 from curobo_lite.wrap.graph_planner import PLANNERS, OmplPlanner, ompl_available, resample_path
 from curobo_lite.wrap.ik_solver import IKSolver
 from curobo_lite.wrap.robot_world import RobotWorld, as_world_collision, as_world_config
@@ -93,7 +94,7 @@ class MotionGenConfig:
             self.enable_graph = ompl_available()
         self.enable_graph = as_bool(s, "enable_graph", self.enable_graph)
         if self.graph_planner not in PLANNERS:
-            raise ValueError(
+            raise InputValueError(
                 f"{s}.graph_planner: expected one of {list(PLANNERS)}, received "
                 f"{self.graph_planner!r}"
             )
@@ -106,7 +107,9 @@ class MotionGenConfig:
         for key in ("ik", "trajopt"):
             value = getattr(self, key)
             if not isinstance(value, Mapping):
-                raise TypeError(f"{s}.{key}: expected a mapping, received {type(value).__name__}")
+                raise InputTypeError(
+                    f"{s}.{key}: expected a mapping, received {type(value).__name__}"
+                )
             setattr(self, key, dict(value))
 
     @classmethod
@@ -247,7 +250,7 @@ class MotionGen:
         (batch 1)."""
         if not isinstance(goal_pose, Pose) or goal_pose.batch != 1:
             received = goal_pose.batch if isinstance(goal_pose, Pose) else type(goal_pose).__name__
-            raise ValueError(f"goal_pose: expected a Pose of batch 1, received {received}")
+            raise InputValueError(f"goal_pose: expected a Pose of batch 1, received {received}")
         return self.plan_batch(start_state, goal_pose)[0]
 
     def plan_batch(self, start_state: JointState, goal_pose: Pose) -> list[MotionGenResult]:
@@ -321,20 +324,20 @@ class MotionGen:
         t_start = time.perf_counter()
         start = self._check_start_shape(start_state, 1)
         if not isinstance(goal_state, JointState):
-            raise TypeError(f"goal_state: expected a JointState, received {type(goal_state)}")
+            raise InputTypeError(f"goal_state: expected a JointState, received {type(goal_state)}")
         target = (
             goal_state.position.reshape(-1, self.dof)
             if goal_state.position.numel() == (self.dof)
             else None
         )
         if target is None:
-            raise ValueError(
+            raise InputValueError(
                 f"goal_state: expected position [1, {self.dof}], received "
                 f"{tuple(goal_state.position.shape)}"
             )
         target = target.to(**self.tensor_args.as_kwargs())
         if not bool(torch.isfinite(target).all()):
-            raise ValueError("goal_state: position contains NaN or infinite values")
+            raise InputValueError("goal_state: position contains NaN or infinite values")
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
         status = self._start_status(start)[0]

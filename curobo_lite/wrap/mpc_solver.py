@@ -39,6 +39,7 @@ from curobo_lite.types import (
     check_joint_state,
     quat_angle_error,
 )
+from curobo_lite.types.errors import InputTypeError, InputValueError
 from curobo_lite.wrap.robot_world import as_world_collision
 
 _SECTION = "mpc"
@@ -113,7 +114,7 @@ class MpcSolver:
         process_group: Any = None,
     ) -> None:
         if mppi_config.n_problems != 1:
-            raise ValueError(
+            raise InputValueError(
                 f"mppi.n_problems: MpcSolver controls one robot, expected 1, received "
                 f"{mppi_config.n_problems}"
             )
@@ -125,14 +126,14 @@ class MpcSolver:
         self.dynamics_model = rollout.dynamics_model
         horizon = self.dynamics_model.horizon
         if not config.shift_steps < horizon:
-            raise ValueError(
+            raise InputValueError(
                 f"mpc.shift_steps: expected fewer than the horizon {horizon}, received "
                 f"{config.shift_steps}"
             )
         plan_dt = float(self.dynamics_model.traj_dt[1 : config.shift_steps + 1].sum())
         control_dt = config.control_dt if config.control_dt is not None else plan_dt
         if abs(control_dt - plan_dt) > 1e-6 * max(1.0, plan_dt):
-            raise ValueError(
+            raise InputValueError(
                 f"mpc.control_dt: expected the plan's time over shift_steps ({plan_dt:g} s), "
                 f"received {control_dt:g}"
             )
@@ -199,14 +200,14 @@ class MpcSolver:
         keeps its warm start."""
         if isinstance(goal, Pose):
             if goal.batch != 1:
-                raise ValueError(
+                raise InputValueError(
                     f"goal: expected a single pose (batch 1), received batch {goal.batch}"
                 )
             new_goal = Goal(goal_pose=goal.to(self.tensor_args))
         elif isinstance(goal, JointState):
             new_goal = Goal(goal_state=goal.to(self.tensor_args))
         else:
-            raise TypeError(
+            raise InputTypeError(
                 f"goal: expected a Pose or a JointState, received {type(goal).__name__}"
             )
         self.rollout.update_params(new_goal)
@@ -235,7 +236,7 @@ class MpcSolver:
         t_start = time.perf_counter()
         state = self._check_state(current_state)
         if self.goal is None:
-            raise ValueError("step: call update_goal(...) first")
+            raise InputValueError("step: call update_goal(...) first")
         state = self.dynamics_model.filter_robot_state(state)
         self.rollout.update_start_state(state)
         if self._steps > 0:

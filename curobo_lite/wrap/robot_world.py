@@ -24,6 +24,7 @@ import torch
 from curobo_lite.geom import SelfCollisionModel, WorldCollision, WorldConfig
 from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.types import TensorDeviceType
+from curobo_lite.types.errors import InputTypeError, InputValueError
 
 #: Query range (m) of the pass/fail checks: only contact matters, so the broad phase looks no
 #: farther than this.
@@ -46,11 +47,11 @@ class RobotWorld:
         tensor_args: TensorDeviceType | None = None,
     ) -> None:
         if not isinstance(robot_config, RobotConfig):
-            raise TypeError(
+            raise InputTypeError(
                 f"robot_config: expected a RobotConfig, received {type(robot_config).__name__}"
             )
         if not isinstance(world_collision, WorldCollision):
-            raise TypeError(
+            raise InputTypeError(
                 f"world_collision: expected a WorldCollision, received "
                 f"{type(world_collision).__name__}"
             )
@@ -58,7 +59,7 @@ class RobotWorld:
         self.tensor_args = tensor_args or robot_config.tensor_args
         self.kinematics = Kinematics(robot_config, self.tensor_args)
         if self.kinematics.num_spheres == 0:
-            raise ValueError(
+            raise InputValueError(
                 f"robot_config: robot {robot_config.name!r} has no collision_spheres; add them "
                 "to its robot file (`curobo-lite robot spheres` fits them to its meshes)"
             )
@@ -139,7 +140,7 @@ class RobotWorld:
         q = getattr(trajectory, "position", trajectory)
         if not isinstance(q, torch.Tensor) or q.ndim != 3:
             shape = tuple(q.shape) if isinstance(q, torch.Tensor) else type(q).__name__
-            raise ValueError(f"trajectory: expected positions [B, H, D], received {shape}")
+            raise InputValueError(f"trajectory: expected positions [B, H, D], received {shape}")
         spheres = self.get_link_spheres(q)
         ok = self._valid(q, spheres).all(-1)
         if swept:

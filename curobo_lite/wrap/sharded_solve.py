@@ -22,7 +22,8 @@ import sys
 
 import torch.distributed as dist
 
-from curobo_lite.distributed.group import init_from_env
+from curobo_lite.distributed.group import DistributedConfig, init_from_env
+from curobo_lite.rollout import TaskConfig
 from curobo_lite.types import JointState, TensorDeviceType
 from curobo_lite.wrap.cli_args import add_problem_arguments, goal_pose
 from curobo_lite.wrap.trajopt import TrajOptSolver
@@ -48,13 +49,20 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Parse ``argv``, join the ``torchrun`` process group (if any), solve, report on rank 0."""
     args = build_parser().parse_args(argv)
-    context = init_from_env()
+    task = TaskConfig.load(args.task)
+    try:
+        distributed = DistributedConfig.from_dict(task.distributed)
+    except (TypeError, ValueError) as err:
+        raise task.error(err) from None
+    # every collective gives up after the task's timeout: a rank that raised, exited or hangs
+    # ends the others with a DistributedError instead of blocking the job
+    context = init_from_env(timeout=distributed.timeout)
     group = dist.group.WORLD if context.initialized else None
     try:
         tensor_args = TensorDeviceType(device=context.device)
         solver = TrajOptSolver.from_config(
             robot=args.robot,
-            task=args.task,
+            task=task,
             num_seeds=args.seeds,
             tensor_args=tensor_args,
             process_group=group,

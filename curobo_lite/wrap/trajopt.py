@@ -92,6 +92,7 @@ from curobo_lite.types import (
     check_pose,
     quat_angle_error,
 )
+from curobo_lite.types.errors import InputTypeError, InputValueError
 from curobo_lite.wrap.robot_world import as_world_collision
 from curobo_lite.wrap.trajopt_config import (
     INTERPOLATIONS,
@@ -135,7 +136,9 @@ _REST_TOL = 1e-6
 
 def _merge_sections(base: dict[str, Any] | None, override: Any, name: str) -> dict[str, Any]:
     if not isinstance(override, Mapping):
-        raise TypeError(f"{name}: expected a mapping to merge, received {type(override).__name__}")
+        raise InputTypeError(
+            f"{name}: expected a mapping to merge, received {type(override).__name__}"
+        )
     merged = dict(base or {})
     for key, value in override.items():
         if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
@@ -163,26 +166,26 @@ class TrajOptSolver:
     ) -> None:
         model = rollout.dynamics_model
         if model.control_space is not StateType.POSITION or model.config.teleport_mode:
-            raise ValueError(
+            raise InputValueError(
                 "model.control_space: trajectory optimization needs POSITION control with "
                 "teleport_mode false (the knots are the optimized positions), received "
                 f"{model.control_space.value} teleport_mode={model.config.teleport_mode}"
             )
         if model.config.state_finite_difference_mode != "BACKWARD":
-            raise ValueError(
+            raise InputValueError(
                 "model.state_finite_difference_mode: the retiming and checks use backward "
                 f"differences; expected BACKWARD, received "
                 f"{model.config.state_finite_difference_mode}"
             )
         dt = model.traj_dt[1:]
         if not bool(torch.allclose(dt, dt[0].expand_as(dt), rtol=1e-6, atol=0.0)):
-            raise ValueError(
+            raise InputValueError(
                 "model.dt_traj_params: the spline interpolation needs a uniform schedule "
                 f"(base_ratio 1 or max_dt = base_dt), received traj_dt {model.traj_dt.tolist()}"
             )
         world_size = get_world_size(process_group)
         if world_size > config.num_seeds:
-            raise ValueError(
+            raise InputValueError(
                 f"trajopt.num_seeds: expected at least one seed per rank ({world_size} ranks), "
                 f"received {config.num_seeds}"
             )
@@ -237,7 +240,7 @@ class TrajOptSolver:
             robot = RobotConfig.load(robot)
         tensor_args = tensor_args or robot.tensor_args
         if not isinstance(tensor_args, TensorDeviceType):
-            raise TypeError(
+            raise InputTypeError(
                 f"tensor_args: expected TensorDeviceType, received {type(tensor_args).__name__}"
             )
         sections = {key: getattr(task, key) for key in ("model", "cost", "lbfgs")}
@@ -313,7 +316,7 @@ class TrajOptSolver:
         1). Returns a :class:`TrajOptResult` of batch 1."""
         start = self._check_start(start_state)
         if start.position.shape[0] != 1:
-            raise ValueError(
+            raise InputValueError(
                 f"start_state: solve_pose expects one start state [1, {self.dof}], received "
                 f"{tuple(start.position.shape)}; use solve_batch_pose for several problems"
             )
@@ -325,10 +328,10 @@ class TrajOptSolver:
         to ``goal_pose`` of batch ``S``. Returns a :class:`TrajOptResult` of batch ``S``."""
         start = self._check_start(start_state)
         if not isinstance(goal_pose, Pose):
-            raise TypeError(f"goal_pose: expected a Pose, received {type(goal_pose).__name__}")
+            raise InputTypeError(f"goal_pose: expected a Pose, received {type(goal_pose).__name__}")
         n = goal_pose.batch
         if start.position.shape[0] not in (1, n):
-            raise ValueError(
+            raise InputValueError(
                 f"start_state: expected batch 1 or {n} (that of goal_pose), received "
                 f"{start.position.shape[0]}"
             )
@@ -343,22 +346,22 @@ class TrajOptSolver:
         used. Returns a :class:`TrajOptResult` of batch ``S``."""
         start = self._check_start(start_state)
         if not isinstance(goal_state, JointState):
-            raise TypeError(f"goal_state: expected a JointState, received {type(goal_state)}")
+            raise InputTypeError(f"goal_state: expected a JointState, received {type(goal_state)}")
         goal = goal_state.position
         if goal.ndim == 1:
             goal = goal.unsqueeze(0)
         if goal.ndim != 2 or goal.shape[1] != self.dof:
-            raise ValueError(
+            raise InputValueError(
                 f"goal_state: expected position shape [S, {self.dof}], received "
                 f"{tuple(goal_state.position.shape)}"
             )
         goal = goal.to(**self.tensor_args.as_kwargs())
         if not bool(torch.isfinite(goal).all()):
-            raise ValueError("goal_state: position contains NaN or infinite values")
+            raise InputValueError("goal_state: position contains NaN or infinite values")
         n = max(goal.shape[0], start.position.shape[0])
         for name, batch in (("goal_state", goal.shape[0]), ("start_state", len(start))):
             if batch not in (1, n):
-                raise ValueError(
+                raise InputValueError(
                     f"{name}: expected batch 1 or {n} (start and goal batches must match), "
                     f"received {batch}"
                 )
@@ -388,34 +391,34 @@ class TrajOptSolver:
         """
         start = self._check_start(start_state)
         if not isinstance(goal_configs, torch.Tensor) or goal_configs.ndim != 3:
-            raise ValueError(
+            raise InputValueError(
                 f"goal_configs: expected a tensor [S, n, {self.dof}], received "
                 f"{getattr(goal_configs, 'shape', type(goal_configs).__name__)}"
             )
         S, n = goal_configs.shape[0], self.config.num_seeds
         if goal_configs.shape[2] != self.dof or goal_configs.shape[1] < 1:
-            raise ValueError(
+            raise InputValueError(
                 f"goal_configs: expected shape [S, n >= 1, {self.dof}], received "
                 f"{tuple(goal_configs.shape)}"
             )
         if len(start) not in (1, S):
-            raise ValueError(f"start_state: expected batch 1 or {S}, received {len(start)}")
+            raise InputValueError(f"start_state: expected batch 1 or {S}, received {len(start)}")
         if len(start) != S:
             start = JointState(start.position.expand(S, -1).clone())
         configs = goal_configs.to(**self.tensor_args.as_kwargs())
         if not bool(torch.isfinite(configs).all()):
-            raise ValueError("goal_configs: contains NaN or infinite values")
+            raise InputValueError("goal_configs: contains NaN or infinite values")
         configs = configs[:, torch.arange(n, device=configs.device) % configs.shape[1]]
         if seed_trajectories is not None:
             expected = (S, n, self.horizon, self.dof)
             seeds = seed_trajectories.to(**self.tensor_args.as_kwargs())
             if seeds.ndim != 4 or seeds.shape[0] != S or seeds.shape[2:] != expected[2:]:
-                raise ValueError(
+                raise InputValueError(
                     f"seed_trajectories: expected shape [{S}, n, {self.horizon}, {self.dof}], "
                     f"received {tuple(seed_trajectories.shape)}"
                 )
             if not bool(torch.isfinite(seeds).all()):
-                raise ValueError("seed_trajectories: contains NaN or infinite values")
+                raise InputValueError("seed_trajectories: contains NaN or infinite values")
             seed_trajectories = seeds[:, torch.arange(n, device=seeds.device) % seeds.shape[1]]
         if goal_pose is None:
             return self._solve(

@@ -15,6 +15,7 @@ from curobo_lite.opt.base import as_choice, as_float, as_int, check_keys
 from curobo_lite.types import (
     JointState,
 )
+from curobo_lite.types.errors import InputTypeError
 
 INTERPOLATIONS = ("CUBIC", "LINEAR")
 
@@ -45,7 +46,7 @@ class IkConfig:
         for key in ("cost", "lbfgs"):
             value = getattr(self, key)
             if value is not None and not isinstance(value, Mapping):
-                raise TypeError(
+                raise InputTypeError(
                     f"{self.section}.{key}: expected a mapping, received {type(value).__name__}"
                 )
         self.lbfgs = dict(self.lbfgs or {})

@@ -11,6 +11,7 @@ import torch
 
 from curobo_lite.robot import JointLimits
 from curobo_lite.types import JointState, TensorDeviceType
+from curobo_lite.types.errors import InputValueError
 from curobo_lite.wrap.trajopt_config import INTERPOLATIONS
 
 # --------------------------------------------------------------------------------------------------
@@ -85,7 +86,7 @@ def cubic_spline_matrix(horizon: int, tensor_args: TensorDeviceType) -> torch.Te
     clamped ends. Solved once in float64.
     """
     if horizon < 2:
-        raise ValueError(f"horizon: the spline needs at least 2 knots, received {horizon}")
+        raise InputValueError(f"horizon: the spline needs at least 2 knots, received {horizon}")
     h = horizon
     a = torch.zeros(h, h, dtype=torch.float64)
     c = torch.zeros(h, h, dtype=torch.float64)
@@ -132,7 +133,7 @@ def interpolate(
         the spline's accelerations at the knots ``[B, H, D]`` (where its peaks lie).
     """
     if mode not in INTERPOLATIONS:
-        raise ValueError(f"mode: expected one of {list(INTERPOLATIONS)}, received {mode!r}")
+        raise InputValueError(f"mode: expected one of {list(INTERPOLATIONS)}, received {mode!r}")
     B, H, D = knots.shape
     segments = H - 1
     last = torch.round(segments * dt / interpolation_dt).long().clamp(min=1)

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 import torch
 
 from curobo_lite.types import JointState, Pose, TensorDeviceType
+from curobo_lite.types.errors import InputTypeError, InputValueError
 
 #: Joint-space quantities, in the order used by per-quantity lists (``[4]`` options).
 QUANTITIES: tuple[str, ...] = ("position", "velocity", "acceleration", "jerk")
@@ -32,25 +33,27 @@ def as_scalar(owner: str, name: str, value: Any, nonnegative: bool = True) -> fl
     if isinstance(value, torch.Tensor) and value.numel() == 1:
         value = value.item()
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{owner}.{name}: expected a number, received {value!r}")
+        raise InputTypeError(f"{owner}.{name}: expected a number, received {value!r}")
     value = float(value)
     if value != value or value in (float("inf"), float("-inf")):
-        raise ValueError(f"{owner}.{name}: expected a finite number, received {value}")
+        raise InputValueError(f"{owner}.{name}: expected a finite number, received {value}")
     if nonnegative and value < 0:
-        raise ValueError(f"{owner}.{name}: expected a weight >= 0, received {value}")
+        raise InputValueError(f"{owner}.{name}: expected a weight >= 0, received {value}")
     return value
 
 
 def as_bool(owner: str, name: str, value: Any) -> bool:
     if not isinstance(value, bool):
-        raise TypeError(f"{owner}.{name}: expected true or false, received {value!r}")
+        raise InputTypeError(f"{owner}.{name}: expected true or false, received {value!r}")
     return value
 
 
 def as_choice(owner: str, name: str, value: Any, choices: Sequence[str]) -> str:
     """Case-insensitive choice among upper-case ``choices``."""
     if not isinstance(value, str) or value.upper() not in choices:
-        raise ValueError(f"{owner}.{name}: expected one of {list(choices)}, received {value!r}")
+        raise InputValueError(
+            f"{owner}.{name}: expected one of {list(choices)}, received {value!r}"
+        )
     return value.upper()
 
 
@@ -67,25 +70,29 @@ def as_vector(
     if isinstance(value, (str, bytes, Mapping)) or (
         isinstance(value, Sequence) and any(isinstance(v, (bool, str)) for v in value)
     ):
-        raise TypeError(f"{owner}.{name}: expected a list of numbers, received {value!r}")
+        raise InputTypeError(f"{owner}.{name}: expected a list of numbers, received {value!r}")
     try:
         tensor = tensor_args.to_device(value)
     except (TypeError, ValueError, RuntimeError):
-        raise TypeError(f"{owner}.{name}: expected a list of numbers, received {value!r}") from None
+        raise InputTypeError(
+            f"{owner}.{name}: expected a list of numbers, received {value!r}"
+        ) from None
     if tensor.ndim != 1:
-        raise ValueError(
+        raise InputValueError(
             f"{owner}.{name}: expected a flat list of numbers, received shape {tuple(tensor.shape)}"
         )
     if length is not None and tensor.numel() != length:
-        raise ValueError(
+        raise InputValueError(
             f"{owner}.{name}: expected {length} values, received {tensor.numel()}: "
             f"{tensor.tolist()}"
         )
     finite = ~torch.isnan(tensor) if allow_inf else torch.isfinite(tensor)
     if not bool(finite.all()):
-        raise ValueError(f"{owner}.{name}: expected finite numbers, received {tensor.tolist()}")
+        raise InputValueError(
+            f"{owner}.{name}: expected finite numbers, received {tensor.tolist()}"
+        )
     if nonnegative and bool((tensor < 0).any()):
-        raise ValueError(f"{owner}.{name}: expected values >= 0, received {tensor.tolist()}")
+        raise InputValueError(f"{owner}.{name}: expected values >= 0, received {tensor.tolist()}")
     return tensor
 
 
@@ -102,7 +109,7 @@ def parse_joint_limits(
     if isinstance(value, Mapping):
         missing = [q for q in QUANTITIES if q not in value]
         if missing:
-            raise ValueError(
+            raise InputValueError(
                 f"{owner}.joint_limits: missing {missing}; expected keys {list(QUANTITIES)}, "
                 f"received {sorted(map(str, value))}"
             )
@@ -114,34 +121,34 @@ def parse_joint_limits(
         elif hasattr(value, quantity):
             raw = getattr(value, quantity)
         else:
-            raise TypeError(
+            raise InputTypeError(
                 f"{owner}.joint_limits: expected a mapping or an object with {list(QUANTITIES)} "
                 f"([2, D] each), received {type(value).__name__}"
             )
         if isinstance(raw, Mapping):
             # the robot file's form: {lower: [D], upper: [D]}
             if set(raw) != {"lower", "upper"}:
-                raise ValueError(
+                raise InputValueError(
                     f"{where}: expected keys ['lower', 'upper'], received {sorted(map(str, raw))}"
                 )
             raw = [raw["lower"], raw["upper"]]
         try:
             tensor = tensor_args.to_device(raw)
         except (TypeError, ValueError, RuntimeError):
-            raise TypeError(f"{where}: expected [2, D] numbers, received {raw!r}") from None
+            raise InputTypeError(f"{where}: expected [2, D] numbers, received {raw!r}") from None
         if tensor.ndim != 2 or tensor.shape[0] != 2:
-            raise ValueError(
+            raise InputValueError(
                 f"{where}: expected shape [2, D] (lower row, upper row), "
                 f"received {tuple(tensor.shape)}"
             )
         if bool(torch.isnan(tensor).any()):
-            raise ValueError(f"{where}: contains NaN: {tensor.tolist()}")
+            raise InputValueError(f"{where}: contains NaN: {tensor.tolist()}")
         if bool((tensor[0] > tensor[1]).any()):
-            raise ValueError(f"{where}: lower limit above upper limit: {tensor.tolist()}")
+            raise InputValueError(f"{where}: lower limit above upper limit: {tensor.tolist()}")
         limits[quantity] = tensor
     dofs = {q: t.shape[1] for q, t in limits.items()}
     if len(set(dofs.values())) != 1:
-        raise ValueError(f"{owner}.joint_limits: quantities have different dof: {dofs}")
+        raise InputValueError(f"{owner}.joint_limits: quantities have different dof: {dofs}")
     return limits
 
 
@@ -158,16 +165,18 @@ def check_tensor(
     last_dim: int | None = None,
 ) -> torch.Tensor:
     if not isinstance(value, torch.Tensor):
-        raise TypeError(f"{owner}: {name} must be a torch.Tensor, received {type(value).__name__}")
+        raise InputTypeError(
+            f"{owner}: {name} must be a torch.Tensor, received {type(value).__name__}"
+        )
     if value.ndim != ndim or (last_dim is not None and value.shape[-1] != last_dim):
         dims = ["B", "H", "D"][:ndim] if ndim == 3 else ["G", "D"][:ndim]
         if last_dim is not None:
             dims[-1] = str(last_dim)
-        raise ValueError(
+        raise InputValueError(
             f"{owner}: {name} expected shape [{', '.join(dims)}], received {tuple(value.shape)}"
         )
     if value.dtype != tensor_args.dtype or value.device != tensor_args.device:
-        raise TypeError(
+        raise InputTypeError(
             f"{owner}: {name} expected dtype {tensor_args.dtype} on {tensor_args.device} (the "
             f"cost's tensor_args), received {value.dtype} on {value.device}"
         )
@@ -177,7 +186,9 @@ def check_tensor(
 def trajectory_state(owner: str, state: Any, tensor_args: TensorDeviceType) -> JointState:
     """Check a ``JointState`` with ``[B, H, D]`` fields."""
     if not isinstance(state, JointState):
-        raise TypeError(f"{owner}: state must be a JointState, received {type(state).__name__}")
+        raise InputTypeError(
+            f"{owner}: state must be a JointState, received {type(state).__name__}"
+        )
     check_tensor(owner, "state.position", state.position, 3, tensor_args)
     return state
 
@@ -191,7 +202,7 @@ def trajectory_position(owner: str, state: Any, tensor_args: TensorDeviceType) -
 
 def check_dof(owner: str, name: str, dof: int, expected: torch.Tensor | None) -> None:
     if expected is not None and expected.shape[-1] != dof:
-        raise ValueError(
+        raise InputValueError(
             f"{owner}: state has {dof} dof but {name} has {expected.shape[-1]} entries"
         )
 
@@ -208,29 +219,29 @@ def select_goal(
     num_goals = goal.shape[0]
     if goal_idx is None:
         if num_goals not in (1, batch):
-            raise ValueError(
+            raise InputValueError(
                 f"{owner}: {name} has batch {num_goals}; without goal_idx it must be 1 or the "
                 f"trajectory batch {batch}"
             )
         return goal
     if not isinstance(goal_idx, torch.Tensor):
-        raise TypeError(
+        raise InputTypeError(
             f"{owner}: goal_idx must be an integer torch.Tensor [B], "
             f"received {type(goal_idx).__name__}"
         )
     if goal_idx.dtype not in (torch.int64, torch.int32) or goal_idx.shape != (batch,):
-        raise ValueError(
+        raise InputValueError(
             f"{owner}: goal_idx expected an int64/int32 tensor of shape [{batch}], received "
             f"{goal_idx.dtype} of shape {tuple(goal_idx.shape)}"
         )
     if goal_idx.device != goal.device:
-        raise TypeError(
+        raise InputTypeError(
             f"{owner}: goal_idx expected device {goal.device}, received {goal_idx.device}"
         )
     if goal_idx.device.type == "cpu" and batch > 0:
         low, high = int(goal_idx.min()), int(goal_idx.max())
         if low < 0 or high >= num_goals:
-            raise ValueError(
+            raise InputValueError(
                 f"{owner}: goal_idx entries must lie in [0, {num_goals - 1}] ({name} has batch "
                 f"{num_goals}), received values in [{low}, {high}]"
             )
@@ -239,9 +250,9 @@ def select_goal(
 
 def check_pose(owner: str, goal: Any, tensor_args: TensorDeviceType) -> Pose:
     if not isinstance(goal, Pose):
-        raise TypeError(f"{owner}: goal must be a Pose, received {type(goal).__name__}")
+        raise InputTypeError(f"{owner}: goal must be a Pose, received {type(goal).__name__}")
     if goal.position.dtype != tensor_args.dtype or goal.position.device != tensor_args.device:
-        raise TypeError(
+        raise InputTypeError(
             f"{owner}: goal expected dtype {tensor_args.dtype} on {tensor_args.device}, "
             f"received {goal.position.dtype} on {goal.position.device}"
         )
@@ -288,7 +299,7 @@ class CostConfig:
 
     def __post_init__(self) -> None:
         if not isinstance(self.tensor_args, TensorDeviceType):
-            raise TypeError(
+            raise InputTypeError(
                 f"{self.section}.tensor_args: expected a TensorDeviceType, "
                 f"received {type(self.tensor_args).__name__}"
             )
@@ -319,13 +330,13 @@ class CostConfig:
         if data is None:
             data = {}
         if not isinstance(data, Mapping):
-            raise TypeError(
+            raise InputTypeError(
                 f"{cls.section}: expected a mapping of options, received {type(data).__name__}"
             )
         known = cls.known_keys()
         unknown = sorted(str(k) for k in data if k not in known)
         if unknown:
-            raise ValueError(f"{cls.section}: unknown key(s) {unknown}; known keys: {known}")
+            raise InputValueError(f"{cls.section}: unknown key(s) {unknown}; known keys: {known}")
         kwargs = {k: v for k, v in defaults.items() if k in known and v is not None}
         kwargs.update(data)
         return cls(**kwargs, tensor_args=tensor_args or TensorDeviceType())
@@ -345,7 +356,7 @@ class CostBase(abc.ABC):
 
     def __init__(self, config: CostConfig) -> None:
         if not isinstance(config, self.config_cls):
-            raise TypeError(
+            raise InputTypeError(
                 f"{type(self).__name__}: expected a {self.config_cls.__name__}, "
                 f"received {type(config).__name__}"
             )
@@ -391,7 +402,7 @@ class CostBase(abc.ABC):
         """Change the overall ``weight`` and/or named weight options (see ``weight_fields``)."""
         unknown = sorted(set(weights) - set(self.weight_fields))
         if unknown:
-            raise ValueError(
+            raise InputValueError(
                 f"{self.config.section}.update_weight: unknown weight(s) {unknown}; "
                 f"known: {list(self.weight_fields)}"
             )

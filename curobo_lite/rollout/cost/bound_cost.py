@@ -19,6 +19,7 @@ from curobo_lite.rollout.cost.base import (
     trajectory_state,
 )
 from curobo_lite.types import JointState
+from curobo_lite.types.errors import InputValueError
 
 ACTIVATION_MODES = ("FRACTION", "ABSOLUTE")
 
@@ -52,7 +53,7 @@ class BoundCostConfig(CostConfig):
     def _validate(self) -> None:
         s, ta = self.section, self.tensor_args
         if self.joint_limits is None:
-            raise ValueError(
+            raise InputValueError(
                 f"{s}.joint_limits: required ({list(QUANTITIES)}, [2, D] each); give them in the "
                 "section or through the robot's limits"
             )
@@ -66,7 +67,7 @@ class BoundCostConfig(CostConfig):
             s, "activation_mode", self.activation_mode, ACTIVATION_MODES
         )
         if self.activation_mode == "FRACTION" and bool((self.activation_distance > 0.5).any()):
-            raise ValueError(
+            raise InputValueError(
                 f"{s}.activation_distance: a FRACTION of the range must be <= 0.5, received "
                 f"{self.activation_distance.tolist()}"
             )
@@ -75,7 +76,7 @@ class BoundCostConfig(CostConfig):
                 limits = self.joint_limits[quantity]
                 half_range = (limits[1] - limits[0]) / 2
                 if bool((self.activation_distance[i] > half_range).any()):
-                    raise ValueError(
+                    raise InputValueError(
                         f"{s}.activation_distance: {quantity} margin "
                         f"{self.activation_distance[i].item()} exceeds half the smallest "
                         f"{quantity} range {half_range.min().item()}"

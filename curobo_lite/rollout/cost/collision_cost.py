@@ -27,20 +27,21 @@ import torch
 from curobo_lite.geom.self_collision import SelfCollisionModel
 from curobo_lite.geom.world_collision import WorldCollision
 from curobo_lite.rollout.cost.base import CostBase, CostConfig, as_bool, as_scalar
+from curobo_lite.types.errors import InputTypeError, InputValueError
 
 
 def _check_spheres(owner: str, spheres: Any, tensor_args) -> torch.Tensor:
     if not isinstance(spheres, torch.Tensor):
-        raise TypeError(
+        raise InputTypeError(
             f"{owner}: link_spheres must be a torch.Tensor [B, H, N, 4], "
             f"received {type(spheres).__name__}"
         )
     if spheres.ndim != 4 or spheres.shape[-1] != 4:
-        raise ValueError(
+        raise InputValueError(
             f"{owner}: link_spheres expected shape [B, H, N, 4], received {tuple(spheres.shape)}"
         )
     if spheres.dtype != tensor_args.dtype or spheres.device != tensor_args.device:
-        raise TypeError(
+        raise InputTypeError(
             f"{owner}: link_spheres expected dtype {tensor_args.dtype} on {tensor_args.device}, "
             f"received {spheres.dtype} on {spheres.device}"
         )
@@ -74,13 +75,13 @@ class PrimitiveCollisionCostConfig(CostConfig):
         self.use_sweep = as_bool(self.section, "use_sweep", self.use_sweep)
         self.sweep_spacing = as_scalar(self.section, "sweep_spacing", self.sweep_spacing)
         if self.sweep_spacing <= 0.0:
-            raise ValueError(
+            raise InputValueError(
                 f"{self.section}.sweep_spacing: expected a number > 0, received "
                 f"{self.sweep_spacing}"
             )
         samples = self.max_sweep_samples
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
-            raise ValueError(
+            raise InputValueError(
                 f"{self.section}.max_sweep_samples: expected an integer >= 1, received {samples!r}"
             )
 
@@ -102,7 +103,7 @@ class PrimitiveCollisionCost(CostBase):
     def attach_world(self, world_collision: WorldCollision | None) -> None:
         """Use ``world_collision`` (shared, not copied) from the next call on."""
         if world_collision is not None and not isinstance(world_collision, WorldCollision):
-            raise TypeError(
+            raise InputTypeError(
                 f"{self.name}.attach_world: expected a WorldCollision or None, received "
                 f"{type(world_collision).__name__}"
             )
@@ -170,7 +171,7 @@ class SelfCollisionCost(CostBase):
     def attach_robot(self, model: SelfCollisionModel | None) -> None:
         """The robot's sphere pairs that may collide (``None``: no self-collision term)."""
         if model is not None and not isinstance(model, SelfCollisionModel):
-            raise TypeError(
+            raise InputTypeError(
                 f"{self.name}.attach_robot: expected a SelfCollisionModel or None, received "
                 f"{type(model).__name__}"
             )

@@ -20,6 +20,7 @@ from curobo_lite.rollout.cost.base import (
     trajectory_position,
 )
 from curobo_lite.types import JointState
+from curobo_lite.types.errors import InputValueError
 
 
 def _weighted_sq_distance(
@@ -139,7 +140,7 @@ class NullSpaceCostConfig(CostConfig):
     def _validate(self) -> None:
         s, ta = self.section, self.tensor_args
         if self.retract_config is None:
-            raise ValueError(
+            raise InputValueError(
                 f"{s}.retract_config: required ([D] joint positions); give it in the section or "
                 "through the robot's retract configuration"
             )

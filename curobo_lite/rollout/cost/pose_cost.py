@@ -20,6 +20,7 @@ from curobo_lite.rollout.cost.base import (
     step_schedule,
 )
 from curobo_lite.types import Pose, quat_angle_error
+from curobo_lite.types.errors import InputValueError
 
 POSITION_NORMS = ("L2", "SQUARED_L2")
 ROTATION_ERRORS = ("GEODESIC", "ONE_MINUS_DOT")
@@ -101,7 +102,7 @@ class PoseCost(CostBase):
         check_tensor(name, "ee_position", ee_position, 3, self.tensor_args, last_dim=3)
         check_tensor(name, "ee_quaternion", ee_quaternion, 3, self.tensor_args, last_dim=4)
         if ee_quaternion.shape[:2] != ee_position.shape[:2]:
-            raise ValueError(
+            raise InputValueError(
                 f"{name}: ee_quaternion [B, H, 4] and ee_position [B, H, 3] disagree on [B, H]: "
                 f"{tuple(ee_quaternion.shape)} vs {tuple(ee_position.shape)}"
             )

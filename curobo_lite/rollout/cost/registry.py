@@ -13,6 +13,7 @@ from curobo_lite.rollout.cost.pose_cost import PoseCost
 from curobo_lite.rollout.cost.smooth_cost import SmoothnessCost
 from curobo_lite.rollout.cost.stop_cost import StopCost
 from curobo_lite.types import TensorDeviceType
+from curobo_lite.types.errors import InputTypeError, InputValueError
 
 #: YAML section name -> cost class.
 COST_REGISTRY: dict[str, type[CostBase]] = {
@@ -55,13 +56,13 @@ def build_costs(
     if cost_dict is None:
         return {}
     if not isinstance(cost_dict, Mapping):
-        raise TypeError(
+        raise InputTypeError(
             f"build_costs: cost_dict expected a mapping of cost sections, "
             f"received {type(cost_dict).__name__}"
         )
     unknown = [str(k) for k in cost_dict if k not in COST_REGISTRY]
     if unknown:
-        raise ValueError(
+        raise InputValueError(
             f"build_costs: unknown cost section(s) {unknown}; known sections: {list(COST_REGISTRY)}"
         )
     tensor_args = tensor_args or TensorDeviceType()

@@ -18,6 +18,7 @@ from curobo_lite.rollout.cost.base import (
     trajectory_state,
 )
 from curobo_lite.types import JointState
+from curobo_lite.types.errors import InputValueError
 
 
 @dataclass
@@ -46,7 +47,9 @@ class StopCostConfig(CostConfig):
     def _validate(self) -> None:
         s, ta = self.section, self.tensor_args
         if isinstance(self.n_steps, bool) or not isinstance(self.n_steps, int) or self.n_steps < 1:
-            raise ValueError(f"{s}.n_steps: expected an integer >= 1, received {self.n_steps!r}")
+            raise InputValueError(
+                f"{s}.n_steps: expected an integer >= 1, received {self.n_steps!r}"
+            )
         self.velocity_weight = as_scalar(s, "velocity_weight", self.velocity_weight)
         self.terminal_velocity_weight = as_scalar(
             s, "terminal_velocity_weight", self.terminal_velocity_weight
@@ -58,14 +61,14 @@ class StopCostConfig(CostConfig):
             self.joint_limits = parse_joint_limits(s, self.joint_limits, ta)
         if self.max_velocity is None:
             if self.joint_limits is None:
-                raise ValueError(
+                raise InputValueError(
                     f"{s}.max_velocity: required (a number or [D] rad/s) when no joint_limits "
                     "are given"
                 )
             velocity = self.joint_limits["velocity"]
             self.max_velocity = torch.maximum(velocity[0].abs(), velocity[1].abs())
             if not bool(torch.isfinite(self.max_velocity).all()):
-                raise ValueError(
+                raise InputValueError(
                     f"{s}.max_velocity: joint_limits.velocity is infinite "
                     f"({velocity.tolist()}); give a finite max_velocity"
                 )

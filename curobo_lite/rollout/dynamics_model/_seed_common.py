@@ -18,15 +18,17 @@ from typing import Any
 
 import torch
 
+from curobo_lite.types.errors import InputTypeError, InputValueError
+
 
 def as_int(name: str, value: Any) -> int:
     """``value`` as a Python int (bools and floats are a ``TypeError``)."""
     if isinstance(value, bool):
-        raise TypeError(f"{name}: expected an int, received bool {value!r}")
+        raise InputTypeError(f"{name}: expected an int, received bool {value!r}")
     try:
         return operator.index(value)
     except TypeError:
-        raise TypeError(f"{name}: expected an int, received {type(value).__name__}") from None
+        raise InputTypeError(f"{name}: expected an int, received {type(value).__name__}") from None
 
 
 def _describe(value: Any) -> str:
@@ -47,7 +49,7 @@ def named_errors(func: str, **args: Any) -> Iterator[None]:
         yield
     except (RuntimeError, IndexError) as err:
         described = ", ".join(f"{k}={_describe(v)}" for k, v in args.items())
-        raise ValueError(
+        raise InputValueError(
             f"{func}: incompatible arguments ({described}); cuRobo 0.7.8 rejects them too: {err}"
         ) from err
 
@@ -57,7 +59,7 @@ def tensor_kwargs(name: str, tensor_args: Any) -> dict[str, Any]:
     device = getattr(tensor_args, "device", None)
     dtype = getattr(tensor_args, "dtype", None)
     if device is None or not isinstance(dtype, torch.dtype):
-        raise TypeError(
+        raise InputTypeError(
             f"{name}: expected a TensorDeviceType (device and dtype), "
             f"received {type(tensor_args).__name__}"
         )
@@ -66,7 +68,7 @@ def tensor_kwargs(name: str, tensor_args: Any) -> dict[str, Any]:
 
 def require_tensor(name: str, value: Any) -> torch.Tensor:
     if not isinstance(value, torch.Tensor):
-        raise TypeError(f"{name}: expected a torch.Tensor, received {type(value).__name__}")
+        raise InputTypeError(f"{name}: expected a torch.Tensor, received {type(value).__name__}")
     return value
 
 
@@ -74,7 +76,7 @@ def check_invertible(name: str, dt: torch.Tensor, where: str = "") -> None:
     """``ValueError`` when ``1 / dt`` is not finite (a zero or NaN entry): cuRobo returns NaN."""
     inv = 1 / dt.detach()
     if not bool(torch.isfinite(inv).all()):
-        raise ValueError(
+        raise InputValueError(
             f"{name}: expected non-zero finite-reciprocal entries{where} (the function divides by "
             f"them; cuRobo 0.7.8 returns NaN), received {dt.detach().tolist()}"
         )

@@ -28,16 +28,19 @@ import torch
 from curobo_lite.kernels import StepBuffers, StepMode, resolve_step_mode, tensor_step
 from curobo_lite.robot import Kinematics, KinematicsState, RobotConfig
 from curobo_lite.types import JointState, StateType, TensorDeviceType
+from curobo_lite.types.errors import InputTypeError, InputValueError
 
 
 def _check_keys(section: str, data: Any, allowed: tuple[str, ...]) -> dict:
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise ValueError(f"{section}: expected a mapping, received {type(data).__name__}")
+        raise InputValueError(f"{section}: expected a mapping, received {type(data).__name__}")
     unknown = sorted(set(data) - set(allowed))
     if unknown:
-        raise ValueError(f"{section}: unknown key(s) {unknown}; expected some of {list(allowed)}")
+        raise InputValueError(
+            f"{section}: unknown key(s) {unknown}; expected some of {list(allowed)}"
+        )
     return data
 
 
@@ -45,11 +48,13 @@ def _positive(section: str, name: str, value: Any) -> float:
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise ValueError(
+        raise InputValueError(
             f"{section}.{name}: expected a positive number, received {value!r}"
         ) from None
     if not number > 0.0 or number == float("inf"):
-        raise ValueError(f"{section}.{name}: expected a positive finite number, received {value!r}")
+        raise InputValueError(
+            f"{section}.{name}: expected a positive finite number, received {value!r}"
+        )
     return number
 
 
@@ -68,12 +73,12 @@ class TimeTrajConfig:
             self.max_dt = self.base_dt
         self.max_dt = _positive("dt_traj_params", "max_dt", self.max_dt)
         if not 0.0 <= float(self.base_ratio) <= 1.0:
-            raise ValueError(
+            raise InputValueError(
                 "dt_traj_params.base_ratio: expected a number in [0, 1], "
                 f"received {self.base_ratio!r}"
             )
         if self.max_dt < self.base_dt:
-            raise ValueError(
+            raise InputValueError(
                 f"dt_traj_params.max_dt: expected >= base_dt ({self.base_dt}), "
                 f"received {self.max_dt}"
             )
@@ -108,7 +113,7 @@ class FilterCoeff:
         for f in fields(self):
             value = getattr(self, f.name)
             if not 0.0 < float(value) <= 1.0:
-                raise ValueError(
+                raise InputValueError(
                     f"state_filter_cfg.filter_coeff.{f.name}: expected a number in (0, 1], "
                     f"received {value!r}"
                 )
@@ -188,26 +193,26 @@ class KinematicModelConfig:
         self.control_space = StateType.parse(self.control_space)
         mode = str(self.state_finite_difference_mode).upper()
         if mode not in ("BACKWARD", "CENTRAL"):
-            raise ValueError(
+            raise InputValueError(
                 "model.state_finite_difference_mode: expected BACKWARD or CENTRAL, "
                 f"received {self.state_finite_difference_mode!r}"
             )
         self.state_finite_difference_mode = mode
         if self.teleport_mode and self.control_space is not StateType.POSITION:
-            raise ValueError(
+            raise InputValueError(
                 "model.teleport_mode: only valid with control_space POSITION, received "
                 f"control_space {self.control_space.value}"
             )
         self.vel_scale = _positive("model", "vel_scale", self.vel_scale)
         if self.vel_scale > 1.0:
-            raise ValueError(
+            raise InputValueError(
                 f"model.vel_scale: expected a number in (0, 1], received {self.vel_scale}"
             )
         if not isinstance(self.horizon, int) or isinstance(self.horizon, bool):
-            raise ValueError(f"model.horizon: expected an integer, received {self.horizon!r}")
+            raise InputValueError(f"model.horizon: expected an integer, received {self.horizon!r}")
         minimum = self.step_mode.min_horizon
         if self.horizon < minimum:
-            raise ValueError(
+            raise InputValueError(
                 f"model.horizon: {self.step_mode.value} needs at least {minimum} steps, "
                 f"received {self.horizon}"
             )
@@ -335,11 +340,13 @@ class KinematicModel:
         overridden by ``base_dt``/``max_dt``/``base_ratio`` of the blended schedule."""
         if isinstance(dt, torch.Tensor) and dt.ndim == 1:
             if dt.shape != (self.horizon,):
-                raise ValueError(
+                raise InputValueError(
                     f"dt: expected shape [{self.horizon}] or a scalar, received {tuple(dt.shape)}"
                 )
             if not bool(torch.all(dt[1:] > 0)) or not bool(torch.all(torch.isfinite(dt))):
-                raise ValueError(f"dt: expected positive finite entries, received {dt.tolist()}")
+                raise InputValueError(
+                    f"dt: expected positive finite entries, received {dt.tolist()}"
+                )
             self.traj_dt = dt.to(**self.tensor_args.as_kwargs()).clone()
             return
         value = float(dt)
@@ -354,11 +361,11 @@ class KinematicModel:
     # rollouts ------------------------------------------------------------------------------------
     def _check_start_state(self, start_state: JointState) -> None:
         if not isinstance(start_state, JointState):
-            raise TypeError(
+            raise InputTypeError(
                 f"start_state: expected a JointState, received {type(start_state).__name__}"
             )
         if start_state.position.ndim != 2 or start_state.dof != self.d_action:
-            raise ValueError(
+            raise InputValueError(
                 f"start_state: expected position shape [B, {self.d_action}], received "
                 f"{tuple(start_state.position.shape)}"
             )
@@ -392,17 +399,17 @@ class KinematicModel:
         in the model's dtype and on its device."""
         self._check_start_state(start_state)
         if not isinstance(act_seq, torch.Tensor) or act_seq.ndim != 3:
-            raise ValueError(
+            raise InputValueError(
                 f"act_seq: expected a tensor [B, {self.horizon}, {self.d_action}], received "
                 f"{tuple(act_seq.shape) if isinstance(act_seq, torch.Tensor) else type(act_seq)}"
             )
         if act_seq.shape[1:] != (self.horizon, self.d_action):
-            raise ValueError(
+            raise InputValueError(
                 f"act_seq: expected shape [B, {self.horizon}, {self.d_action}], received "
                 f"{tuple(act_seq.shape)}"
             )
         if act_seq.dtype != self.tensor_args.dtype or act_seq.device != self.tensor_args.device:
-            raise TypeError(
+            raise InputTypeError(
                 f"act_seq: expected {self.tensor_args.dtype} on {self.tensor_args.device}, "
                 f"received {act_seq.dtype} on {act_seq.device}"
             )
@@ -496,7 +503,7 @@ class KinematicModel:
         buffers: repeated calls with the same shape allocate only the returned copy, and a
         rollout returned by :meth:`get_state_from_action` is not overwritten."""
         if not 1 <= shift_steps < self.horizon:
-            raise ValueError(
+            raise InputValueError(
                 f"shift_steps: expected an integer in [1, {self.horizon - 1}], "
                 f"received {shift_steps}"
             )

@@ -21,6 +21,7 @@ from typing import Any
 import torch
 
 from curobo_lite.rollout.dynamics_model._seed_common import named_errors, require_tensor
+from curobo_lite.types.errors import InputValueError
 
 __all__ = [
     "CliqueTensorStep",
@@ -132,7 +133,7 @@ def _grad_x(
 def _check_grads(func: str, grads: Sequence[Any]) -> None:
     names = ("grad_p", "grad_v", "grad_a", "grad_j")
     if all(g is None for g in grads):
-        raise ValueError(f"{func}: expected at least one gradient, received all None")
+        raise InputValueError(f"{func}: expected at least one gradient, received all None")
     for name, g in zip(names, grads, strict=True):
         if g is not None:
             require_tensor(name, g)
@@ -292,11 +293,11 @@ def tensor_step_pos_clique(
         fd_matrix: ``[fd_1, fd_2, fd_3]`` (further entries ignored).
     """
     if len(mask_matrix) < 2:
-        raise ValueError(
+        raise InputValueError(
             f"mask_matrix: expected [mask, n_mask] (2 tensors), received {len(mask_matrix)}"
         )
     if len(fd_matrix) < 3:
-        raise ValueError(
+        raise InputValueError(
             f"fd_matrix: expected [fd_1, fd_2, fd_3] (3 tensors), received {len(fd_matrix)}"
         )
     pos, vel, acc, jerk = CliqueTensorStep.apply(

@@ -27,6 +27,7 @@ from curobo_lite.rollout.dynamics_model._seed_common import (
     named_errors,
     require_tensor,
 )
+from curobo_lite.types.errors import InputValueError
 
 __all__ = [
     "euler_integrate",
@@ -208,7 +209,7 @@ def tensor_step_vel(
                 not bool(torch.isnan(x).any()) for x in (state, act, integrate_matrix, fd_matrix)
             )
             if finite_in and bool(torch.isnan(trial[..., : 3 * n]).any()):
-                raise ValueError(
+                raise InputValueError(
                     "dt_h: expected non-zero entries where the step divides by them (cuRobo "
                     f"0.7.8 returns NaN), received {dt_h.detach().tolist()}"
                 )

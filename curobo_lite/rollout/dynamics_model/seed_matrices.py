@@ -21,6 +21,7 @@ from curobo_lite.rollout.dynamics_model._seed_common import (
     require_tensor,
     tensor_kwargs,
 )
+from curobo_lite.types.errors import InputValueError
 
 __all__ = [
     "action_interpolate_kernel",
@@ -42,7 +43,7 @@ def _dt_tensor(name: str, dt: Any, horizon: int, device: Any, dtype: torch.dtype
     if dt.ndim == 0:
         return dt.to(device=device, dtype=dtype).expand(horizon)
     if dt.ndim != 1 or dt.shape[0] != horizon:
-        raise ValueError(
+        raise InputValueError(
             f"{name}: expected shape [{horizon}] (the horizon) or a scalar, "
             f"received {tuple(dt.shape)}"
         )
@@ -52,7 +53,7 @@ def _dt_tensor(name: str, dt: Any, horizon: int, device: Any, dtype: torch.dtype
 def _shift(horizon: int, **kw: Any) -> torch.Tensor:
     """``[H, H]`` sub-diagonal shift ``S``: ``(S x)_i = x_{i-1}``, ``(S x)_0 = 0``."""
     if horizon < 1:
-        raise ValueError(f"horizon: expected an int >= 1, received {horizon}")
+        raise InputValueError(f"horizon: expected an int >= 1, received {horizon}")
     return torch.diag_embed(torch.ones(horizon - 1, **kw), offset=-1)
 
 
@@ -92,7 +93,7 @@ def _difference(n: int, backward: bool, **kw: Any) -> torch.Tensor:
     """``[n, n]`` first difference: forward ``x_{i+1} - x_i`` (last row zero) or, with
     ``backward``, ``x_i - x_{i-1}`` (row 0 zero); all zeros for ``n <= 1``."""
     if n < 0:
-        raise ValueError(f"horizon: expected a non-negative size, received {n}")
+        raise InputValueError(f"horizon: expected a non-negative size, received {n}")
     mat = torch.zeros(n, n, **kw)
     if n > 1:
         idx = torch.arange(n - 1, device=mat.device)
@@ -117,7 +118,7 @@ def _central_split(horizon: int, **kw: Any) -> torch.Tensor:
     """cuRobo's ``FULL_RANK`` matrix (odd ``H >= 3``), ``m = H // 2``: rows ``i < m`` are
     ``x_i - x_{i+1}``, row ``m`` is ``x_{m+1} - x_{m-1}``, rows ``i > m`` are ``x_i - x_{i-1}``."""
     if horizon < 3 or horizon % 2 == 0:
-        raise ValueError(
+        raise InputValueError(
             f"horizon: FULL_RANK expects an odd horizon >= 3 (cuRobo 0.7.8 fails otherwise), "
             f"received {horizon}"
         )
@@ -169,10 +170,10 @@ def build_fd_matrix(
     if PREV_STATE:
         size = horizon + order
         if size < 0:
-            raise ValueError(f"horizon + order: expected >= 0, received {size}")
+            raise InputValueError(f"horizon + order: expected >= 0, received {size}")
         return -1.0 * _power(_difference(size, False, **kw), order)[:horizon, :]
     if horizon < 0:
-        raise ValueError(f"horizon: expected an int >= 0, received {horizon}")
+        raise InputValueError(f"horizon: expected an int >= 0, received {horizon}")
     if FULL_RANK:
         return _central_split(horizon, **kw)
     if horizon <= 1:
@@ -200,7 +201,7 @@ def build_int_matrix(
     diagonal = as_int("diagonal", diagonal)
     order = as_int("order", order)
     if horizon < 0:
-        raise ValueError(f"horizon: expected an int >= 0, received {horizon}")
+        raise InputValueError(f"horizon: expected an int >= 0, received {horizon}")
     kw = {"device": device, "dtype": dtype}
     lower = torch.tril(torch.ones(horizon, horizon, **kw), diagonal=diagonal)
     factors = [lower] * max(order, 0)
@@ -235,7 +236,7 @@ def build_start_state_mask(horizon: int, tensor_args: Any) -> tuple[torch.Tensor
 def _rows(func: str, h: int, int_steps: int, kw: dict[str, Any]) -> torch.Tensor:
     n = (h - 1) * int_steps
     if h < 0 or n < 0:
-        raise ValueError(
+        raise InputValueError(
             f"{func}: expected h >= 1 and int_steps >= 0 ((h-1)*int_steps rows), "
             f"received h={h}, int_steps={int_steps}"
         )
@@ -263,9 +264,9 @@ def interpolate_kernel(h: int, int_steps: int, tensor_args: Any) -> torch.Tensor
     kw = tensor_kwargs("tensor_args", tensor_args)
     mat = _rows("interpolate_kernel", h, int_steps, kw)
     if int_steps < 0:
-        raise ValueError(f"int_steps: expected an int >= 0, received {int_steps}")
+        raise InputValueError(f"int_steps: expected an int >= 0, received {int_steps}")
     if int_steps == 1 and h >= 2:
-        raise ValueError(
+        raise InputValueError(
             "int_steps: expected >= 2 (weights k / (int_steps - 1); cuRobo 0.7.8 returns NaN), "
             "received 1"
         )
@@ -293,7 +294,7 @@ def action_interpolate_kernel(
     h, int_steps, offset = as_int("h", h), as_int("int_steps", int_steps), as_int("offset", offset)
     kw = tensor_kwargs("tensor_args", tensor_args)
     if h < 2:
-        raise ValueError(f"h: expected an int >= 2 (column 1 is written), received {h}")
+        raise InputValueError(f"h: expected an int >= 2 (column 1 is written), received {h}")
     mat = _rows("action_interpolate_kernel", h, int_steps, kw)
     m = int_steps - offset
     with named_errors("action_interpolate_kernel", h=h, int_steps=int_steps, offset=offset):
