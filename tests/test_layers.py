@@ -37,8 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent / "curobo_lite"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("types", "config_files", "debug", "distributed"),
     ("kernels",),
-    ("robot",),
-    ("geom",),
+    ("robot", "geom"),
     ("opt",),
     ("rollout",),
     ("sim",),
