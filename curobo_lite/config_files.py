@@ -1,4 +1,6 @@
-"""Where bundled configuration files live: ``configs/<kind>/<name>.yml``.
+"""Where bundled configuration files live (``configs/<kind>/<name>.yml``), and the YAML
+helpers every file reader shares: :class:`YamlReader` (type checks with errors naming the file
+and key) and :class:`FlowListDumper` (writes lists of scalars on one line).
 
 Search order: ``$CUROBO_LITE_CONFIG_DIR/<kind>`` if set, then ``configs/<kind>`` of the source
 tree this package was imported from (editable installs and the repo root), then
@@ -7,8 +9,13 @@ tree this package was imported from (editable installs and the repo root), then
 
 from __future__ import annotations
 
+import math
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 from curobo_lite.types.errors import ConfigError
 
@@ -57,3 +64,72 @@ def resolve_config_file(kind: str, name_or_path: str | os.PathLike) -> Path:
         f"{kind} '{text}': no such bundled {kind} file; available: {available_configs(kind)}; "
         f"searched {[str(d) for d in config_dirs(kind)]}"
     )
+
+
+class YamlReader:
+    """Type-checks raw YAML values and builds errors that name the file (``source``) and the
+    key: ``ValueError("<source>: '<key>': <problem>")``."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def error(self, key: str, problem: str) -> ConfigError:
+        return ConfigError(f"{self.source}: '{key}': {problem}")
+
+    def mapping(
+        self,
+        value: Any,
+        key: str,
+        required: Sequence[str] = (),
+        optional: Sequence[str] = (),
+    ) -> Mapping[str, Any]:
+        if not isinstance(value, Mapping):
+            raise self.error(key, f"expected a mapping, received {type(value).__name__}")
+        missing = [k for k in required if k not in value]
+        if missing:
+            raise self.error(key, f"missing key(s) {missing}")
+        allowed = set(required) | set(optional)
+        unknown = [k for k in value if k not in allowed]
+        if unknown:
+            raise self.error(key, f"unknown key(s) {unknown}; allowed keys: {sorted(allowed)}")
+        return value
+
+    def string(self, value: Any, key: str) -> str:
+        if not isinstance(value, str) or not value:
+            raise self.error(key, f"expected a non-empty string, received {value!r}")
+        return value
+
+    def number(self, value: Any, key: str) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.error(key, f"expected a number, received {value!r}")
+        if not math.isfinite(value):
+            raise self.error(key, f"expected a finite number, received {value!r}")
+        return float(value)
+
+    def vector(self, value: Any, key: str, length: int | None = None) -> list[float]:
+        if isinstance(value, str) or not isinstance(value, Sequence):
+            raise self.error(key, f"expected a list of numbers, received {value!r}")
+        if length is not None and len(value) != length:
+            raise self.error(key, f"expected {length} numbers, received {len(value)}")
+        return [self.number(v, f"{key}[{i}]") for i, v in enumerate(value)]
+
+    def strings(self, value: Any, key: str) -> list[str]:
+        if isinstance(value, str) or not isinstance(value, Sequence):
+            raise self.error(key, f"expected a list of strings, received {value!r}")
+        names = [self.string(v, f"{key}[{i}]") for i, v in enumerate(value)]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise self.error(key, f"duplicate name(s) {duplicates}")
+        return names
+
+
+class FlowListDumper(yaml.SafeDumper):
+    """Writes lists of scalars on one line (``[0.0, 1.0]``) and everything else in block style."""
+
+
+def _represent_list(dumper: yaml.SafeDumper, data: list) -> yaml.Node:
+    flow = all(isinstance(v, int | float | str) for v in data)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flow)
+
+
+FlowListDumper.add_representer(list, _represent_list)

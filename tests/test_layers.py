@@ -5,8 +5,8 @@ The layers, lowest first (``docs/architecture.md`` draws them)::
     types                                     value types and the error classes; imports nothing
     config_files, debug, distributed          leaves: import only types
     kernels                                   Warp step kernels, launch helpers, SDF functions
-    robot                                     robot files, forward kinematics, link spheres
-    geom                                      world obstacles and collision distances
+    robot, geom                               robot files, forward kinematics, link spheres;
+                                              world obstacles and collision distances
     opt                                       optimizers over any rollout
     rollout                                   dynamics model, costs, ArmReacher
     sim                                       closed-loop runner
@@ -14,9 +14,8 @@ The layers, lowest first (``docs/architecture.md`` draws them)::
     cli, curobo_lite/__init__.py              entry points
 
 A module may import its own package and any package of a lower layer; packages of one layer
-do not import each other. ``geom`` sits above ``robot`` because the collision code uses the
-robot's YAML readers and Warp conversion (``robot.config``, ``robot.fk_kernels``) while nothing in
-``robot`` imports ``geom``. Deferred imports (inside a function) and ``TYPE_CHECKING`` imports
+do not import each other (``robot`` and ``geom`` share ``config_files.YamlReader`` and
+``kernels.launch.as_warp``). Deferred imports (inside a function) and ``TYPE_CHECKING`` imports
 count for the layers: they are dependencies all the same.
 
 Cycles are checked on the imports that run when a module is imported (module and class
@@ -39,8 +38,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("types",),
     ("config_files", "debug", "distributed"),
     ("kernels",),
-    ("robot",),
-    ("geom",),
+    ("robot", "geom"),
     ("opt",),
     ("rollout",),
     ("sim",),

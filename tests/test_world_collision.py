@@ -26,7 +26,7 @@ from curobo_lite.geom import (
 )
 from curobo_lite.kernels import world_collision_kernels as wck
 from curobo_lite.kernels.collision_common import smooth_hinge_torch
-from curobo_lite.robot.fk_kernels import as_warp
+from curobo_lite.kernels.launch import as_warp
 from curobo_lite.types import Pose, TensorDeviceType
 
 F64 = torch.float64

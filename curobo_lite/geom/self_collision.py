@@ -23,7 +23,7 @@ import warp as wp
 from torch.autograd.function import once_differentiable
 
 from curobo_lite.kernels import self_collision_kernels as kernels
-from curobo_lite.kernels.launch import launch_rows
+from curobo_lite.kernels.launch import as_warp, launch_rows
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
 __all__ = [
@@ -52,10 +52,6 @@ class SelfCollisionDistance:
     def in_collision(self) -> torch.Tensor:
         """``[...]`` bool: some pair penetrates (``distance < 0``)."""
         return self.distance < 0
-
-
-def _as_warp(t: torch.Tensor):
-    return wp.from_torch(t, requires_grad=False, return_ctype=True)
 
 
 def _check_inputs(
@@ -135,7 +131,7 @@ class _SelfCollision(torch.autograd.Function):
         grad_cost = torch.zeros_like(spheres) if need_grad else spheres.new_zeros(1, 1, 4)
         scalar = kernels.scalar_type(spheres.dtype)
         bounds = torch.empty(b, groups.shape[0], 4, **kwargs)
-        shared = [_as_warp(t) for t in (pairs, pair_buffer, blocks, block_buffer, groups)] + [
+        shared = [as_warp(t) for t in (pairs, pair_buffer, blocks, block_buffer, groups)] + [
             scalar(eta),
             scalar(distance_range),
             int(need_grad),
@@ -145,10 +141,10 @@ class _SelfCollision(torch.autograd.Function):
             rows = slice(b0, b1)
             grad_rows = grad_cost[rows] if need_grad else grad_cost
             outputs = [
-                _as_warp(t)
+                as_warp(t)
                 for t in (bounds[rows], distance[rows], cost[rows], argmin[rows], grad_rows)
             ]
-            return b1 - b0, [_as_warp(spheres[rows]), *shared, *outputs]
+            return b1 - b0, [as_warp(spheres[rows]), *shared, *outputs]
 
         launch_rows(
             kernels.self_collision_kernel(spheres.dtype),
@@ -423,6 +419,17 @@ class SelfCollisionModel:
         return SelfCollisionDistance(distance.reshape(batch_shape), cost.reshape(batch_shape))
 
 
+# the attributes of a robot.Kinematics that SelfCollisionChecker reads
+_KINEMATICS_ATTRIBUTES = (
+    "forward",
+    "num_spheres",
+    "robot_config",
+    "self_collision_pairs",
+    "self_collision_pair_buffer",
+    "_sphere_local",
+)
+
+
 class SelfCollisionChecker:
     """Self-collision of joint positions for one robot.
 
@@ -433,9 +440,8 @@ class SelfCollisionChecker:
     """
 
     def __init__(self, kinematics, activation_distance: float = 0.0) -> None:
-        from curobo_lite.robot.kinematics import Kinematics
-
-        if not isinstance(kinematics, Kinematics):
+        # duck-typed (geom sits beside robot, not above it): what a Kinematics provides
+        if any(not hasattr(kinematics, name) for name in _KINEMATICS_ATTRIBUTES):
             raise InputTypeError(
                 f"kinematics: expected a Kinematics, received {type(kinematics).__name__}"
             )

@@ -37,8 +37,13 @@ from typing import Any, ClassVar
 import numpy as np
 import yaml
 
-from curobo_lite.config_files import available_configs, config_dirs, resolve_config_file
-from curobo_lite.robot.config import _FlowListDumper, _Reader
+from curobo_lite.config_files import (
+    FlowListDumper,
+    YamlReader,
+    available_configs,
+    config_dirs,
+    resolve_config_file,
+)
 from curobo_lite.types.errors import ConfigError, InputTypeError, InputValueError
 
 IDENTITY_POSE = (0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
@@ -72,14 +77,14 @@ def _as_list(value: Any) -> Any:
     return value
 
 
-def _positive(reader: _Reader, value: Any, key: str) -> float:
+def _positive(reader: YamlReader, value: Any, key: str) -> float:
     number = reader.number(value, key)
     if number <= 0.0:
         raise reader.error(key, f"expected a positive number, received {value!r}")
     return number
 
 
-def _check_pose(reader: _Reader, value: Any, key: str) -> list[float]:
+def _check_pose(reader: YamlReader, value: Any, key: str) -> list[float]:
     """A validated ``[x, y, z, qw, qx, qy, qz]`` with the quaternion normalised."""
     pose = reader.vector(_as_list(value), key, 7)
     norm = math.sqrt(sum(q * q for q in pose[3:]))
@@ -120,7 +125,7 @@ class Obstacle:
                 f"{[c.__name__ for c in OBSTACLE_TYPES.values()]} (an obstacle needs a shape)"
             )
         source = _SOURCE.get() or f"<{type(self).__name__}>"
-        reader = _Reader(source)
+        reader = YamlReader(source)
         if not isinstance(self.name, str) or not self.name:
             raise reader.error(
                 f"{self.kind}.name", f"expected a non-empty string, received {self.name!r}"
@@ -131,7 +136,7 @@ class Obstacle:
             raise reader.error(f"{key}.enabled", f"expected true/false, received {self.enabled!r}")
         self._check(reader, key)
 
-    def _check(self, reader: _Reader, key: str) -> None:
+    def _check(self, reader: YamlReader, key: str) -> None:
         """Validate and normalise the kind-specific fields (raise ``reader.error``)."""
 
     def _fields_to_dict(self) -> dict[str, Any]:
@@ -154,7 +159,7 @@ class Cuboid(Obstacle):
     yaml_keys: ClassVar = (("dims",), ())
     dims: list[float] = field(default_factory=lambda: [1.0, 1.0, 1.0])
 
-    def _check(self, reader: _Reader, key: str) -> None:
+    def _check(self, reader: YamlReader, key: str) -> None:
         dims = reader.vector(_as_list(self.dims), f"{key}.dims", 3)
         self.dims = [_positive(reader, v, f"{key}.dims[{i}]") for i, v in enumerate(dims)]
 
@@ -181,7 +186,7 @@ class Sphere(Obstacle):
 
     def __post_init__(self) -> None:
         if self.position is not None:
-            reader = _Reader(_SOURCE.get() or "<Sphere>")
+            reader = YamlReader(_SOURCE.get() or "<Sphere>")
             key = f"sphere.{self.name}.position"
             position = reader.vector(_as_list(self.position), key, 3)
             pose = _check_pose(reader, self.pose, f"sphere.{self.name}.pose")
@@ -194,7 +199,7 @@ class Sphere(Obstacle):
             self.position = None
         super().__post_init__()
 
-    def _check(self, reader: _Reader, key: str) -> None:
+    def _check(self, reader: YamlReader, key: str) -> None:
         self.radius = _positive(reader, self.radius, f"{key}.radius")
 
     def _fields_to_dict(self) -> dict[str, Any]:
@@ -215,7 +220,7 @@ class Capsule(Obstacle):
     base: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
     tip: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.1])
 
-    def _check(self, reader: _Reader, key: str) -> None:
+    def _check(self, reader: YamlReader, key: str) -> None:
         self.radius = _positive(reader, self.radius, f"{key}.radius")
         self.base = reader.vector(_as_list(self.base), f"{key}.base", 3)
         self.tip = reader.vector(_as_list(self.tip), f"{key}.tip", 3)
@@ -237,7 +242,7 @@ class Cylinder(Obstacle):
     radius: float = 0.05
     height: float = 0.1
 
-    def _check(self, reader: _Reader, key: str) -> None:
+    def _check(self, reader: YamlReader, key: str) -> None:
         self.radius = _positive(reader, self.radius, f"{key}.radius")
         self.height = _positive(reader, self.height, f"{key}.height")
 
@@ -269,7 +274,7 @@ class Mesh(Obstacle):
     faces: list[list[int]] | None = None
     scale: list[float] = field(default_factory=lambda: [1.0, 1.0, 1.0])
 
-    def _check(self, reader: _Reader, key: str) -> None:
+    def _check(self, reader: YamlReader, key: str) -> None:
         scale = reader.vector(_as_list(self.scale), f"{key}.scale", 3)
         self.scale = [_positive(reader, v, f"{key}.scale[{i}]") for i, v in enumerate(scale)]
         inline = self.vertices is not None or self.faces is not None
@@ -342,7 +347,7 @@ class Mesh(Obstacle):
         return vertices.min(0), vertices.max(0)
 
 
-def _check_array(reader: _Reader, value: Any, key: str, kind: type) -> list[list]:
+def _check_array(reader: YamlReader, value: Any, key: str, kind: type) -> list[list]:
     """An ``[n, 3]`` nested list of finite floats (``kind=float``) or integers (``int``)."""
     value = _as_list(value)
     if isinstance(value, str | bytes) or not isinstance(value, list | tuple):
@@ -418,7 +423,7 @@ class WorldConfig:
             source: named in error messages (the file path for loaded files).
             base_dir: folder that relative mesh paths are resolved against.
         """
-        reader = _Reader(source)
+        reader = YamlReader(source)
         if data is None:
             return cls()
         data = reader.mapping(data, "world", (), OBSTACLE_KINDS)
@@ -491,7 +496,7 @@ class WorldConfig:
     def save(self, path: str | os.PathLike) -> None:
         """Write a world file (mesh paths as stored, i.e. resolved)."""
         text = yaml.dump(
-            self.to_dict(), Dumper=_FlowListDumper, sort_keys=False, default_flow_style=False
+            self.to_dict(), Dumper=FlowListDumper, sort_keys=False, default_flow_style=False
         )
         Path(path).write_text("# World written by curobo_lite\n" + text)
 

@@ -26,10 +26,10 @@ import torch
 import warp as wp
 from torch.autograd.function import once_differentiable
 
-from curobo_lite.geom.world import Mesh, Obstacle, WorldConfig, _check_pose, _Reader
+from curobo_lite.config_files import YamlReader
+from curobo_lite.geom.world import Mesh, Obstacle, WorldConfig, _check_pose
 from curobo_lite.kernels import world_collision_kernels as wck
-from curobo_lite.kernels.launch import launch_rows
-from curobo_lite.robot.fk_kernels import as_warp
+from curobo_lite.kernels.launch import as_warp, launch_rows
 from curobo_lite.types import Pose, TensorDeviceType
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
@@ -80,7 +80,7 @@ class WorldCollision:
         cache: slot capacity ``{"primitive": P, "mesh": M}``; defaults
             ``max(count, 16)`` / ``max(count, 4)``. Edits within capacity reallocate nothing;
             beyond it the tables grow (doubling) and the BVH is rebuilt.
-        broad_phase: ``"bvh"`` (search a BVH over obstacle bounds), ``"loop"`` (test every
+        broad_phase: ``"bvh"`` (search a BVH over obstacle bounds), ``"loop"`` (test every enabled
             obstacle) or ``"auto"``: the BVH when ``max_distance`` is finite (far spheres then
             touch no obstacle at all) or more than :attr:`BVH_MIN_OBSTACLES` obstacles are
             enabled, the loop otherwise. Measured on CPU (100k spheres in a 2 m cube, float32,
@@ -222,6 +222,9 @@ class WorldCollision:
         self._mesh_enabled = torch.zeros(num_mesh, dtype=torch.int32, device=device)
         self._mesh_frame = torch.zeros(num_mesh, wck.FRAME_COLUMNS, **kw)
         self._mesh_ids = wp.zeros(num_mesh, dtype=wp.uint64, device=self._wp_device)
+        # the enabled slots, first ``_num_enabled`` entries (primitives 0..P-1, meshes P..): the
+        # loop broad phase visits only these, not every slot of the capacity
+        self._active_slots = torch.zeros(max(slots, 1), dtype=torch.int32, device=device)
         self._lowers = wp.array(self._h_lowers, dtype=wp.vec3f, device=self._wp_device)
         self._uppers = wp.array(self._h_uppers, dtype=wp.vec3f, device=self._wp_device)
         self._bvh = wp.Bvh(self._lowers, self._uppers)
@@ -330,7 +333,9 @@ class WorldCollision:
             # the copies and the BVH update ran on Warp's stream; queries run on torch's
             wp.synchronize_device(self._wp_device)
         enabled = self._h_lowers[:, 0] < _FAR
-        self._num_enabled = int(enabled.sum())
+        active = np.flatnonzero(enabled).astype(np.int32)
+        self._num_enabled = len(active)
+        self._active_slots[: len(active)].copy_(torch.from_numpy(active))
         if self._num_enabled:
             self._world_lo = wp.vec3f(*self._h_lowers[enabled].min(0).tolist())
             self._world_hi = wp.vec3f(*self._h_uppers[enabled].max(0).tolist())
@@ -421,7 +426,7 @@ class WorldCollision:
             if pose.shape not in ((7,), (1, 7)):
                 raise InputValueError(f"pose: expected shape [7], received {tuple(pose.shape)}")
             pose = pose.detach().reshape(-1).cpu().double().tolist()
-        pose = _check_pose(_Reader("update_obstacle_pose"), pose, "pose")
+        pose = _check_pose(YamlReader("update_obstacle_pose"), pose, "pose")
         obstacle = self._world.get(name)
         obstacle.pose = pose
         self._write_pose(obstacle)
@@ -611,6 +616,8 @@ class WorldCollision:
             self._mesh_ids,
             as_warp(self._mesh_enabled),
             as_warp(self._mesh_frame),
+            as_warp(self._active_slots),
+            self._num_enabled,
             self._bvh.id,
             use_bvh,
             self._world_lo,

@@ -13,6 +13,14 @@ from concurrent.futures import ThreadPoolExecutor
 import torch
 import warp as wp
 
+
+def as_warp(t: torch.Tensor):
+    """Zero-copy Warp descriptor of a tensor for a kernel launch; ``requires_grad=False`` stops
+    Warp allocating a gradient array for inputs that require grad on the torch side (autograd
+    is ours, not Warp's tape)."""
+    return wp.from_torch(t, requires_grad=False, return_ctype=True)
+
+
 #: below this many elements of work a CPU launch is not worth splitting
 CPU_CHUNK_MIN_ELEMENTS = 1 << 17
 _cpu_pool: ThreadPoolExecutor | None = None

@@ -20,7 +20,7 @@ import torch
 import warp as wp
 
 from curobo_lite.kernels import step_kernels
-from curobo_lite.kernels.launch import launch_rows
+from curobo_lite.kernels.launch import as_warp, launch_rows
 from curobo_lite.types.base import check_data_device
 from curobo_lite.types.errors import InputTypeError, InputValueError
 from curobo_lite.types.state import StateType
@@ -267,12 +267,6 @@ def validate_step_inputs(
 # raw launches (no autograd)
 
 
-def _wp(t: torch.Tensor):
-    # a zero-copy descriptor; requires_grad=False stops Warp allocating a gradient array for
-    # inputs that require grad on the torch side (autograd is ours, not Warp's tape)
-    return wp.from_torch(t, requires_grad=False, return_ctype=True)
-
-
 _index_placeholders: dict[torch.device, torch.Tensor] = {}
 
 
@@ -362,19 +356,19 @@ def launch_forward(inputs: StepInputs, out: StepBuffers | None = None):
     index = inputs.start_idx if use_idx else _index_placeholder(act.device)
     starts = (inputs.start_position, inputs.start_velocity, inputs.start_acceleration)
     outputs = (out.position, out.velocity, out.acceleration, out.jerk)
-    traj_dt = _wp(inputs.traj_dt)
+    traj_dt = as_warp(inputs.traj_dt)
 
     def make_args(b0: int, b1: int) -> list:
         rows = slice(b0, b1)
         # with an index the start states are shared rows: slice the index, not the states
-        start_args = [_wp(t) for t in starts] if use_idx else [_wp(t[rows]) for t in starts]
+        start_args = [as_warp(t) for t in starts] if use_idx else [as_warp(t[rows]) for t in starts]
         return [
-            _wp(act[rows]),
+            as_warp(act[rows]),
             *start_args,
-            _wp(index[rows]) if use_idx else _wp(index),
+            as_warp(index[rows]) if use_idx else as_warp(index),
             int(use_idx),
             traj_dt,
-            *(_wp(t[rows]) for t in outputs),
+            *(as_warp(t[rows]) for t in outputs),
         ]
 
     batch, _, dof = act.shape
@@ -405,13 +399,19 @@ def launch_adjoint(
         out_grad_act = traj_dt.new_empty(act_shape)
     start_grads = [traj_dt.new_empty(batch, dof) for _ in range(3)]
     flags = [int(g is not None) for g in grads]
-    dt = _wp(traj_dt)
+    dt = as_warp(traj_dt)
 
     def make_args(b0: int, b1: int) -> list:
         rows = slice(b0, b1)
         # a missing gradient is never read by the kernel; any array of the right type stands in
-        arrays = [_wp((g if g is not None else out_grad_act)[rows]) for g in grads]
-        return [*arrays, *flags, dt, _wp(out_grad_act[rows]), *(_wp(g[rows]) for g in start_grads)]
+        arrays = [as_warp((g if g is not None else out_grad_act)[rows]) for g in grads]
+        return [
+            *arrays,
+            *flags,
+            dt,
+            as_warp(out_grad_act[rows]),
+            *(as_warp(g[rows]) for g in start_grads),
+        ]
 
     _launch(
         _kernel("adjoint", mode, traj_dt.dtype),

@@ -273,6 +273,39 @@ def _box_cover(p: Any, lo: wp.vec3f, hi: wp.vec3f):
 
 
 @wp.func
+def _accumulate(
+    valid: int,
+    sdf: Any,
+    g: Any,
+    radius: Any,
+    activation: Any,
+    with_cost: int,
+    best: Any,
+    best_g: Any,
+    best_r: Any,
+    cost: Any,
+    cost_g: Any,
+    cost_r: Any,
+):
+    """Fold one obstacle's ``(valid, sdf, gradient)`` into a sphere's running nearest distance
+    ``(best, best_g, best_r)`` and, with ``with_cost``, its summed activation cost
+    ``(cost, cost_g, cost_r)``; returns the six updated values."""
+    if valid != 0:
+        dist = sdf - radius
+        if dist < best:
+            best = dist
+            best_g = g
+            best_r = type(radius)(-1.0)
+        if with_cost != 0:
+            x = activation - dist
+            h = smooth_hinge_grad(x, activation)
+            cost = cost + smooth_hinge(x, activation)
+            cost_g = cost_g - h * g
+            cost_r = cost_r + h
+    return best, best_g, best_r, cost, cost_g, cost_r
+
+
+@wp.func
 def _point_query(
     p: Any,
     radius: Any,
@@ -286,42 +319,36 @@ def _point_query(
     mesh_ids: wp.array(dtype=wp.uint64),
     mesh_enabled: wp.array(dtype=wp.int32),
     mesh_frame: wp.array2d(dtype=Any),
+    active_slots: wp.array(dtype=wp.int32),
+    num_active: int,
     bvh_id: wp.uint64,
     use_bvh: int,
     world_lo: wp.vec3f,
     world_hi: wp.vec3f,
 ):
-    """Distance, its gradient and the cost of one sphere (centre ``p``) against the world.
+    """Distance, its gradient and the cost of one sphere (centre ``p``) against the world:
+    the obstacles in the first ``num_active`` entries of ``active_slots`` (the enabled slots),
+    or those whose bounds the BVH finds near ``p`` with ``use_bvh``.
 
     Returns ``(distance, grad_distance_centre, grad_distance_radius, cost, grad_cost_centre,
     grad_cost_radius)``; the distance is clamped at ``max_distance`` (zero gradient there).
     """
     zero = radius - radius
-    one = zero + type(zero)(1.0)
     best = max_distance
     best_g = wp.vector(zero, zero, zero)
     best_r = zero
     cost = zero
     cost_g = wp.vector(zero, zero, zero)
     cost_r = zero
-    num_slots = prim_type.shape[0] + mesh_ids.shape[0]
     if use_bvh == 0:
-        for slot in range(num_slots):
+        for i in range(num_active):
             valid, sdf, g = _obstacle_sdf(
-                slot, p, prim_type, prim_enabled, prim_frame, prim_params, mesh_ids,
+                active_slots[i], p, prim_type, prim_enabled, prim_frame, prim_params, mesh_ids,
                 mesh_enabled, mesh_frame,
             )  # fmt: skip
-            if valid != 0:
-                dist = sdf - radius
-                if dist < best:
-                    best = dist
-                    best_g = g
-                    best_r = -one
-                x = activation - dist
-                h = smooth_hinge_grad(x, activation)
-                cost = cost + smooth_hinge(x, activation)
-                cost_g = cost_g - h * g
-                cost_r = cost_r + h
+            best, best_g, best_r, cost, cost_g, cost_r = _accumulate(
+                valid, sdf, g, radius, activation, 1, best, best_g, best_r, cost, cost_g, cost_r
+            )
     else:
         search = radius + wp.max(activation, wp.min(max_distance, initial_range))
         cover = _box_cover(p, world_lo, world_hi)
@@ -341,18 +368,10 @@ def _point_query(
                     slot, p, prim_type, prim_enabled, prim_frame, prim_params, mesh_ids,
                     mesh_enabled, mesh_frame,
                 )  # fmt: skip
-                if valid != 0:
-                    dist = sdf - radius
-                    if dist < best:
-                        best = dist
-                        best_g = g
-                        best_r = -one
-                    if first != 0:
-                        x = activation - dist
-                        h = smooth_hinge_grad(x, activation)
-                        cost = cost + smooth_hinge(x, activation)
-                        cost_g = cost_g - h * g
-                        cost_r = cost_r + h
+                best, best_g, best_r, cost, cost_g, cost_r = _accumulate(
+                    valid, sdf, g, radius, activation, first, best, best_g, best_r, cost, cost_g,
+                    cost_r,
+                )  # fmt: skip
             first = 0
             passes += 1
             # everything outside the box is farther than ``search`` from p; the pass cap only
@@ -392,6 +411,8 @@ def sphere_world_distance(
     mesh_ids: wp.array(dtype=wp.uint64),
     mesh_enabled: wp.array(dtype=wp.int32),
     mesh_frame: wp.array2d(dtype=Any),
+    active_slots: wp.array(dtype=wp.int32),
+    num_active: int,
     bvh_id: wp.uint64,
     use_bvh: int,
     world_lo: wp.vec3f,
@@ -470,7 +491,8 @@ def sphere_world_distance(
         rr = ra + t * (r - ra)
         d, gd, gdr, cst, gc, gcr = _point_query(
             p, rr, activation, max_distance, initial_range, prim_type, prim_enabled, prim_frame,
-            prim_params, mesh_ids, mesh_enabled, mesh_frame, bvh_id, use_bvh, world_lo, world_hi,
+            prim_params, mesh_ids, mesh_enabled, mesh_frame, active_slots, num_active, bvh_id,
+            use_bvh, world_lo, world_hi,
         )  # fmt: skip
         if k == 0 or d < best_d:
             best_d = d
@@ -525,7 +547,8 @@ def _signatures(scalar) -> dict[str, list]:
     return {
         "distance": [
             a2, scalar, scalar, scalar, int, int, int, scalar, int,
-            i32, i32, a2, a2, u64, i32, a2, wp.uint64, int, wp.vec3f, wp.vec3f, int, int,
+            i32, i32, a2, a2, u64, i32, a2, i32, int, wp.uint64, int, wp.vec3f, wp.vec3f, int,
+            int,
             a1, a1, a2, a2, a2, a2,
         ],
         "sdf": [a2, int, a1, a2],

@@ -53,6 +53,8 @@ import torch
 import yaml
 
 from curobo_lite.config_files import (
+    FlowListDumper,
+    YamlReader,
     available_configs,
     config_dirs,
     resolve_config_file,
@@ -98,62 +100,6 @@ _TOP_OPTIONAL = ("name", "joints", "urdf_path", "lock_joints", *COLLISION_KEYS)
 def _preview(names: Sequence[str], limit: int = 12) -> str:
     shown = ", ".join(repr(n) for n in list(names)[:limit])
     return f"[{shown}{', ...' if len(names) > limit else ''}]"
-
-
-class _Reader:
-    """Type-checks raw YAML values and builds errors that name the file and the key."""
-
-    def __init__(self, source: str) -> None:
-        self.source = source
-
-    def error(self, key: str, problem: str) -> ConfigError:
-        return ConfigError(f"{self.source}: '{key}': {problem}")
-
-    def mapping(
-        self,
-        value: Any,
-        key: str,
-        required: Sequence[str] = (),
-        optional: Sequence[str] = (),
-    ) -> Mapping[str, Any]:
-        if not isinstance(value, Mapping):
-            raise self.error(key, f"expected a mapping, received {type(value).__name__}")
-        missing = [k for k in required if k not in value]
-        if missing:
-            raise self.error(key, f"missing key(s) {missing}")
-        allowed = set(required) | set(optional)
-        unknown = [k for k in value if k not in allowed]
-        if unknown:
-            raise self.error(key, f"unknown key(s) {unknown}; allowed keys: {sorted(allowed)}")
-        return value
-
-    def string(self, value: Any, key: str) -> str:
-        if not isinstance(value, str) or not value:
-            raise self.error(key, f"expected a non-empty string, received {value!r}")
-        return value
-
-    def number(self, value: Any, key: str) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.error(key, f"expected a number, received {value!r}")
-        if not math.isfinite(value):
-            raise self.error(key, f"expected a finite number, received {value!r}")
-        return float(value)
-
-    def vector(self, value: Any, key: str, length: int | None = None) -> list[float]:
-        if isinstance(value, str) or not isinstance(value, Sequence):
-            raise self.error(key, f"expected a list of numbers, received {value!r}")
-        if length is not None and len(value) != length:
-            raise self.error(key, f"expected {length} numbers, received {len(value)}")
-        return [self.number(v, f"{key}[{i}]") for i, v in enumerate(value)]
-
-    def strings(self, value: Any, key: str) -> list[str]:
-        if isinstance(value, str) or not isinstance(value, Sequence):
-            raise self.error(key, f"expected a list of strings, received {value!r}")
-        names = [self.string(v, f"{key}[{i}]") for i, v in enumerate(value)]
-        duplicates = sorted({n for n in names if names.count(n) > 1})
-        if duplicates:
-            raise self.error(key, f"duplicate name(s) {duplicates}")
-        return names
 
 
 # ------------------------------------------------------------------------------------------
@@ -204,7 +150,7 @@ class JointSpec:
     @classmethod
     def from_dict(cls, data: Any, key: str = "joints[0]", source: str = "<dict>") -> JointSpec:
         """Parse ``{name, type, parent, child, origin, axis, mimic}``; see the module docs."""
-        reader = _Reader(source)
+        reader = YamlReader(source)
         data = reader.mapping(
             data, key, ("name", "type", "parent", "child"), ("origin", "axis", "mimic")
         )
@@ -247,7 +193,7 @@ class JointSpec:
         joint.validate(reader, key)
         return joint
 
-    def validate(self, reader: _Reader, key: str) -> None:
+    def validate(self, reader: YamlReader, key: str) -> None:
         """Check numbers, the axis norm and mimic use; normalise the axis in place."""
         for attr in ("origin_xyz", "origin_rpy", "axis"):
             sub = {"origin_xyz": "origin.xyz", "origin_rpy": "origin.rpy", "axis": "axis"}[attr]
@@ -314,7 +260,7 @@ class JointLimits:
     ) -> JointLimits:
         """``{position|velocity|acceleration|jerk: {lower: [D], upper: [D]}}`` to tensors."""
         tensor_args = tensor_args or TensorDeviceType()
-        reader = _Reader(source)
+        reader = YamlReader(source)
         data = reader.mapping(data, key, LIMIT_KINDS)
         values = {}
         for kind in LIMIT_KINDS:
@@ -337,7 +283,7 @@ class JointLimits:
         return JointLimits(**{k: tensor_args.to_device(getattr(self, k)) for k in LIMIT_KINDS})
 
     def validate(
-        self, reader: _Reader, joint_names: Sequence[str], key: str = "joint_limits"
+        self, reader: YamlReader, joint_names: Sequence[str], key: str = "joint_limits"
     ) -> None:
         dof = len(joint_names)
         for kind in LIMIT_KINDS:
@@ -414,7 +360,7 @@ class RobotCollisionConfig:
         Returns ``None`` when the file has no ``collision_spheres``. Link names are checked
         against the kinematic tree by :class:`RobotConfig`, not here.
         """
-        reader = _Reader(source)
+        reader = YamlReader(source)
         if data.get("collision_spheres") is None:
             extra = [k for k in COLLISION_KEYS if data.get(k) is not None]
             if extra:
@@ -435,7 +381,7 @@ class RobotCollisionConfig:
             except yaml.YAMLError as err:
                 raise reader.error(key, f"spheres file '{path}' is not valid YAML: {err}") from None
             spheres_file = str(path)
-            sphere_reader = _Reader(spheres_file)
+            sphere_reader = YamlReader(spheres_file)
             loaded = sphere_reader.mapping(loaded, "<top level>", ("collision_spheres",))
             raw = loaded["collision_spheres"]
         raw = sphere_reader.mapping(raw, key, (), list(raw) if isinstance(raw, Mapping) else ())
@@ -603,7 +549,7 @@ class RobotConfig:
 
     # validation -------------------------------------------------------------------------------
     def _validate(self) -> list[JointSpec]:
-        reader = _Reader(self.source)
+        reader = YamlReader(self.source)
         for i, joint in enumerate(self.joints):
             joint.validate(reader, f"joints[{i}]")
         if not self.joints:
@@ -728,7 +674,7 @@ class RobotConfig:
             ``chain_link`` is ``base_link`` or the child of a chain joint and ``T`` the
             constant transform from its frame to ``link``'s frame.
         """
-        reader = _Reader(self.source)
+        reader = YamlReader(self.source)
         by_name = {j.name: j for j in self.joints}
         chain_names = {j.name for j in self._chain}
         for name, value in self.lock_joints.items():
@@ -852,7 +798,7 @@ class RobotConfig:
     ) -> RobotConfig:
         """Build from a parsed robot file; ``base_dir`` resolves a relative ``urdf_path``."""
         tensor_args = tensor_args or TensorDeviceType()
-        reader = _Reader(source)
+        reader = YamlReader(source)
         data = reader.mapping(data, "<top level>", _TOP_REQUIRED, _TOP_OPTIONAL)
         has_joints, has_urdf = "joints" in data, "urdf_path" in data
         if has_joints == has_urdf:
@@ -974,7 +920,7 @@ class RobotConfig:
     def to_yaml(self, path: str | os.PathLike) -> None:
         """Write a self-contained robot file (the tree is written out, never a URDF path)."""
         text = yaml.dump(
-            self.to_dict(), Dumper=_FlowListDumper, sort_keys=False, default_flow_style=False
+            self.to_dict(), Dumper=FlowListDumper, sort_keys=False, default_flow_style=False
         )
         header = f"# Robot '{self.name}' written by curobo_lite from {self.source}\n"
         Path(path).write_text(header + text)
@@ -1001,18 +947,6 @@ class RobotConfig:
             f"RobotConfig(name={self.name!r}, dof={self.dof}, base_link={self.base_link!r}, "
             f"ee_link={self.ee_link!r}, joint_names={self.joint_names}, {self.tensor_args})"
         )
-
-
-class _FlowListDumper(yaml.SafeDumper):
-    """Writes lists of scalars on one line (``[0.0, 1.0]``) and everything else in block style."""
-
-
-def _represent_list(dumper: yaml.SafeDumper, data: list) -> yaml.Node:
-    flow = all(isinstance(v, int | float | str) for v in data)
-    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flow)
-
-
-_FlowListDumper.add_representer(list, _represent_list)
 
 
 # ------------------------------------------------------------------------------------------

@@ -217,8 +217,3 @@ def kernel_for(name: str, dtype: torch.dtype) -> wp.Kernel:
     """The float32 or float64 instance of ``fk_forward`` / ``fk_adjoint``."""
     kernel = fk_forward if name == "forward" else fk_adjoint
     return kernel.get_overload(_signature(name, _SCALAR[dtype]))
-
-
-def as_warp(t: torch.Tensor):
-    """Zero-copy Warp view of a tensor (no Warp gradient array: autograd is ours)."""
-    return wp.from_torch(t, requires_grad=False, return_ctype=True)

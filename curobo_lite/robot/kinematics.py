@@ -36,7 +36,7 @@ import torch
 import warp as wp
 from torch.autograd.function import once_differentiable
 
-from curobo_lite.kernels.launch import launch_rows
+from curobo_lite.kernels.launch import as_warp, launch_rows
 from curobo_lite.robot import fk_kernels
 from curobo_lite.robot.config import RobotConfig
 from curobo_lite.robot.geometry import (
@@ -503,10 +503,10 @@ class Kinematics:
         axis = torch.empty(n, self.num_moving, 3, **kwargs)
         local, start = self._sphere_arrays(spheres)
         link_spheres = torch.empty(n, local.shape[0], 4, **kwargs)
-        sphere_inputs = [fk_kernels.as_warp(local), fk_kernels.as_warp(start)]
+        sphere_inputs = [as_warp(local), as_warp(start)]
         c = self._wp_chain
         chain = [
-            fk_kernels.as_warp(t)
+            as_warp(t)
             for t in (
                 c["origin"],
                 c["axis"],
@@ -521,9 +521,9 @@ class Kinematics:
 
         def make_launch(b0: int, b1: int):
             rows = slice(b0, b1)
-            outputs = (fk_kernels.as_warp(t[rows]) for t in (position, quat, axis, link_spheres))
+            outputs = (as_warp(t[rows]) for t in (position, quat, axis, link_spheres))
             return b1 - b0, [
-                fk_kernels.as_warp(q[rows]),
+                as_warp(q[rows]),
                 *chain,
                 self.num_moving,
                 has_ee,
@@ -549,15 +549,15 @@ class Kinematics:
         n = position.shape[0]
         grad = torch.zeros(n, self.dof, **_like(position))
         c = self._wp_chain
-        constants = [fk_kernels.as_warp(t) for t in (c["scale"], c["source"], c["joint_type"])]
+        constants = [as_warp(t) for t in (c["scale"], c["source"], c["joint_type"])]
         num_links = len(self.link_names)
         _, start = self._sphere_arrays(link_spheres.shape[1] > 0)
-        start = fk_kernels.as_warp(start)
+        start = as_warp(start)
 
         def make_launch(b0: int, b1: int):
             rows = slice(b0, b1)
             frames = (
-                fk_kernels.as_warp(t[rows])
+                as_warp(t[rows])
                 for t in (
                     position,
                     quat,
@@ -574,7 +574,7 @@ class Kinematics:
                 *constants,
                 self.num_moving,
                 num_links,
-                fk_kernels.as_warp(grad[rows]),
+                as_warp(grad[rows]),
             ]
 
         launch_rows(

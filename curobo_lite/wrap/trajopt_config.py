@@ -1,7 +1,7 @@
 """Options and results of :class:`~curobo_lite.wrap.TrajOptSolver`: the ``trajopt`` section of
 a task file (:class:`TrajOptSolverConfig`, its ``ik`` sub-section :class:`IkConfig`) and what a
-solve returns (:class:`TrajOptResult`). The options are described in
-:mod:`curobo_lite.wrap.trajopt`."""
+solve returns (:class:`TrajOptResult`), and the merge of keyword overrides into task sections
+(:func:`merge_sections`)."""
 
 from __future__ import annotations
 
@@ -62,7 +62,23 @@ class IkConfig:
 
 @dataclass
 class TrajOptSolverConfig:
-    """Options of :class:`TrajOptSolver` (the ``trajopt:`` section; see the module docstring)."""
+    """Options of :class:`TrajOptSolver`: the task file's ``trajopt:`` section (unknown keys
+    are an error).
+
+    - ``num_seeds`` (int >= 1, default 4): trajectory seeds per problem.
+    - ``interpolation_dt`` (float > 0, default 0.01): controller period of the interpolated
+      output (s).
+    - ``interpolation`` (``CUBIC`` | ``LINEAR``, default ``CUBIC``).
+    - ``position_threshold`` (m, default 0.005), ``rotation_threshold`` (rad, default 0.05),
+      ``cspace_threshold`` (rad, default 0.01): success thresholds.
+    - ``seed_noise`` (rad >= 0, default 0.1): amplitude of the seed perturbations.
+    - ``seed`` (int >= 0, default 0): seed of every random draw of a solve.
+    - ``time_margin`` (float >= 0, default 0.05): safety margin of the retiming.
+    - ``min_dt`` (s > 0, default 0.01): smallest retimed step.
+    - ``max_retime_iters`` (int >= 0, default 4): corrections after interpolation.
+    - ``ik``: ``num_seeds`` (int >= 1, default 32), ``cost`` (cost sections, default: the task's
+      ``pose_cost`` and a position-only ``bound_cost``), ``lbfgs`` (:class:`LbfgsConfig` keys).
+    """
 
     section = "trajopt"
 
@@ -102,6 +118,22 @@ class TrajOptSolverConfig:
         data = {} if data is None else data
         check_keys(cls.section, data, [f.name for f in fields(cls)])
         return cls(**dict(data))
+
+
+def merge_sections(base: dict[str, Any] | None, override: Any, name: str) -> dict[str, Any]:
+    """``base`` updated by the mapping ``override``, one level deep (nested mappings merge key
+    by key); ``name`` names ``override`` in the error when it is not a mapping."""
+    if not isinstance(override, Mapping):
+        raise InputTypeError(
+            f"{name}: expected a mapping to merge, received {type(override).__name__}"
+        )
+    merged = dict(base or {})
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = {**merged[key], **value}
+        else:
+            merged[key] = value
+    return merged
 
 
 # --------------------------------------------------------------------------------------------------

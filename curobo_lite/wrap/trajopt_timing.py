@@ -12,7 +12,7 @@ import torch
 from curobo_lite.robot import JointLimits
 from curobo_lite.types import JointState, TensorDeviceType
 from curobo_lite.types.errors import InputValueError
-from curobo_lite.wrap.trajopt_config import INTERPOLATIONS
+from curobo_lite.wrap.trajopt_config import INTERPOLATIONS, TrajOptSolverConfig
 
 # --------------------------------------------------------------------------------------------------
 # finite differences, limit ratios, interpolation
@@ -122,7 +122,7 @@ def interpolate(
     ``interpolation_dt`` seconds.
 
     Problem ``b`` has ``last_index[b] = round((H-1) dt_b / interpolation_dt)`` samples after the
-    start (``dt`` should make that a whole number, see :meth:`TrajOptSolver.retime`); the output
+    start (``dt`` should make that a whole number, see :func:`retime`); the output
     has ``T = max(last_index) + 1`` samples and holds each problem's final knot at rest after its
     end. ``CUBIC``: the clamped cubic spline (``spline_matrix`` from :func:`cubic_spline_matrix`),
     velocity/acceleration/jerk its derivatives; ``LINEAR``: straight segments, velocity the
@@ -176,3 +176,79 @@ def interpolate(
         knot_acceleration = None
     state = JointState(position, velocity, acceleration, jerk)
     return Interpolated(state, last, knot_acceleration)
+
+
+# --------------------------------------------------------------------------------------------------
+# retiming (phase 4) and the limit-respecting interpolation (phase 5)
+
+
+def round_dt(dt: torch.Tensor, interpolation_dt: float, horizon: int) -> torch.Tensor:
+    """``dt [B]`` rounded up so that the ``horizon - 1`` segments last a whole number (at least
+    one) of ``interpolation_dt`` steps."""
+    segments = horizon - 1
+    n = torch.ceil(segments * dt / interpolation_dt - 1e-6).clamp(min=1)
+    return n * interpolation_dt / segments
+
+
+def retime(
+    knots: torch.Tensor,
+    plan_dt: float,
+    limits: JointLimits,
+    config: TrajOptSolverConfig,
+    tensor_args: TensorDeviceType,
+) -> torch.Tensor:
+    """``[B]`` retimed step for knot trajectories ``[B, H, D]`` optimized at ``plan_dt``:
+    cuRobo's scale factor with ``config.time_margin``, at least ``config.min_dt``, the duration
+    rounded up to whole ``config.interpolation_dt`` steps."""
+    plan = torch.full((knots.shape[0],), plan_dt, **tensor_args.as_kwargs())
+    v, a, j = backward_differences(knots, plan)
+    scale = time_scale(v, a, j, limits) * (1.0 + config.time_margin)
+    dt = torch.clamp(plan * scale, min=config.min_dt)
+    return round_dt(dt, config.interpolation_dt, knots.shape[1])
+
+
+def interpolated_scale(
+    interp: Interpolated,
+    limits: JointLimits,
+    interpolation_dt: float,
+    tensor_args: TensorDeviceType,
+) -> torch.Tensor:
+    """``[B]`` time-scale factor of an interpolated batch (spline derivatives, knot
+    accelerations and backward differences of the samples)."""
+    state = interp.state
+    scale = time_scale(state.velocity, state.acceleration, state.jerk, limits)
+    idt = torch.full((state.position.shape[0],), interpolation_dt, **tensor_args.as_kwargs())
+    v, a, _ = backward_differences(state.position, idt)
+    scale = torch.maximum(scale, time_scale(v, a, None, limits))
+    if interp.knot_acceleration is not None:
+        scale = torch.maximum(scale, time_scale(None, interp.knot_acceleration, None, limits))
+    return scale
+
+
+def interpolate_within_limits(
+    knots: torch.Tensor,
+    dt: torch.Tensor,
+    limits: JointLimits,
+    config: TrajOptSolverConfig,
+    spline_matrix: torch.Tensor | None,
+    tensor_args: TensorDeviceType,
+) -> tuple[Interpolated, torch.Tensor, int]:
+    """Interpolate ``knots [B, H, D]`` at step ``dt [B]`` and grow ``dt`` until the samples
+    respect ``limits`` with ``config.time_margin`` (at most ``config.max_retime_iters`` times).
+
+    Returns ``(interpolated, dt [B], corrections made)``.
+    """
+    target = 1.0 / (1.0 + config.time_margin)
+    horizon = knots.shape[1]
+    iterations = 0
+    while True:
+        interp = interpolate(
+            knots, dt, config.interpolation_dt, config.interpolation, spline_matrix
+        )
+        scale = interpolated_scale(interp, limits, config.interpolation_dt, tensor_args)
+        over = scale > target * (1.0 + 1e-6)
+        if iterations >= config.max_retime_iters or not bool(over.any()):
+            return interp, dt, iterations
+        grown = round_dt(dt * scale / target, config.interpolation_dt, horizon)
+        dt = torch.where(over, torch.maximum(grown, dt), dt)
+        iterations += 1

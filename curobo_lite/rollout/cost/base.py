@@ -156,6 +156,10 @@ def parse_joint_limits(
 # input validation (cheap shape/dtype/device checks, no device synchronisation)
 
 
+# shape labels of the checked tensors by rank (the last one is replaced by ``last_dim``)
+_DIM_LABELS = {2: ("G", "D"), 3: ("B", "H", "D"), 4: ("B", "H", "N", "D")}
+
+
 def check_tensor(
     owner: str,
     name: str,
@@ -164,16 +168,20 @@ def check_tensor(
     tensor_args: TensorDeviceType,
     last_dim: int | None = None,
 ) -> torch.Tensor:
+    """``value`` when it is a tensor of rank ``ndim`` (last dimension ``last_dim`` when given)
+    with ``tensor_args``' dtype and device; otherwise an error naming ``owner`` and ``name``
+    with the expected shape (e.g. ``[B, H, N, 4]``) and what was received."""
+    dims = list(_DIM_LABELS.get(ndim, [f"d{i}" for i in range(ndim)]))
+    if last_dim is not None:
+        dims[-1] = str(last_dim)
+    expected = f"[{', '.join(dims)}]"
     if not isinstance(value, torch.Tensor):
         raise InputTypeError(
-            f"{owner}: {name} must be a torch.Tensor, received {type(value).__name__}"
+            f"{owner}: {name} must be a torch.Tensor {expected}, received {type(value).__name__}"
         )
     if value.ndim != ndim or (last_dim is not None and value.shape[-1] != last_dim):
-        dims = ["B", "H", "D"][:ndim] if ndim == 3 else ["G", "D"][:ndim]
-        if last_dim is not None:
-            dims[-1] = str(last_dim)
         raise InputValueError(
-            f"{owner}: {name} expected shape [{', '.join(dims)}], received {tuple(value.shape)}"
+            f"{owner}: {name} expected shape {expected}, received {tuple(value.shape)}"
         )
     if value.dtype != tensor_args.dtype or value.device != tensor_args.device:
         raise InputTypeError(

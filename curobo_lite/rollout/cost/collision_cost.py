@@ -20,32 +20,14 @@ cost that uses it), and the robot's sphere pairs come from its
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import torch
 
 from curobo_lite.geom.self_collision import SelfCollisionModel
 from curobo_lite.geom.world_collision import WorldCollision
-from curobo_lite.rollout.cost.base import CostBase, CostConfig, as_bool, as_scalar
+from curobo_lite.rollout.cost.base import CostBase, CostConfig, as_bool, as_scalar, check_tensor
 from curobo_lite.types.errors import InputTypeError, InputValueError
-
-
-def _check_spheres(owner: str, spheres: Any, tensor_args) -> torch.Tensor:
-    if not isinstance(spheres, torch.Tensor):
-        raise InputTypeError(
-            f"{owner}: link_spheres must be a torch.Tensor [B, H, N, 4], "
-            f"received {type(spheres).__name__}"
-        )
-    if spheres.ndim != 4 or spheres.shape[-1] != 4:
-        raise InputValueError(
-            f"{owner}: link_spheres expected shape [B, H, N, 4], received {tuple(spheres.shape)}"
-        )
-    if spheres.dtype != tensor_args.dtype or spheres.device != tensor_args.device:
-        raise InputTypeError(
-            f"{owner}: link_spheres expected dtype {tensor_args.dtype} on {tensor_args.device}, "
-            f"received {spheres.dtype} on {spheres.device}"
-        )
-    return spheres
 
 
 @dataclass
@@ -111,7 +93,9 @@ class PrimitiveCollisionCost(CostBase):
 
     def forward(self, link_spheres: torch.Tensor) -> torch.Tensor:
         """Per-step cost ``[B, H]`` of ``link_spheres [B, H, N, 4]``."""
-        spheres = _check_spheres(self.name, link_spheres, self.tensor_args)
+        spheres = check_tensor(
+            self.name, "link_spheres", link_spheres, 4, self.tensor_args, last_dim=4
+        )
         batch, horizon = spheres.shape[:2]
         world = self.world_collision
         if not self.enabled or world is None or world.num_enabled == 0:
@@ -179,7 +163,9 @@ class SelfCollisionCost(CostBase):
 
     def forward(self, link_spheres: torch.Tensor) -> torch.Tensor:
         """Per-step cost ``[B, H]`` of ``link_spheres [B, H, N, 4]``."""
-        spheres = _check_spheres(self.name, link_spheres, self.tensor_args)
+        spheres = check_tensor(
+            self.name, "link_spheres", link_spheres, 4, self.tensor_args, last_dim=4
+        )
         batch, horizon = spheres.shape[:2]
         if not self.enabled or self.model is None:
             return self._disabled(batch, horizon)

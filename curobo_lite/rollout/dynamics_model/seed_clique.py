@@ -58,13 +58,7 @@ def jit_tensor_step_pos_clique(
         fd_1, fd_2, fd_3: ``[H, H]`` operators (velocity, acceleration, jerk).
     """
     mats = (mask, n_mask, fd_1, fd_2, fd_3)
-    _require(("pos_act", "start_position", *_MATS), (pos_act, start_position, *mats))
-    with named_errors(
-        "jit_tensor_step_pos_clique",
-        pos_act=pos_act,
-        start_position=start_position,
-        **dict(zip(_MATS, mats, strict=True)),
-    ):
+    with _forward_errors("jit_tensor_step_pos_clique", pos_act, start_position, mats):
         pos = mask @ start_position.unsqueeze(1) + n_mask @ pos_act
         return pos, fd_1 @ pos, fd_2 @ pos, fd_3 @ pos
 
@@ -85,13 +79,7 @@ def jit_tensor_step_pos_clique_contiguous(
     values equal :func:`jit_tensor_step_pos_clique`'s up to float summation order (cuRobo 0.7.8).
     """
     mats = (mask, n_mask, fd_1, fd_2, fd_3)
-    _require(("pos_act", "start_position", *_MATS), (pos_act, start_position, *mats))
-    with named_errors(
-        "jit_tensor_step_pos_clique_contiguous",
-        pos_act=pos_act,
-        start_position=start_position,
-        **dict(zip(_MATS, mats, strict=True)),
-    ):
+    with _forward_errors("jit_tensor_step_pos_clique_contiguous", pos_act, start_position, mats):
         rows = start_position.unsqueeze(1).transpose(1, 2) @ mask.transpose(0, 1)
         rows = rows + pos_act.transpose(1, 2) @ n_mask.transpose(0, 1)
         outputs = [rows] + [rows @ fd.transpose(0, 1) for fd in (fd_1, fd_2, fd_3)]
@@ -130,13 +118,31 @@ def _grad_x(
     return total
 
 
-def _check_grads(func: str, grads: Sequence[Any]) -> None:
-    names = ("grad_p", "grad_v", "grad_a", "grad_j")
+def _forward_errors(func: str, pos_act: Any, start_position: Any, mats: Sequence[Any]):
+    """Check the tensors of the forward ``func`` and return the :func:`named_errors` context
+    naming every argument."""
+    _require(("pos_act", "start_position", *_MATS), (pos_act, start_position, *mats))
+    return named_errors(
+        func,
+        pos_act=pos_act,
+        start_position=start_position,
+        **dict(zip(_MATS, mats, strict=True)),
+    )
+
+
+_GRADS = ("grad_p", "grad_v", "grad_a", "grad_j")
+
+
+def _backward_errors(func: str, grads: Sequence[Any], n_mask: Any, fd: Sequence[Any]):
+    """Check the incoming gradients of ``func`` (at least one, tensors) and return the
+    :func:`named_errors` context naming every argument."""
     if all(g is None for g in grads):
         raise InputValueError(f"{func}: expected at least one gradient, received all None")
-    for name, g in zip(names, grads, strict=True):
+    for name, g in zip(_GRADS, grads, strict=True):
         if g is not None:
             require_tensor(name, g)
+    named = dict(zip(_GRADS, grads, strict=True))
+    return named_errors(func, **named, n_mask=n_mask, **dict(zip(_MATS[2:], fd, strict=True)))
 
 
 def jit_backward_pos_clique(
@@ -156,18 +162,7 @@ def jit_backward_pos_clique(
     ``grad_u[:, H-1] = 0``.
     """
     grads = (grad_p, grad_v, grad_a, grad_j)
-    _check_grads("jit_backward_pos_clique", grads)
-    with named_errors(
-        "jit_backward_pos_clique",
-        grad_p=grad_p,
-        grad_v=grad_v,
-        grad_a=grad_a,
-        grad_j=grad_j,
-        n_mask=n_mask,
-        fd_1=fd_1,
-        fd_2=fd_2,
-        fd_3=fd_3,
-    ):
+    with _backward_errors("jit_backward_pos_clique", grads, n_mask, (fd_1, fd_2, fd_3)):
         return n_mask.transpose(-1, -2) @ _grad_x(grads, (fd_1, fd_2, fd_3), dof_major=False)
 
 
@@ -187,18 +182,7 @@ def jit_backward_pos_clique_contiguous(
     order); the result is contiguous.
     """
     grads = (grad_p, grad_v, grad_a, grad_j)
-    _check_grads("jit_backward_pos_clique_contiguous", grads)
-    with named_errors(
-        "jit_backward_pos_clique_contiguous",
-        grad_p=grad_p,
-        grad_v=grad_v,
-        grad_a=grad_a,
-        grad_j=grad_j,
-        n_mask=n_mask,
-        fd_1=fd_1,
-        fd_2=fd_2,
-        fd_3=fd_3,
-    ):
+    with _backward_errors("jit_backward_pos_clique_contiguous", grads, n_mask, (fd_1, fd_2, fd_3)):
         g_x = _grad_x(grads, (fd_1, fd_2, fd_3), dof_major=True)
         return (g_x.transpose(-1, -2) @ n_mask).transpose(-1, -2).contiguous()
 

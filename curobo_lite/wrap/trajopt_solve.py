@@ -1,0 +1,325 @@
+"""The phases of one trajectory-optimization solve (the numbered steps of
+:mod:`curobo_lite.wrap.trajopt`): the IK solve for goal configurations, the seeds, the batched
+L-BFGS with the per-problem choice of the best seed (sharded over ranks when a process group
+is given), retiming, interpolation and the result checks, in that order
+(:meth:`TrajOptPhases._solve`).
+
+:class:`TrajOptPhases` is the base of :class:`~curobo_lite.wrap.trajopt.TrajOptSolver`, which
+builds the attributes listed on the class and validates the public arguments; the pure pieces
+live in :mod:`~curobo_lite.wrap.trajopt_seed`, :mod:`~curobo_lite.wrap.trajopt_timing` and
+:mod:`~curobo_lite.wrap.trajopt_checks`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import torch
+
+from curobo_lite.debug import active_session, track_scales
+from curobo_lite.distributed import all_gather_with_grad
+from curobo_lite.opt import Lbfgs, LbfgsConfig, OptResult
+from curobo_lite.robot import JointLimits, Kinematics, RobotConfig
+from curobo_lite.rollout import ArmReacher, Goal
+from curobo_lite.types import JointState, Pose, TensorDeviceType
+from curobo_lite.wrap.trajopt_checks import check_plan, format_range, goal_reached
+from curobo_lite.wrap.trajopt_config import TrajOptResult, TrajOptSolverConfig
+from curobo_lite.wrap.trajopt_seed import (
+    knots_to_actions,
+    rank_ik_solutions,
+    straight_line_seeds,
+    uniform_configs,
+)
+from curobo_lite.wrap.trajopt_timing import (
+    Interpolated,
+    backward_differences,
+    interpolate_within_limits,
+    retime,
+)
+
+
+class TrajOptPhases:
+    """The solve pipeline of :class:`~curobo_lite.wrap.trajopt.TrajOptSolver` (which sets
+    every attribute below in its ``__init__``)."""
+
+    config: TrajOptSolverConfig
+    process_group: Any
+    rollout: ArmReacher
+    ik_rollout: ArmReacher
+    lbfgs_config: LbfgsConfig
+    ik_lbfgs_config: LbfgsConfig
+    tensor_args: TensorDeviceType
+    robot_config: RobotConfig
+    joint_limits: JointLimits
+    kinematics: Kinematics
+    horizon: int
+    dof: int
+    plan_dt: float
+    progress: Callable[[str], None] | None
+    _seed_shard: tuple[int, int]
+    _spline: torch.Tensor
+    _gen: torch.Generator
+    _solvers: dict[tuple[str, int, int], Lbfgs]
+    _seed_profile: torch.Tensor
+
+    # --- phases ----------------------------------------------------------------------------------
+
+    def _report(self, line: str) -> None:
+        if self.progress is not None:
+            self.progress(line)
+
+    def _lbfgs(self, kind: str, config: LbfgsConfig, rollout: ArmReacher, S: int, n: int) -> Lbfgs:
+        key = (kind, S, n)
+        solver = self._solvers.get(key)
+        if solver is None:
+            solver = Lbfgs(replace(config, n_problems=S, num_seeds=n), rollout)
+            self._solvers[key] = solver
+        return solver
+
+    def solve_ik(
+        self, start_position: torch.Tensor, goal_pose: Pose, n_select: int
+    ) -> tuple[torch.Tensor, torch.Tensor, OptResult]:
+        """Goal configurations for pose goals (phase 1 of the module docstring).
+
+        Args:
+            start_position: ``[S, D]`` start configurations (also the first IK seed).
+            goal_pose: goal poses of batch ``S``.
+            n_select: configurations to return per problem.
+
+        Returns:
+            ``(configs [S, n_select, D], reached [S, n_select] bool, OptResult)``: ranked
+            solutions (within the thresholds first, closest to the start first).
+        """
+        S, n_ik = start_position.shape[0], self.config.ik.num_seeds
+        limits = self.joint_limits.position
+        seeds = uniform_configs(limits, (S, n_ik), 0.02, self._gen, self.tensor_args)
+        seeds[:, 0] = torch.maximum(torch.minimum(start_position, limits[1]), limits[0])
+        if n_ik > 1:
+            seeds[:, 1] = self.robot_config.retract_config
+        start = JointState.from_position(start_position)
+        self.ik_rollout.update_params(Goal(goal_pose=goal_pose), start)
+        solver = self._lbfgs("ik", self.ik_lbfgs_config, self.ik_rollout, S, n_ik)
+        result = solver.optimize(seeds.reshape(S * n_ik, 1, self.dof))
+        q = result.best_action[:, 0]
+        with torch.no_grad():
+            state = self.ik_rollout.rollout_fn(result.best_action).state
+            metrics = self.ik_rollout.convergence(state)
+        reached = goal_reached(
+            metrics.position_error, metrics.rotation_error, None, self.config, joint_goal=False
+        ).view(S, n_ik)
+        configs, reached = rank_ik_solutions(
+            q.view(S, n_ik, self.dof),
+            reached,
+            result.best_cost.view(S, n_ik),
+            start_position,
+            self.robot_config.cspace_weights,
+            n_select,
+        )
+        return configs, reached, result
+
+    def make_seeds(self, start_position: torch.Tensor, goal_configs: torch.Tensor) -> torch.Tensor:
+        """Action seeds ``[S * n, H, D]`` from ``start_position [S, D]`` to ``goal_configs
+        [S, n, D]`` (phase 2 of the module docstring), projected into the position limits.
+
+        With POSITION control the action at step ``h`` sets the position of step ``h+1``, so the
+        seed's action ``h`` is the interpolated configuration ``h+1`` (the last repeats the goal).
+        """
+        return straight_line_seeds(
+            start_position,
+            goal_configs,
+            self._seed_profile,
+            self.config.seed_noise,
+            self.joint_limits.position,
+            self._gen,
+            self.tensor_args,
+        )
+
+    def retime(self, knots: torch.Tensor) -> torch.Tensor:
+        """``[B]`` retimed step for knot trajectories ``[B, H, D]`` optimized at the task's
+        ``dt`` (phase 4; :func:`~curobo_lite.wrap.trajopt_timing.retime`)."""
+        return retime(knots, self.plan_dt, self.joint_limits, self.config, self.tensor_args)
+
+    def interpolate_trajectory(
+        self, knots: torch.Tensor, dt: torch.Tensor
+    ) -> tuple[Interpolated, torch.Tensor, int]:
+        """Interpolate ``knots [B, H, D]`` at step ``dt [B]`` and correct ``dt`` until the samples
+        respect the limits with the time margin (phase 5).
+
+        Returns ``(interpolated, dt [B], corrections made)``.
+        """
+        return interpolate_within_limits(
+            knots, dt, self.joint_limits, self.config, self._spline, self.tensor_args
+        )
+
+    # --- the solve -------------------------------------------------------------------------------
+
+    def _solve(
+        self,
+        start: JointState,
+        goal_pose: Pose | None = None,
+        goal_config: torch.Tensor | None = None,
+        goal_configs: torch.Tensor | None = None,
+        seed_trajectories: torch.Tensor | None = None,
+    ) -> TrajOptResult:
+        """Phases 1-6 for ``S`` problems: a pose goal (``goal_pose``, batch ``S``) or a joint
+        goal (``goal_config [S, D]``). Given ``goal_configs [S, n, D]`` (pose goals) the IK
+        phase is skipped; given ``seed_trajectories [S, n, H, D]`` they replace the straight
+        seeds."""
+        t_start = time.perf_counter()
+        S, n, D = len(start), self.config.num_seeds, self.dof
+        self._gen.manual_seed(self.config.seed)
+        timings: dict[str, float] = {}
+        debug: dict[str, Any] = {}
+        t0 = time.perf_counter()
+        if goal_pose is not None:
+            if goal_configs is None:
+                goal_configs = self._ik_phase(start.position, goal_pose, debug)
+                timings["ik"] = time.perf_counter() - t0
+            goal = Goal(goal_pose=goal_pose)
+        else:
+            goal_configs = goal_config[:, None].expand(S, n, D)
+            fk = self.kinematics.forward(goal_config, spheres=False)
+            goal_pose = Pose(fk.ee_position, fk.ee_quaternion)
+            goal = Goal(goal_state=JointState.from_position(goal_config))
+
+        t0 = time.perf_counter()
+        knots, chosen_goal = self._trajopt_phase(
+            start, goal, goal_configs, goal_config, debug, seed_trajectories
+        )
+        timings["trajopt"] = time.perf_counter() - t0
+
+        t0 = time.perf_counter()
+        with torch.no_grad():
+            dt = self.retime(knots)
+            interp, dt, debug["retime_iterations"] = self.interpolate_trajectory(knots, dt)
+            names = self.robot_config.joint_names
+            solution = JointState(knots, *backward_differences(knots, dt), joint_names=names)
+            istate = interp.state
+            interpolated = JointState(
+                istate.position, istate.velocity, istate.acceleration, istate.jerk, names
+            )
+            target = goal_config if goal_config is not None else chosen_goal
+            check = check_plan(
+                knots,
+                interp,
+                goal_pose,
+                target,
+                goal_config is not None,
+                self.config,
+                self.kinematics,
+                self.rollout,
+                self.tensor_args,
+            )
+        timings["interpolation"] = time.perf_counter() - t0
+        solve_time = time.perf_counter() - t_start
+        self._report(
+            f"retime + interpolation: dt {format_range(dt)} s, {int(interp.last_index.max()) + 1} "
+            f"samples every {self.config.interpolation_dt:g} s, "
+            f"{timings['interpolation']:.3f} s; success {int(check.success.sum())}/{S}"
+        )
+        return TrajOptResult(
+            **vars(check),
+            solution=solution,
+            interpolated_solution=interpolated,
+            interpolated_last_index=interp.last_index,
+            interpolation_dt=self.config.interpolation_dt,
+            optimized_dt=dt,
+            solve_time=solve_time,
+            goal_state=target,
+            timings=timings,
+            debug=debug,
+        )
+
+    def _ik_phase(
+        self, start_position: torch.Tensor, goal_pose: Pose, debug: dict[str, Any]
+    ) -> torch.Tensor:
+        """Goal configurations ``[S, num_seeds, D]`` for pose goals (IK)."""
+        S, n = start_position.shape[0], self.config.num_seeds
+        if active_session() is None:
+            configs, reached, result = self.solve_ik(start_position, goal_pose, n)
+        else:
+            # keep the IK's cost terms out of the caller's scale-tracking session
+            with track_scales() as ik_session:
+                configs, reached, result = self.solve_ik(start_position, goal_pose, n)
+            debug["ik_scales"] = ik_session
+        debug["ik_success"] = reached[:, 0]
+        debug["ik_iterations"] = result.n_iters
+        self._report(
+            f"ik: {S} problem(s) x {self.config.ik.num_seeds} seeds, {result.n_iters} "
+            f"iterations, {int(reached[:, 0].sum())}/{S} reached"
+        )
+        return configs
+
+    def _trajopt_phase(
+        self,
+        start: JointState,
+        goal: Goal,
+        goal_configs: torch.Tensor,
+        goal_config: torch.Tensor | None,
+        debug: dict[str, Any],
+        seed_trajectories: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Batched L-BFGS from the seeds; returns the chosen knots ``[S, H, D]`` (index 0 the
+        start) and the goal configuration each was seeded towards ``[S, D]``."""
+        S, n = len(start), self.config.num_seeds
+        # every rank builds all seeds (same generator) and optimizes its own share of them
+        first, last = self._seed_shard
+        n_local = last - first
+        if seed_trajectories is None:
+            seeds = self.make_seeds(start.position, goal_configs)
+        else:
+            # knots 1..H-1 are the actions (POSITION control), the last repeats the goal
+            seeds = knots_to_actions(seed_trajectories, self.joint_limits.position)
+        seeds = seeds.view(S, n, self.horizon, self.dof)[:, first:last].reshape(
+            -1, self.horizon, self.dof
+        )
+        self.rollout.update_params(goal, start)
+        solver = self._lbfgs("trajopt", self.lbfgs_config, self.rollout, S, n_local)
+        result = solver.optimize(seeds)
+        with torch.no_grad():
+            rolled = self.rollout.rollout_fn(result.best_action)
+            metrics = self.rollout.convergence(rolled.state)
+            feasible = goal_reached(
+                metrics.position_error,
+                metrics.rotation_error,
+                metrics.cspace_error,
+                self.config,
+                joint_goal=goal_config is not None,
+            )
+            feasible &= metrics.limit_violation["position"] <= 1e-6
+            if metrics.collision_free is not None:
+                feasible &= metrics.collision_free
+            feasible = self._gather_seeds(feasible.view(S, n_local))
+            cost = self._gather_seeds(result.best_cost.view(S, n_local))
+            positions = self._gather_seeds(
+                rolled.state.state_seq.position.view(S, n_local, self.horizon, self.dof)
+            )
+            # the cheapest feasible seed; the cheapest of all where none is feasible
+            eligible = feasible | ~feasible.any(dim=1, keepdim=True)
+            seed_index = torch.where(eligible, cost, torch.full_like(cost, math.inf)).argmin(1)
+            rows = torch.arange(S, device=seed_index.device)
+            knots = torch.cat((start.position[:, None], positions[rows, seed_index, 1:]), 1)
+        debug.update(
+            seed_index=seed_index,
+            trajopt_iterations=result.n_iters,
+            best_cost=cost[rows, seed_index],
+        )
+        self._report(
+            f"trajopt: {S} problem(s) x {n} seeds, {result.n_iters} iterations, "
+            f"{int(feasible.any(dim=1).sum())}/{S} reached"
+        )
+        return knots, goal_configs[rows, seed_index]
+
+    def _gather_seeds(self, local: torch.Tensor) -> torch.Tensor:
+        """``[S, n_local, ...]`` per-rank seed results to ``[S, n, ...]`` (seed order kept)."""
+        if local.shape[1] == self.config.num_seeds:
+            return local
+        # bool is not a collective dtype on every backend: gather flags as bytes
+        send = local.to(torch.uint8) if local.dtype == torch.bool else local
+        gathered = all_gather_with_grad(send.transpose(0, 1).contiguous(), self.process_group)
+        gathered = gathered.transpose(0, 1)
+        return gathered.bool() if local.dtype == torch.bool else gathered
