@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 
-.PHONY: install test demo bench lint clean
+.PHONY: install test demo bench lint clean browser
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,14 @@ bench: install
 	$(PY) benchmarks/trajopt.py
 	$(PY) benchmarks/collision.py
 	$(PY) benchmarks/self_collision.py
+
+# Debian's Chromium and its WebDriver, for the viewer's browser test (tests/test_viz.py skips
+# without them); apt-get needs root, so non-root users go through sudo
+SUDO ?= $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+browser:
+	$(SUDO) apt-get update
+	$(SUDO) apt-get install -y --no-install-recommends chromium chromium-driver
 
 lint: install
 	$(VENV)/bin/ruff check curobo_lite tests benchmarks tools
