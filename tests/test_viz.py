@@ -8,7 +8,6 @@ selenium; it is skipped, saying so, where they are missing. Nothing is downloade
 from __future__ import annotations
 
 import math
-import shutil
 import sys
 import time
 from types import SimpleNamespace
@@ -325,70 +324,21 @@ def test_mpc_command_line_with_view(monkeypatch, capsys):
 # --- in a real browser ---------------------------------------------------------------------------
 
 
-def _chromium() -> tuple[str, str]:
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
-    driver = shutil.which("chromedriver")
-    if browser is None or driver is None:
-        pytest.skip("no chromium / chromedriver installed (make browser installs Debian's)")
-    pytest.importorskip("selenium", reason="the browser test drives Chromium with selenium")
-    return browser, driver
-
-
-def open_headless(url: str):
-    """A headless Chromium (software WebGL) showing ``url``, through selenium."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
-
-    browser, driver = _chromium()
-    options = Options()
-    options.binary_location = browser
-    for flag in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-dev-shm-usage",
-        "--window-size=1100,760",
-        "--use-angle=swiftshader",
-        "--enable-unsafe-swiftshader",
-        "--ignore-gpu-blocklist",
-    ):
-        options.add_argument(flag)
-    session = webdriver.Chrome(options=options, service=Service(driver))
-    session.get(url)
-    return session
-
-
-def wait_until(probe, timeout: float = 60.0):
-    """Poll ``probe()`` until it returns something truthy; return that."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = probe()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout} s waiting for {probe.__doc__ or probe}")
-
-
-SCENE_NODES = (
-    "return window.__viserSceneTree ? Object.keys(window.__viserSceneTree.getState()) : []"
-)
-NODE_POSITION = (
-    "const o = window.__viserMutable && window.__viserMutable.nodeRefFromName[arguments[0]];"
-    "return o ? o.position.toArray() : null"
-)
-
-
 def test_browser_shows_robot_world_and_plan(franka_viewer, tmp_path):
     from PIL import Image
 
-    _chromium()
+    from curobo_lite.viz import browser
+
+    if browser.find_chromium() is None:
+        pytest.skip("no chromium / chromedriver installed (`make browser` installs Debian's)")
+    pytest.importorskip("selenium", reason="the browser test drives Chromium with selenium")
     viewer = franka_viewer
     plan = linear_plan(viewer.robot_config)
     viewer.show_goal(Pose.from_list([0.5, 0.2, 0.3, 0.0, 1.0, 0.0, 0.0]))
     frames = viewer.show_plan(plan, dt=0.05)
     # without the environment map: SwiftShader spends ~20 s preparing it for the first frame
     viewer.server.scene.configure_environment_map(hdri=None)
-    session = open_headless(viewer.url)
+    session = browser.open_headless(viewer.url)
     try:
         expected = {
             "/robot/spheres",
@@ -398,23 +348,20 @@ def test_browser_shows_robot_world_and_plan(franka_viewer, tmp_path):
             "/goal",
             "/plan/ee_path",
         }
-
-        def scene_complete():
-            """the page's scene tree to hold every expected node"""
-            return expected <= set(session.execute_script(SCENE_NODES))
-
-        wait_until(scene_complete)
+        assert expected <= browser.wait_for_nodes(session, expected)
         assert len(viewer.server.get_clients()) == 1
         # move the slider server-side: the browser's end-effector frame follows to that row
         viewer.frame = 12
         target = frames.ee_position[12].numpy()
 
-        def ee_at_row_12():
-            """the browser's /robot/ee node to reach plan row 12"""
-            position = session.execute_script(NODE_POSITION, "/robot/ee")
+        def ee_at_target() -> bool:
+            position = browser.node_position(session, "/robot/ee")
             return position is not None and np.allclose(position, target, atol=1e-4)
 
-        wait_until(ee_at_row_12, timeout=20)
+        browser.wait_until(ee_at_target, timeout=20, what="/robot/ee at plan row 12")
+        np.testing.assert_allclose(
+            browser.node_position(session, "/goal"), [0.5, 0.2, 0.3], atol=1e-6
+        )
         assert "frame" in session.page_source  # the plan slider is on the page
         time.sleep(0.5)  # let the software renderer draw the last update
         shot = tmp_path / "viewer.png"
