@@ -324,6 +324,7 @@ def test_mpc_command_line_with_view(monkeypatch, capsys):
 # --- in a real browser ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_browser_shows_robot_world_and_plan(franka_viewer, tmp_path):
     from PIL import Image
 

@@ -132,6 +132,7 @@ class Viewer:
         self.plan: PlanFrames | None = None
         self.world_collision: WorldCollision | None = None
         self._obstacle_nodes: dict[str, Any] = {}
+        self._obstacle_drawn: dict[str, tuple[list[float], bool]] = {}
         self.clearance = SphereClearance(self.kinematics, None, self.safe_distance)
         #: what the robot shows now: ``[D]`` joints, ``[N]`` clearances and ``[N, 3]`` colours
         self.state = self.robot_config.retract_config.clone()
@@ -317,6 +318,7 @@ class Viewer:
             for node in self._obstacle_nodes.values():
                 node.remove()
             self._obstacle_nodes = {}
+            self._obstacle_drawn = {}
             self.sync_world()
             if self.plan is not None:
                 self.plan = self._prepare_plan(self.plan.position, self.plan.dt)
@@ -329,8 +331,12 @@ class Viewer:
         with self._lock, self.server.atomic():
             for name in [n for n in self._obstacle_nodes if n not in obstacles]:
                 self._obstacle_nodes.pop(name).remove()
+                self._obstacle_drawn.pop(name, None)
             for name, obstacle in obstacles.items():
                 node = self._obstacle_nodes.get(name)
+                drawn = (list(obstacle.pose), obstacle.enabled)
+                if node is not None and self._obstacle_drawn.get(name) == drawn:
+                    continue  # unchanged: send nothing
                 if node is None:
                     mesh = obstacle_mesh(obstacle)
                     node = self.server.scene.add_mesh_simple(
@@ -344,6 +350,7 @@ class Viewer:
                 node.position = np.asarray(obstacle.pose[:3], np.float64)
                 node.wxyz = np.asarray(obstacle.pose[3:], np.float64)
                 node.opacity = 1.0 if obstacle.enabled else 0.25
+                self._obstacle_drawn[name] = drawn
 
     def show_goal(self, goal: Pose | Any) -> None:
         """Draw the goal frame: a :class:`Pose` (batch 1) or ``[x, y, z, qw, qx, qy, qz]``."""
