@@ -321,6 +321,28 @@ def test_mpc_command_line_with_view(monkeypatch, capsys):
     assert served[0].num_frames == 3  # the executed motion, for replay
 
 
+def test_plan_command_line_with_view(monkeypatch, capsys):
+    from curobo_lite.cli import main
+    from curobo_lite.wrap.motion_gen import MotionGen, MotionGenResult, MotionGenStatus
+
+    def planned(self, start, goal):  # the planner is tested elsewhere: a known plan here
+        plan = linear_plan(self.robot_config, rows=9)
+        return MotionGenResult(
+            True, MotionGenStatus.SUCCESS, JointState.from_position(plan), 0.1, 0.0, {}
+        )
+
+    served = []
+    monkeypatch.setattr(MotionGen, "plan_single", planned)
+    monkeypatch.setattr(Viewer, "wait", lambda self: (served.append(self), self.close()))
+    goal = ["0.5", "0.2", "0.3", "0", "1", "0", "0"]
+    code = main(["plan", "--world", "table", "--goal", *goal, "--view", "--view-port", "0"])
+    out = capsys.readouterr().out
+    assert code == 0 and "viewer: serving http://127.0.0.1:" in out
+    viewer = served[0]
+    assert viewer.plan.num_frames == 9 and viewer.plan.dt == 0.1
+    assert {"/world/table", "/goal", "/plan/ee_path"} <= node_names(viewer)
+
+
 # --- in a real browser ---------------------------------------------------------------------------
 
 
