@@ -393,7 +393,7 @@ class Viewer:
         self.pause()
         frames = self._prepare_plan(position, dt)
         ee = frames.ee_position.numpy()
-        with self._lock:
+        with self._lock:  # the player and GUI callbacks see the old plan or the new, whole
             self.plan = frames
             for handle in self._plan_gui:
                 handle.remove()
@@ -405,7 +405,7 @@ class Viewer:
                     thickness=0.006,
                 )
             self._add_plan_gui(frames)
-        self.frame = 0
+            self.frame = 0
         return frames
 
     def _add_plan_gui(self, frames: PlanFrames) -> None:
@@ -444,19 +444,20 @@ class Viewer:
             self._slider.value = int(index)
 
     def _show_frame(self, index: int) -> None:
-        plan = self.plan
-        index = min(index, plan.num_frames - 1)
-        spheres = None if plan.spheres is None else plan.spheres[index]
-        clearance = None if plan.clearance is None else plan.clearance[index]
-        self._draw(
-            plan.position[index],
-            plan.ee_position[index],
-            plan.ee_quaternion[index],
-            spheres,
-            clearance,
-        )
-        total = (plan.num_frames - 1) * plan.dt
-        self._time.content = f"t = {index * plan.dt:.2f} s of {total:.2f} s"
+        with self._lock:
+            plan = self.plan
+            index = min(index, plan.num_frames - 1)
+            spheres = None if plan.spheres is None else plan.spheres[index]
+            clearance = None if plan.clearance is None else plan.clearance[index]
+            self._draw(
+                plan.position[index],
+                plan.ee_position[index],
+                plan.ee_quaternion[index],
+                spheres,
+                clearance,
+            )
+            total = (plan.num_frames - 1) * plan.dt
+            self._time.content = f"t = {index * plan.dt:.2f} s of {total:.2f} s"
 
     @property
     def playing(self) -> bool:
@@ -482,10 +483,13 @@ class Viewer:
             self._playing.wait()
             if self._closed.is_set():
                 return
-            plan = self.plan
             started = time.perf_counter()
-            self.frame = (self.frame + 1) % plan.num_frames
-            delay = plan.dt / max(float(self._speed.value), 1e-3)
+            with self._lock:
+                if not self._playing.is_set():
+                    continue  # paused (e.g. by show_plan) while waiting for the lock
+                plan = self.plan
+                self.frame = (self.frame + 1) % plan.num_frames
+                delay = plan.dt / max(float(self._speed.value), 1e-3)
             self._closed.wait(max(delay - (time.perf_counter() - started), 0.0))
 
     # --- MPC -----------------------------------------------------------------------------------
