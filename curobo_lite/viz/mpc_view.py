@@ -62,6 +62,7 @@ class MpcView:
         self.best_path: torch.Tensor | None = None
         self.sample_paths: torch.Tensor | None = None
         self._last_update = -math.inf
+        self._lines: dict[str, Any] = {}
         self._goal = None
         if solver.world_collision is not None:
             viewer.show_world(solver.world_collision)
@@ -123,22 +124,23 @@ class MpcView:
         if solver.world_collision is viewer.world_collision:
             viewer.sync_world()
         self.best_path, self.sample_paths = paths[0], paths[1:]
-        scene = viewer.server.scene
+        # segments [K, H - 1, 2, 3]: consecutive points of each path
+        segments = torch.stack((paths[:, :-1], paths[:, 1:]), dim=2).numpy()
         with viewer.server.atomic():
-            scene.add_line_segments(
-                "/mpc/best",
-                points=torch.stack((paths[0, :-1], paths[0, 1:]), dim=1).numpy(),
-                colors=_BEST_COLOR,
-                thickness=0.006,
-            )
+            self._draw_segments("/mpc/best", segments[0], _BEST_COLOR, 0.006)
             if self.num_traces:
-                samples = paths[1:]
-                scene.add_line_segments(
-                    "/mpc/samples",
-                    points=torch.stack((samples[:, :-1], samples[:, 1:]), dim=2)
-                    .reshape(-1, 2, 3)
-                    .numpy(),
-                    colors=_SAMPLE_COLOR,
-                    thickness=0.002,
+                self._draw_segments(
+                    "/mpc/samples", segments[1:].reshape(-1, 2, 3), _SAMPLE_COLOR, 0.002
                 )
         self.updates += 1
+
+    def _draw_segments(self, name: str, points, color: tuple, thickness: float) -> None:
+        """Move the points of line-segment node ``name`` (made on first use: adding a node
+        costs viser far more than updating one)."""
+        handle = self._lines.get(name)
+        if handle is None or handle.points.shape != points.shape:
+            self._lines[name] = self.viewer.server.scene.add_line_segments(
+                name, points=points, colors=color, thickness=thickness
+            )
+        else:
+            handle.points = points
