@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -32,6 +33,7 @@ from curobo_lite.viz.scene import (
     clearance_colors,
     obstacle_mesh,
     plan_positions,
+    robot_urdf_path,
     sphere_self_distance,
 )
 
@@ -223,10 +225,20 @@ def test_plans_from_solver_results_and_bad_plans():
         plan_positions(SimpleNamespace(interpolated_plan=None, status="IK_FAIL"))
 
 
-def test_robot_with_a_urdf_shows_its_link_meshes():
-    robot = RobotConfig.load("planar3")
-    urdf = robot.source.replace("planar3.yml", "planar3_collision.urdf")
-    with Viewer(robot, port=0, urdf=urdf) as viewer:
+def test_robot_with_a_urdf_shows_its_link_meshes(tmp_path):
+    import yaml
+
+    planar3 = RobotConfig.load("planar3")
+    urdf = Path(planar3.source).with_name("planar3_collision.urdf")
+    assert robot_urdf_path(planar3) is None  # its tree is written inline
+    assert robot_urdf_path(RobotConfig.from_urdf(urdf, "base", "tool")) == urdf
+    data = planar3.to_dict()
+    del data["joints"]
+    data["urdf_path"] = str(urdf)
+    (tmp_path / "planar3_urdf.yml").write_text(yaml.safe_dump(data))
+    robot = RobotConfig.from_yaml(tmp_path / "planar3_urdf.yml")
+    assert robot_urdf_path(robot) == urdf
+    with Viewer(robot, port=0) as viewer:  # the robot file's URDF, found by itself
         links = [n for n in node_names(viewer) if n.startswith("/robot/links/")]
         assert any(n.endswith("/link3") for n in links), links
         viewer.set_state(torch.tensor([0.3, -0.4, 0.5]))
