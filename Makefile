@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 
-.PHONY: install test demo bench fuzz soak lint clean
+.PHONY: install test demo bench fuzz soak lint clean browser
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,14 @@ fuzz: install
 soak: install
 	@mkdir -p out
 	$(PY) benchmarks/soak.py --steps 10000 --json out/soak.json
+
+# Debian's Chromium and its WebDriver, for the viewer's browser test (tests/test_viz.py skips
+# without them); apt-get needs root, so non-root users go through sudo
+SUDO ?= $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+browser:
+	$(SUDO) apt-get update
+	$(SUDO) apt-get install -y --no-install-recommends chromium chromium-driver
 
 lint: install
 	$(VENV)/bin/ruff check curobo_lite tests benchmarks tools

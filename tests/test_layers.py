@@ -10,6 +10,7 @@ The layers, lowest first (``docs/architecture.md`` draws them)::
     opt                                       optimizers over any rollout
     rollout                                   dynamics model, costs, ArmReacher
     sim                                       closed-loop runner
+    viz                                       browser viewer (robot, world, plans, live MPC)
     wrap                                      solvers, their command lines, sharded_solve
     cli, curobo_lite/__init__.py              entry points
 
@@ -42,6 +43,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("opt",),
     ("rollout",),
     ("sim",),
+    ("viz",),
     ("wrap",),
     ("cli", "__init__"),
 )

@@ -277,6 +277,13 @@ class Mppi:
         self.init_mean = self._clamp(init_mean.detach().clone())
         self.mean_action.copy_(self.init_mean)
 
+    @property
+    def sampled_actions(self) -> torch.Tensor:
+        """``[n_problems, num_particles, H, D]`` the particles drawn by the last iteration (the
+        sampling buffer itself, overwritten by the next :meth:`optimize`: copy what you keep);
+        zeros before the first :meth:`optimize`."""
+        return self._act
+
     def shift(self, steps: int) -> None:
         """Shift the mean ``steps`` actions towards the start for an MPC warm start.
 

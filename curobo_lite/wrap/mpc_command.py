@@ -6,6 +6,7 @@ import argparse
 import statistics
 import sys
 
+from curobo_lite.viz.options import add_view_arguments
 from curobo_lite.wrap.cli_args import add_problem_arguments, goal_pose
 
 
@@ -21,6 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=None, help="MPPI seed (default: the task's)")
     parser.add_argument("--plot", default=None, help="save joint and error plots to this file")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_view_arguments(parser)
     parser.set_defaults(func=run)
 
 
@@ -32,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
 
     from curobo_lite.sim import IdealTracker, run_closed_loop
     from curobo_lite.types import JointState
+    from curobo_lite.viz.options import open_viewer, serve
     from curobo_lite.wrap.mpc_solver import MpcSolver
 
     overrides = {} if args.seed is None else {"seed": args.seed}
@@ -43,12 +46,21 @@ def run(args: argparse.Namespace) -> int:
     except (TypeError, ValueError, FileNotFoundError) as err:
         print(f"curobo-lite mpc: {err}", file=sys.stderr)
         return 2
+    viewer = view = None
+    if args.view:
+        if (viewer := open_viewer(args, solver.robot_config, goal, "mpc")) is None:
+            return 2
+        view = viewer.mpc_callback(solver)
     print(solver)
     start = JointState.from_position(solver.robot_config.retract_config[None].clone())
     with tqdm(total=args.steps, desc="mpc", unit="step", disable=args.no_progress) as bar:
-        record = run_closed_loop(
-            solver, IdealTracker(start), goal, args.steps, on_step=lambda _: bar.update()
-        )
+
+        def on_step(step: int) -> None:
+            bar.update()
+            if view is not None:
+                view(step)
+
+        record = run_closed_loop(solver, IdealTracker(start), goal, args.steps, on_step=on_step)
     median_ms = statistics.median(record.solve_time.tolist()) * 1e3
     print(
         f"final position error {float(record.position_error[-1]) * 100:.2f} cm, rotation error "
@@ -69,6 +81,11 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         path = plot_record(record, solver.robot_config, args.plot)
         print(f"plot written to {path}")
+    if viewer is not None:
+        overhead = view.overhead_ms()
+        print(f"viewer: {overhead['mean']:.2f} ms added per step on average")
+        viewer.show_plan(record.position, dt=record.control_dt)  # replay the executed motion
+        serve(viewer)
     return 0
 
 

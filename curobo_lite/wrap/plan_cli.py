@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from curobo_lite.viz.options import add_view_arguments
 from curobo_lite.wrap.cli_args import add_problem_arguments
 
 
@@ -22,11 +23,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_problem_arguments(parser, task_default="gradient_trajopt")
     parser.add_argument("--save", metavar="YAML", help="write the interpolated plan here")
     parser.add_argument("--plot", metavar="PNG", help="plot the plan's joint curves here")
+    add_view_arguments(parser)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from curobo_lite.types import JointState
+    from curobo_lite.viz.options import open_viewer, serve
     from curobo_lite.wrap.cli_args import goal_pose
     from curobo_lite.wrap.motion_gen import MotionGen
     from curobo_lite.wrap.trajopt_cli import plot_trajectory, save_trajectory
@@ -36,6 +39,9 @@ def run(args: argparse.Namespace) -> int:
         goal = goal_pose(args, motion_gen.tensor_args)
     except (TypeError, ValueError, FileNotFoundError) as err:
         print(f"curobo-lite plan: {err}", file=sys.stderr)
+        return 2
+    viewer = None
+    if args.view and (viewer := open_viewer(args, motion_gen.robot_config, goal, "plan")) is None:
         return 2
     print(motion_gen)
     start = JointState.from_position(motion_gen.robot_config.retract_config[None].clone())
@@ -62,4 +68,8 @@ def run(args: argparse.Namespace) -> int:
                 title=f"plan ({args.world or 'no obstacles'})",
             )
             print(f"plot written to {path}")
+    if viewer is not None:
+        if result.interpolated_plan is not None:
+            viewer.show_plan(result)
+        serve(viewer)
     return 0 if result.success else 1
