@@ -1,10 +1,20 @@
-"""An ideal joint-state tracker and a closed-loop runner."""
+"""An ideal joint-state tracker and a closed-loop runner.
+
+A tracker is anything with a ``state`` (:class:`JointState` ``[1, D]``) and a
+``step(command) -> JointState``: :class:`IdealTracker` here, or the physics plant
+:class:`~curobo_lite.sim.MujocoPlant`. Optional extras the runner uses when present:
+``last_contacts`` (an object with ``count`` and ``max_penetration``, read after each step) and
+``sync_world(world)`` (called after an event, with the solver's obstacles, so obstacle moves
+reach the simulated world too).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+import time
 
 import torch
 
@@ -48,6 +58,10 @@ class ClosedLoopRecord:
         world_distance, self_distance: ``[T]`` signed clearance (m) of the state the command was
             computed from, to the obstacles and between the robot's own spheres (``None`` for a
             robot without collision spheres).
+        step_time: ``[T]`` wall-clock seconds of ``tracker.step`` (the simulation, for a plant).
+        contact_count, max_penetration: ``[T]`` robot-obstacle contacts the tracker reported
+            during each step and their deepest penetration (m); ``None`` for a tracker without
+            ``last_contacts``.
     """
 
     position: torch.Tensor
@@ -59,6 +73,9 @@ class ClosedLoopRecord:
     control_dt: float
     world_distance: torch.Tensor | None = None
     self_distance: torch.Tensor | None = None
+    step_time: torch.Tensor | None = None
+    contact_count: torch.Tensor | None = None
+    max_penetration: torch.Tensor | None = None
 
     @property
     def time(self) -> torch.Tensor:
@@ -75,7 +92,7 @@ class ClosedLoopRecord:
 
 def run_closed_loop(
     solver,
-    tracker: IdealTracker,
+    tracker: Any,
     goal: Pose,
     steps: int,
     goal_changes: dict[int, Pose] | None = None,
@@ -85,7 +102,8 @@ def run_closed_loop(
     """Run ``solver`` (an :class:`~curobo_lite.wrap.MpcSolver`) against ``tracker`` for ``steps``
     control steps towards ``goal``; ``goal_changes`` maps a step index to a new goal pose;
     ``events`` maps a step index to a callable run with the solver before that step (e.g. one
-    that moves an obstacle: ``lambda mpc: mpc.world_collision.update_obstacle_pose(...)``);
+    that moves an obstacle: ``lambda mpc: mpc.world_collision.update_obstacle_pose(...)``; a
+    tracker with ``sync_world`` then receives the solver's obstacles);
     ``on_step(i)`` is called after every step (e.g. a progress bar's ``update``)."""
     if steps < 1:
         raise ValueError(f"steps: expected >= 1, received {steps}")
@@ -104,6 +122,9 @@ def run_closed_loop(
             "solve_time",
             "world_distance",
             "self_distance",
+            "step_time",
+            "contact_count",
+            "max_penetration",
         )
     }
     for i in range(steps):
@@ -111,8 +132,16 @@ def run_closed_loop(
             solver.update_goal(goal_changes[i])
         if i in events:
             events[i](solver)
+            if hasattr(tracker, "sync_world") and solver.world_collision is not None:
+                tracker.sync_world(solver.world_collision.world)
         result = solver.step(state)
+        step_start = time.perf_counter()
         state = tracker.step(result.action)
+        rows["step_time"].append(time.perf_counter() - step_start)
+        contacts = getattr(tracker, "last_contacts", None)
+        if contacts is not None:
+            rows["contact_count"].append(contacts.count)
+            rows["max_penetration"].append(contacts.max_penetration)
         rows["position"].append(state.position[0].cpu())
         rows["velocity"].append(state.velocity[0].cpu())
         rows["acceleration"].append(state.acceleration[0].cpu())
@@ -135,4 +164,9 @@ def run_closed_loop(
         control_dt=solver.control_dt,
         world_distance=torch.tensor(rows["world_distance"]) if rows["world_distance"] else None,
         self_distance=torch.tensor(rows["self_distance"]) if rows["self_distance"] else None,
+        step_time=torch.tensor(rows["step_time"]),
+        contact_count=torch.tensor(rows["contact_count"]) if rows["contact_count"] else None,
+        max_penetration=(
+            torch.tensor(rows["max_penetration"]) if rows["max_penetration"] else None
+        ),
     )
