@@ -5,16 +5,15 @@ A tracker is anything with a ``state`` (:class:`JointState` ``[1, D]``) and a
 :class:`~curobo_lite.sim.MujocoPlant`. Optional extras the runner uses when present:
 ``last_contacts`` (an object with ``count`` and ``max_penetration``, read after each step) and
 ``sync_world(world)`` (called after an event, with the solver's obstacles, so obstacle moves
-reach the simulated world too).
+reach the simulated world too) and ``predicted_state(seconds)`` (for latency compensation).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-
-import time
 
 import torch
 
@@ -98,15 +97,31 @@ def run_closed_loop(
     goal_changes: dict[int, Pose] | None = None,
     on_step: Callable[[int], None] | None = None,
     events: dict[int, Callable[[Any], None]] | None = None,
+    latency_compensation: float = 0.0,
 ) -> ClosedLoopRecord:
     """Run ``solver`` (an :class:`~curobo_lite.wrap.MpcSolver`) against ``tracker`` for ``steps``
     control steps towards ``goal``; ``goal_changes`` maps a step index to a new goal pose;
     ``events`` maps a step index to a callable run with the solver before that step (e.g. one
     that moves an obstacle: ``lambda mpc: mpc.world_collision.update_obstacle_pose(...)``; a
     tracker with ``sync_world`` then receives the solver's obstacles);
-    ``on_step(i)`` is called after every step (e.g. a progress bar's ``update``)."""
+    ``on_step(i)`` is called after every step (e.g. a progress bar's ``update``).
+
+    ``latency_compensation`` (s, >= 0): the solver plans from
+    ``tracker.predicted_state(latency_compensation)``, the state at which a command sent with
+    that latency takes effect (a Smith predictor: the measured state plus the motion already
+    commanded over the latency); without it a plan made from a late state restarts behind the
+    previous command at every step and the arm crawls."""
     if steps < 1:
         raise ValueError(f"steps: expected >= 1, received {steps}")
+    if not latency_compensation >= 0.0:
+        raise ValueError(
+            f"latency_compensation: expected seconds >= 0, received {latency_compensation}"
+        )
+    if latency_compensation > 0.0 and not hasattr(tracker, "predicted_state"):
+        raise TypeError(
+            f"latency_compensation: needs a tracker with predicted_state(seconds), received a "
+            f"{type(tracker).__name__}"
+        )
     goal_changes = dict(goal_changes or {})
     events = dict(events or {})
     solver.update_goal(goal)
@@ -134,6 +149,8 @@ def run_closed_loop(
             events[i](solver)
             if hasattr(tracker, "sync_world") and solver.world_collision is not None:
                 tracker.sync_world(solver.world_collision.world)
+        if latency_compensation > 0.0:
+            state = tracker.predicted_state(latency_compensation)
         result = solver.step(state)
         step_start = time.perf_counter()
         state = tracker.step(result.action)

@@ -537,6 +537,41 @@ class MujocoPlant:
             raise ValueError(f"{name}: position and velocity must be finite")
         return position, velocity
 
+    def _reference(self, step_index: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The controller's reference ``(q, qd, qdd)`` at physics step ``step_index``, queued
+        commands included (each starts its segment when its latency has passed)."""
+        segment = self._segment
+        for activation, target_position, target_velocity in self._queue:
+            if activation > step_index:
+                break
+            t0 = activation * self.config.physics_dt
+            start_position, start_velocity, _ = segment(t0)
+            segment = _Segment(
+                t0,
+                self.config.control_dt,
+                start_position,
+                start_velocity,
+                target_position,
+                target_velocity,
+            )
+        return segment(step_index * self.config.physics_dt)
+
+    def predicted_state(self, horizon: float) -> JointState:
+        """The measured state ``horizon`` seconds ahead as the commands already sent will move
+        it: ``x + (x_ref(t + horizon) - x_ref(t))`` and the same for the velocity (a Smith
+        predictor; tracking errors pass through). ``[1, D]``; acceleration as measured."""
+        if not horizon >= 0.0:
+            raise ValueError(f"horizon: expected seconds >= 0, received {horizon}")
+        later = self._step_index + round(horizon / self.config.physics_dt)
+        q_now, qd_now, _ = self._reference(self._step_index)
+        q_later, qd_later, _ = self._reference(later)
+        qpos_adr, dof_adr = self._plant_index
+        return self._as_joint_state(
+            self.data.qpos[qpos_adr] + q_later - q_now,
+            self.data.qvel[dof_adr] + qd_later - qd_now,
+            self._measured_acceleration,
+        )
+
     # control -------------------------------------------------------------------------------
     def _torque(self, q: np.ndarray, qd: np.ndarray, t: float) -> np.ndarray:
         """Computed torque on the nominal model towards the reference at time ``t``."""
