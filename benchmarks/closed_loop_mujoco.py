@@ -31,9 +31,9 @@ from curobo_lite.wrap import MpcSolver
 # one reachable goal per bundled scene (x y z qw qx qy qz, robot base frame)
 SCENES = {
     "table": [0.45, 0.25, 0.35, 0.0, 1.0, 0.0, 0.0],  # above the block
-    "bookshelf": [0.45, 0.15, 0.37, 0.707107, 0.0, 0.707107, 0.0],  # at the middle shelf
-    "cubbies": [0.5, 0.0, 0.55, 0.707107, 0.0, 0.707107, 0.0],  # at the upper middle cubby
-    "narrow_gap": [0.45, 0.0, 0.42, 0.707107, 0.0, 0.707107, 0.0],  # in front of the gap
+    "bookshelf": [0.4, 0.2, 0.55, 0.0, 1.0, 0.0, 0.0],  # in front of the middle shelf
+    "cubbies": [0.45, 0.0, 0.5, 0.0, 1.0, 0.0, 0.0],  # in front of the upper cubbies
+    "narrow_gap": [0.45, 0.0, 0.42, 0.0, 1.0, 0.0, 0.0],  # in front of the gap
     "mixed": [0.5, 0.0, 0.3, 0.0, 1.0, 0.0, 0.0],  # above the can
 }
 CASES = {

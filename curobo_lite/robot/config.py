@@ -616,9 +616,10 @@ class RobotDynamicsConfig:
 
     @classmethod
     def from_dict(
-        cls, data: Any, dof: int, source: str = "<dict>", key: str = "dynamics"
+        cls, data: Any, dof: int | None = None, source: str = "<dict>", key: str = "dynamics"
     ) -> RobotDynamicsConfig:
-        """``{link_inertials: {link: {mass, com, inertia}}, effort_limit: [D]}``."""
+        """``{link_inertials: {link: {mass, com, inertia}}, effort_limit: [D]}``; ``dof``
+        ``None`` leaves the length of ``effort_limit`` to :class:`RobotConfig`'s checks."""
         reader = _Reader(source)
         data = reader.mapping(data, key, (), ("link_inertials", "effort_limit"))
         inertials: dict[str, LinkInertial] = {}
@@ -1021,13 +1022,14 @@ class RobotConfig:
         dof = len(joint_names)
         dynamics = None
         if data.get("dynamics") is not None:
-            dynamics = RobotDynamicsConfig.from_dict(data["dynamics"], dof, source)
+            # its length is checked with the chain (RobotConfig._validate_dynamics)
+            dynamics = RobotDynamicsConfig.from_dict(data["dynamics"], None, source)
         elif has_urdf:
             from curobo_lite.robot.urdf import read_urdf_dynamics
 
             raw_dynamics = read_urdf_dynamics(urdf_path, joint_names)
             if raw_dynamics is not None:
-                dynamics = RobotDynamicsConfig.from_dict(raw_dynamics, dof, str(urdf_path))
+                dynamics = RobotDynamicsConfig.from_dict(raw_dynamics, None, str(urdf_path))
         limits = JointLimits.from_dict(data["joint_limits"], dof, tensor_args, source)
         retract = reader.vector(data["retract_config"], "retract_config", dof)
         weights = reader.vector(data["cspace_weights"], "cspace_weights", dof)
