@@ -42,6 +42,7 @@ bench: install
 	$(PY) benchmarks/trajopt.py
 	$(PY) benchmarks/collision.py
 	$(PY) benchmarks/self_collision.py
+	$(PY) benchmarks/closed_loop_mujoco.py
 
 lint: install
 	$(VENV)/bin/ruff check curobo_lite tests benchmarks tools

@@ -264,3 +264,17 @@ def test_mpc_reaches_the_goal_in_mujoco_with_mass_error_and_latency():
     assert int(record.contact_count.sum()) == 0
     assert float(record.max_penetration.max()) == 0.0
     assert record.step_time.shape == (90,)
+
+
+def test_cli_mpc_with_the_mujoco_plant(capsys):
+    from curobo_lite.cli import main
+
+    goal = ["--goal", "0.4", "0.1", "0.45", "0", "1", "0", "0"]
+    assert main(["mpc", *goal, "--latency", "0.01", "--steps", "2"]) == 2
+    assert "need --plant mujoco" in capsys.readouterr().err
+    args = ["mpc", *goal, "--world", "table", "--steps", "3", "--no-progress", "--plant", "mujoco"]
+    assert main([*args, "--mass-scale", "1.2", "--latency", "0.01"]) == 0
+    out = capsys.readouterr().out
+    assert "MujocoPlant(robot='franka', obstacles=2" in out
+    assert "mass_scale=1.2, command_latency=0.01 s" in out
+    assert "MuJoCo robot-obstacle contacts: 0 of 3 steps" in out
