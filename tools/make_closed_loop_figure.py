@@ -2,8 +2,9 @@
 
 The Franka reaches over the table scene's block with MPC (``particle_mpc``) while MuJoCo
 simulates it at 1 kHz with 20 % heavier links than the controller's model and 10 ms command
-latency. Panels: commanded vs simulated joint positions, end-effector error, and clearance
-(the MPC's sphere-to-obstacle distance, and MuJoCo's robot-obstacle penetration).
+latency. Panels: simulated joint positions, joint tracking error (command minus simulation),
+end-effector error, and clearance (the MPC's sphere-to-obstacle distance, reported up to its
+10 cm check range, and MuJoCo's robot-obstacle penetration).
 
 Usage: ``python tools/make_closed_loop_figure.py [--out docs/img/closed_loop.png]
 [--steps 150]`` (about a minute on a laptop CPU; no download).
@@ -22,7 +23,7 @@ from curobo_lite.sim import MujocoPlant, run_closed_loop
 from curobo_lite.types import JointState, Pose
 from curobo_lite.wrap import MpcSolver
 
-GOAL = [0.45, 0.25, 0.35, 0.0, 1.0, 0.0, 0.0]  # above the table scene's block
+GOAL = [0.5, 0.2, 0.28, 0.0, 1.0, 0.0, 0.0]  # just above the table scene's block
 MASS_SCALE, LATENCY = 1.2, 0.01
 
 
@@ -64,21 +65,23 @@ def main() -> None:
     commands = torch.stack(plant.commands)
     t = record.time.numpy()
 
-    fig = Figure(figsize=(13, 3.8), dpi=90)
+    fig = Figure(figsize=(15, 3.8), dpi=85)
     FigureCanvasAgg(fig)
-    axes = fig.subplots(1, 3)
+    axes = fig.subplots(1, 4)
+    tracking = (commands - record.position).abs() * 1000
     for j, name in enumerate(solver.robot_config.joint_names):
         (line,) = axes[0].plot(t, record.position[:, j].numpy(), lw=1.4, label=name[-6:])
-        axes[0].plot(t, commands[:, j].numpy(), color=line.get_color(), ls="--", lw=0.8)
-    axes[0].set_title("joint position [rad]: MuJoCo (solid), command (dashed)", fontsize=9)
+        axes[3].semilogy(t, tracking[:, j].numpy().clip(1e-3), color=line.get_color(), lw=0.9)
+    axes[0].set_title("joint position in MuJoCo [rad]", fontsize=9)
     axes[0].legend(fontsize=6, ncol=2)
+    axes[3].set_title("joint tracking error |command - MuJoCo| [mrad]", fontsize=9)
     axes[1].semilogy(t, record.position_error.numpy(), label="position [m]")
     axes[1].semilogy(t, record.rotation_error.numpy(), label="rotation [rad]")
     axes[1].axhline(0.01, color="C0", ls=":", lw=0.8)
     axes[1].axhline(0.05, color="C1", ls=":", lw=0.8)
     axes[1].set_title("end-effector error (dotted: 1 cm, 0.05 rad)", fontsize=9)
     axes[1].legend(fontsize=7)
-    axes[2].plot(t, record.world_distance.numpy() * 1000, label="MPC sphere clearance")
+    axes[2].plot(t, record.world_distance.numpy() * 1000, label="MPC sphere clearance (<= 100)")
     axes[2].plot(t, -record.max_penetration.numpy() * 1000, label="MuJoCo contact (-penetration)")
     axes[2].axhline(0.0, color="k", lw=0.6)
     axes[2].set_title("clearance to obstacles [mm]", fontsize=9)
