@@ -258,7 +258,17 @@ def test_mpc_reaches_the_goal_in_mujoco_with_mass_error_and_latency():
         start,
     )
     goal = Pose.from_list([0.4, 0.1, 0.45, 0.0, 1.0, 0.0, 0.0])
-    record = run_closed_loop(solver, plant, goal, 90, latency_compensation=0.01)
+    moved = [0.55, -0.35, 0.06, 1.0, 0.0, 0.0, 0.0]
+
+    def move_block(mpc):
+        mpc.world_collision.update_obstacle_pose("block", moved)
+
+    record = run_closed_loop(
+        solver, plant, goal, 90, events={5: move_block}, latency_compensation=0.01
+    )
+    # the event reached the simulated world too
+    block = mujoco.mj_name2id(plant.model, mujoco.mjtObj.mjOBJ_BODY, "obstacle/block")
+    np.testing.assert_allclose(plant.data.mocap_pos[plant.model.body_mocapid[block]], moved[:3])
     assert float(record.position_error[-1]) < 0.01
     assert float(record.rotation_error[-1]) < 0.05
     assert int(record.contact_count.sum()) == 0
