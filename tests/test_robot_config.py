@@ -200,6 +200,50 @@ def test_from_urdf_errors(tmp_path):
         RobotConfig.from_urdf(no_velocity, "panda_link0", "panda_hand")
 
 
+ROTATED_INERTIAL_URDF = """<robot name="pendulum">
+  <link name="base"/>
+  <link name="arm">
+    <inertial>
+      <origin xyz="0.1 0 0" rpy="0 0 1.5707963267948966"/>
+      <mass value="2.0"/>
+      <inertia ixx="1.0" iyy="2.0" izz="3.0" ixy="0" ixz="0" iyz="0"/>
+    </inertial>
+  </link>
+  <joint name="hinge" type="revolute">
+    <parent link="base"/><child link="arm"/><axis xyz="0 0 1"/>
+    <limit lower="-1" upper="1" velocity="2" effort="5"/>
+  </joint>
+</robot>
+"""
+
+
+def test_urdf_inertials_are_rotated_into_the_link_frame(tmp_path):
+    """A diagonal tensor (1, 2, 3) in a frame turned 90 degrees about z is (2, 1, 3) in the
+    link frame; the YAML route (urdf_path, no dynamics section) reads the same."""
+    urdf = tmp_path / "pendulum.urdf"
+    urdf.write_text(ROTATED_INERTIAL_URDF)
+    imported = RobotConfig.from_urdf(urdf, "base", "arm")
+    path = tmp_path / "pendulum.yml"
+    data = imported.to_dict()
+    data.pop("joints")
+    data.pop("dynamics")
+    path.write_text(yaml.safe_dump({**data, "urdf_path": "pendulum.urdf"}))
+    for config in (imported, RobotConfig.from_yaml(path)):
+        inertial = config.dynamics.link_inertials["arm"]
+        assert inertial.mass == 2.0
+        assert inertial.com == pytest.approx((0.1, 0.0, 0.0))
+        assert inertial.inertia == pytest.approx((2.0, 1.0, 3.0, 0.0, 0.0, 0.0), abs=1e-12)
+        assert config.dynamics.effort_limit == [5.0]
+
+
+def test_franka_dynamics_totals():
+    """The arm's published mass (Franka datasheet: about 18 kg with the hand) and torque limits."""
+    dynamics = RobotConfig.load("franka").dynamics
+    total = sum(i.mass for i in dynamics.link_inertials.values())
+    assert 17.0 < total < 19.0
+    assert dynamics.effort_limit == [87.0] * 4 + [12.0] * 3
+
+
 # ------------------------------------------------------------------------------------------
 # validation: every rule names the file, the key and the problem
 # ------------------------------------------------------------------------------------------
@@ -353,6 +397,40 @@ CASES = {
         lambda d: d["joint_limits"].pop("jerk"),
         "joint_limits",
         r"missing key\(s\) \['jerk'\]",
+    ),
+    "negative mass": (
+        _set("dynamics.link_inertials.panda_link1.mass", -1.0),
+        "dynamics.link_inertials.panda_link1.mass",
+        "expected a mass > 0",
+    ),
+    # cuRobo's franka_panda.urdf tensor of panda_link3: ixy^2 > ixx iyy
+    "inertia not positive definite": (
+        _set(
+            "dynamics.link_inertials.panda_link3.inertia",
+            [0.006, 0.0086, 0.0065, 0.009, 0.003, 0.009],
+        ),
+        "dynamics.link_inertials.panda_link3.inertia",
+        "positive definite",
+    ),
+    "inertia breaks triangle inequality": (
+        _set("dynamics.link_inertials.panda_link3.inertia", [1.0, 0.1, 0.1, 0.0, 0.0, 0.0]),
+        "dynamics.link_inertials.panda_link3.inertia",
+        "triangle inequality",
+    ),
+    "inertial of unknown link": (
+        _set("dynamics.link_inertials.ghost", {"mass": 1.0, "inertia": [1, 1, 1, 0, 0, 0]}),
+        "dynamics.link_inertials.ghost",
+        "unknown link 'ghost'",
+    ),
+    "effort limit per joint": (
+        _set("dynamics.effort_limit", [87.0]),
+        "dynamics.effort_limit",
+        "expected 7 numbers",
+    ),
+    "effort limit positive": (
+        _set("dynamics.effort_limit", [87.0] * 6 + [0.0]),
+        "dynamics.effort_limit[6]",
+        "expected a limit > 0",
     ),
     "urdf path missing": (
         lambda d: (d.pop("joints"), d.__setitem__("urdf_path", "nowhere.urdf")),

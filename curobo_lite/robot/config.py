@@ -34,6 +34,15 @@ Collision model (cuRobo's keys, all optional; see :class:`RobotCollisionConfig`)
   (e.g. gripper fingers); they are held at ``value`` so the links behind them are rigidly
   attached to the chain and can carry spheres.
 
+Dynamics (optional, used by physics simulators such as :class:`curobo_lite.sim.MujocoPlant`;
+see :class:`RobotDynamicsConfig`):
+
+- ``dynamics``: ``{link_inertials: {link: {mass, com: [3], inertia: [ixx, iyy, izz, ixy, ixz,
+  iyz]}}, effort_limit: [D]}`` masses (kg), centres of mass and inertia tensors about the centre
+  of mass (kg m^2), both in the link frame, and joint torque (N m) or force (N) limits. A robot
+  file with ``urdf_path`` and no ``dynamics`` takes them from the URDF's ``<inertial>`` and
+  ``<limit effort>`` tags.
+
 A link carrying spheres must be on the base-to-end-effector chain or reached from it through
 fixed or locked joints (its constant transform is folded into the chain).
 Every problem is reported as a ``ValueError`` naming the file, the key and the problem.
@@ -91,7 +100,7 @@ _TOP_REQUIRED = (
     "retract_config",
     "cspace_weights",
 )
-_TOP_OPTIONAL = ("name", "joints", "urdf_path", "lock_joints", *COLLISION_KEYS)
+_TOP_OPTIONAL = ("name", "joints", "urdf_path", "lock_joints", "dynamics", *COLLISION_KEYS)
 
 
 # ------------------------------------------------------------------------------------------
@@ -486,6 +495,116 @@ class RobotCollisionConfig:
         return out
 
 
+# ------------------------------------------------------------------------------------------
+# dynamics
+# ------------------------------------------------------------------------------------------
+# order of the six inertia numbers in a robot file (MuJoCo's fullinertia order)
+INERTIA_KEYS = ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")
+
+
+def inertia_matrix_np(values: Sequence[float]) -> np.ndarray:
+    """``[3, 3]`` symmetric inertia tensor from ``[ixx, iyy, izz, ixy, ixz, iyz]``."""
+    ixx, iyy, izz, ixy, ixz, iyz = (float(v) for v in values)
+    return np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+
+
+@dataclass
+class LinkInertial:
+    """Mass properties of one link, in the link frame.
+
+    Attributes:
+        mass: kg, > 0.
+        com: ``[3]`` centre of mass (metres).
+        inertia: ``[6]`` ``ixx, iyy, izz, ixy, ixz, iyz`` about the centre of mass (kg m^2);
+            the tensor is positive definite and its principal moments satisfy the triangle
+            inequality (``a + b >= c``), as every rigid body's do.
+    """
+
+    mass: float
+    com: tuple[float, float, float]
+    inertia: tuple[float, float, float, float, float, float]
+
+    def validate(self, reader: _Reader, key: str) -> None:
+        self.mass = reader.number(self.mass, f"{key}.mass")
+        if self.mass <= 0.0:
+            raise reader.error(f"{key}.mass", f"expected a mass > 0 kg, received {self.mass!r}")
+        self.com = tuple(reader.vector(list(self.com), f"{key}.com", 3))
+        self.inertia = tuple(reader.vector(list(self.inertia), f"{key}.inertia", 6))
+        moments = np.linalg.eigvalsh(inertia_matrix_np(self.inertia))
+        if moments[0] <= 0.0:
+            raise reader.error(
+                f"{key}.inertia",
+                f"expected a positive definite tensor [ixx, iyy, izz, ixy, ixz, iyz], received "
+                f"{list(self.inertia)} (principal moments {moments.round(8).tolist()})",
+            )
+        if moments[0] + moments[1] < moments[2] * (1.0 - 1e-6):
+            raise reader.error(
+                f"{key}.inertia",
+                f"principal moments {moments.round(8).tolist()} of {list(self.inertia)} break "
+                "the triangle inequality (the two smallest must add up to the largest)",
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"mass": self.mass, "com": list(self.com), "inertia": list(self.inertia)}
+
+
+@dataclass
+class RobotDynamicsConfig:
+    """Mass properties and actuator limits (the robot file's ``dynamics`` section).
+
+    Attributes:
+        link_inertials: ``{link: LinkInertial}``; links without an entry are massless.
+        effort_limit: ``[D]`` torque (N m) or force (N) limits of ``joint_names``, ``None``
+            when unknown.
+    """
+
+    link_inertials: dict[str, LinkInertial] = field(default_factory=dict)
+    effort_limit: list[float] | None = None
+
+    @classmethod
+    def from_dict(
+        cls, data: Any, dof: int | None = None, source: str = "<dict>", key: str = "dynamics"
+    ) -> RobotDynamicsConfig:
+        """``{link_inertials: {link: {mass, com, inertia}}, effort_limit: [D]}``; ``dof``
+        ``None`` leaves the length of ``effort_limit`` to :class:`RobotConfig`'s checks."""
+        reader = _Reader(source)
+        data = reader.mapping(data, key, (), ("link_inertials", "effort_limit"))
+        inertials: dict[str, LinkInertial] = {}
+        raw = data.get("link_inertials") or {}
+        raw = reader.mapping(
+            raw, f"{key}.link_inertials", (), list(raw) if isinstance(raw, Mapping) else ()
+        )
+        for link, entry in raw.items():
+            entry_key = f"{key}.link_inertials.{link}"
+            reader.string(link, entry_key)
+            entry = reader.mapping(entry, entry_key, ("mass", "inertia"), ("com",))
+            inertial = LinkInertial(
+                mass=entry["mass"],
+                com=tuple(reader.vector(entry.get("com", [0.0, 0.0, 0.0]), f"{entry_key}.com", 3)),
+                inertia=tuple(reader.vector(entry["inertia"], f"{entry_key}.inertia", 6)),
+            )
+            inertial.validate(reader, entry_key)
+            inertials[str(link)] = inertial
+        effort = None
+        if data.get("effort_limit") is not None:
+            effort = reader.vector(data["effort_limit"], f"{key}.effort_limit", dof)
+            bad = [i for i, v in enumerate(effort) if v <= 0.0]
+            if bad:
+                raise reader.error(
+                    f"{key}.effort_limit[{bad[0]}]",
+                    f"expected a limit > 0, received {effort[bad[0]]!r}",
+                )
+        return cls(link_inertials=inertials, effort_limit=effort)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "link_inertials": {k: v.to_dict() for k, v in self.link_inertials.items()}
+        }
+        if self.effort_limit is not None:
+            out["effort_limit"] = list(self.effort_limit)
+        return out
+
+
 def joint_transform_np(joint: JointSpec, value: float = 0.0) -> np.ndarray:
     """``[4, 4]`` transform from ``joint.parent`` to ``joint.child`` at joint value ``value``."""
     transform = np.eye(4)
@@ -522,6 +641,7 @@ class RobotConfig:
         lock_joints: ``{joint: value}`` joints off ``joint_names`` held fixed (e.g. fingers).
         collision: the collision spheres and self-collision rules, ``None`` when the robot
             file has no ``collision_spheres``.
+        dynamics: masses, inertias and effort limits, ``None`` when the robot file has none.
     """
 
     name: str
@@ -536,6 +656,7 @@ class RobotConfig:
     source: str = "<RobotConfig>"
     lock_joints: dict[str, float] = field(default_factory=dict)
     collision: RobotCollisionConfig | None = None
+    dynamics: RobotDynamicsConfig | None = None
 
     def __post_init__(self) -> None:
         self.joint_names = list(self.joint_names)
@@ -546,6 +667,7 @@ class RobotConfig:
         self.joint_limits = self.joint_limits.to(self.tensor_args)
         self._chain = self._validate()
         self._attachments = self._validate_collision()
+        self._validate_dynamics()
 
     # validation -------------------------------------------------------------------------------
     def _validate(self) -> list[JointSpec]:
@@ -767,6 +889,26 @@ class RobotConfig:
                 )
         return attachments
 
+    def _validate_dynamics(self) -> None:
+        """Check that ``dynamics`` names links of the tree and has one effort limit per joint."""
+        if self.dynamics is None:
+            return
+        reader = _Reader(self.source)
+        links = {j.parent for j in self.joints} | {j.child for j in self.joints}
+        for link, inertial in self.dynamics.link_inertials.items():
+            key = f"dynamics.link_inertials.{link}"
+            if link not in links:
+                raise reader.error(
+                    key, f"unknown link '{link}'; links in the tree: {_preview(sorted(links))}"
+                )
+            inertial.validate(reader, key)
+        effort = self.dynamics.effort_limit
+        if effort is not None and len(effort) != self.dof:
+            raise reader.error(
+                "dynamics.effort_limit",
+                f"expected {self.dof} numbers (one per joint), received {len(effort)}",
+            )
+
     # properties ---------------------------------------------------------------------------------
     def rigid_attachment(self, link: str) -> tuple[str, np.ndarray]:
         """``(chain_link, T [4, 4])``: the chain link ``link`` is rigidly attached to and the
@@ -825,6 +967,16 @@ class RobotConfig:
                 raise reader.error("urdf_path", f"URDF file '{urdf_path}' does not exist")
             joints = read_urdf_joints(urdf_path)
         dof = len(joint_names)
+        dynamics = None
+        if data.get("dynamics") is not None:
+            # its length is checked with the chain (RobotConfig._validate_dynamics)
+            dynamics = RobotDynamicsConfig.from_dict(data["dynamics"], None, source)
+        elif has_urdf:
+            from curobo_lite.robot.urdf import read_urdf_dynamics
+
+            raw_dynamics = read_urdf_dynamics(urdf_path, joint_names)
+            if raw_dynamics is not None:
+                dynamics = RobotDynamicsConfig.from_dict(raw_dynamics, None, str(urdf_path))
         limits = JointLimits.from_dict(data["joint_limits"], dof, tensor_args, source)
         retract = reader.vector(data["retract_config"], "retract_config", dof)
         weights = reader.vector(data["cspace_weights"], "cspace_weights", dof)
@@ -850,6 +1002,7 @@ class RobotConfig:
             source=source,
             lock_joints=lock_joints,
             collision=collision,
+            dynamics=dynamics,
         )
 
     @classmethod
@@ -915,6 +1068,7 @@ class RobotConfig:
             "cspace_weights": self.cspace_weights.tolist(),
             **({"lock_joints": dict(self.lock_joints)} if self.lock_joints else {}),
             **(self.collision.to_dict() if self.collision is not None else {}),
+            **({"dynamics": self.dynamics.to_dict()} if self.dynamics is not None else {}),
         }
 
     def to_yaml(self, path: str | os.PathLike) -> None:
@@ -940,6 +1094,7 @@ class RobotConfig:
             source=self.source,
             lock_joints=self.lock_joints,
             collision=self.collision,
+            dynamics=self.dynamics,
         )
 
     def __repr__(self) -> str:

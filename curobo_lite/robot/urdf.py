@@ -1,6 +1,7 @@
 """URDF import through `yourdfpy <https://pypi.org/project/yourdfpy/>`_ (XML parsing is theirs).
 
-Only the tree (joint origins, axes, types, limits, mimic tags) is read; meshes are not loaded.
+The tree (joint origins, axes, types, limits, mimic tags) and the links' ``<inertial>`` tags
+are read; meshes are not loaded.
 """
 
 from __future__ import annotations
@@ -76,6 +77,58 @@ def read_urdf_joints(path: str | os.PathLike) -> list[JointSpec]:
     path = Path(path)
     urdf = _load_urdf(path)
     return [_joint_from_urdf(j, path) for j in urdf.robot.joints]
+
+
+def _dynamics_from_urdf(urdf: Any, joint_names: Sequence[str]) -> dict[str, Any] | None:
+    """The robot file's ``dynamics`` mapping from a parsed URDF, ``None`` when it has no masses.
+
+    ``<inertial>`` gives the mass, the centre of mass (``origin`` xyz) and the inertia tensor
+    in the ``origin`` frame, which is rotated into the link frame here (``R I R^T``).
+    """
+    inertials: dict[str, Any] = {}
+    for link in urdf.robot.links:
+        inertial = link.inertial
+        if inertial is None or inertial.mass is None or not float(inertial.mass) > 0.0:
+            continue
+        origin = np.eye(4) if inertial.origin is None else np.asarray(inertial.origin, float)
+        tensor = np.zeros((3, 3)) if inertial.inertia is None else np.asarray(inertial.inertia)
+        rotation = origin[:3, :3]
+        tensor = rotation @ tensor @ rotation.T
+        inertials[link.name] = {
+            "mass": float(inertial.mass),
+            "com": [float(v) for v in origin[:3, 3]],
+            "inertia": [
+                float(tensor[0, 0]),
+                float(tensor[1, 1]),
+                float(tensor[2, 2]),
+                float(tensor[0, 1]),
+                float(tensor[0, 2]),
+                float(tensor[1, 2]),
+            ],
+        }
+    if not inertials:
+        return None
+    joints = {j.name: j for j in urdf.robot.joints}
+    efforts = [
+        None
+        if joints[n].limit is None or joints[n].limit.effort is None
+        else float(joints[n].limit.effort)
+        for n in joint_names
+        if n in joints
+    ]
+    out: dict[str, Any] = {"link_inertials": inertials}
+    if len(efforts) == len(joint_names) and all(e is not None and e > 0 for e in efforts):
+        out["effort_limit"] = efforts
+    return out
+
+
+def read_urdf_dynamics(
+    path: str | os.PathLike, joint_names: Sequence[str]
+) -> dict[str, Any] | None:
+    """The ``dynamics`` mapping (see :mod:`curobo_lite.robot.config`) of a URDF file: link
+    masses and inertias, and the ``<limit effort>`` of ``joint_names`` when every one has it;
+    ``None`` when no link has a mass."""
+    return _dynamics_from_urdf(_load_urdf(Path(path)), joint_names)
 
 
 def _per_joint(value: float | Sequence[float], dof: int, label: str) -> list[float]:
@@ -169,4 +222,11 @@ def config_dict_from_urdf(
         "retract_config": [0.5 * (lo + hi) for lo, hi in zip(position_lower, position_upper)],
         "cspace_weights": [1.0] * dof,
     }
+    dynamics = _dynamics_from_urdf(urdf, joint_names)
+    if dynamics is not None:
+        kept_links = {base_link} | {j.child for j in kept}
+        dynamics["link_inertials"] = {
+            k: v for k, v in dynamics["link_inertials"].items() if k in kept_links
+        }
+        data["dynamics"] = dynamics
     return data, source

@@ -1,7 +1,16 @@
-"""An ideal joint-state tracker and a closed-loop runner."""
+"""An ideal joint-state tracker and a closed-loop runner.
+
+A tracker is anything with a ``state`` (:class:`JointState` ``[1, D]``) and a
+``step(command) -> JointState``: :class:`IdealTracker` here, or the physics plant
+:class:`~curobo_lite.sim.MujocoPlant`. Optional extras the runner uses when present:
+``last_contacts`` (an object with ``count`` and ``max_penetration``, read after each step) and
+``sync_world(world)`` (called after an event, with the solver's obstacles, so obstacle moves
+reach the simulated world too) and ``predicted_state(seconds)`` (for latency compensation).
+"""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -9,7 +18,7 @@ from typing import Any
 import torch
 
 from curobo_lite.types import JointState, Pose
-from curobo_lite.types.errors import InputValueError
+from curobo_lite.types.errors import InputTypeError, InputValueError
 
 
 class IdealTracker:
@@ -49,6 +58,10 @@ class ClosedLoopRecord:
         world_distance, self_distance: ``[T]`` signed clearance (m) of the state the command was
             computed from, to the obstacles and between the robot's own spheres (``None`` for a
             robot without collision spheres).
+        step_time: ``[T]`` wall-clock seconds of ``tracker.step`` (the simulation, for a plant).
+        contact_count, max_penetration: ``[T]`` robot-obstacle contacts the tracker reported
+            during each step and their deepest penetration (m); ``None`` for a tracker without
+            ``last_contacts``.
     """
 
     position: torch.Tensor
@@ -60,6 +73,9 @@ class ClosedLoopRecord:
     control_dt: float
     world_distance: torch.Tensor | None = None
     self_distance: torch.Tensor | None = None
+    step_time: torch.Tensor | None = None
+    contact_count: torch.Tensor | None = None
+    max_penetration: torch.Tensor | None = None
 
     @property
     def time(self) -> torch.Tensor:
@@ -76,20 +92,37 @@ class ClosedLoopRecord:
 
 def run_closed_loop(
     solver,
-    tracker: IdealTracker,
+    tracker: Any,
     goal: Pose,
     steps: int,
     goal_changes: dict[int, Pose] | None = None,
     on_step: Callable[[int], None] | None = None,
     events: dict[int, Callable[[Any], None]] | None = None,
+    latency_compensation: float = 0.0,
 ) -> ClosedLoopRecord:
     """Run ``solver`` (an :class:`~curobo_lite.wrap.MpcSolver`) against ``tracker`` for ``steps``
     control steps towards ``goal``; ``goal_changes`` maps a step index to a new goal pose;
     ``events`` maps a step index to a callable run with the solver before that step (e.g. one
-    that moves an obstacle: ``lambda mpc: mpc.world_collision.update_obstacle_pose(...)``);
-    ``on_step(i)`` is called after every step (e.g. a progress bar's ``update``)."""
+    that moves an obstacle: ``lambda mpc: mpc.world_collision.update_obstacle_pose(...)``; a
+    tracker with ``sync_world`` then receives the solver's obstacles);
+    ``on_step(i)`` is called after every step (e.g. a progress bar's ``update``).
+
+    ``latency_compensation`` (s, >= 0): the solver plans from
+    ``tracker.predicted_state(latency_compensation)``, the state at which a command sent with
+    that latency takes effect (a Smith predictor: the measured state plus the motion already
+    commanded over the latency); without it a plan made from a late state restarts behind the
+    previous command at every step and the arm crawls."""
     if steps < 1:
         raise InputValueError(f"steps: expected >= 1, received {steps}")
+    if not latency_compensation >= 0.0:
+        raise InputValueError(
+            f"latency_compensation: expected seconds >= 0, received {latency_compensation}"
+        )
+    if latency_compensation > 0.0 and not hasattr(tracker, "predicted_state"):
+        raise InputTypeError(
+            f"latency_compensation: needs a tracker with predicted_state(seconds), received a "
+            f"{type(tracker).__name__}"
+        )
     goal_changes = dict(goal_changes or {})
     events = dict(events or {})
     solver.update_goal(goal)
@@ -105,6 +138,9 @@ def run_closed_loop(
             "solve_time",
             "world_distance",
             "self_distance",
+            "step_time",
+            "contact_count",
+            "max_penetration",
         )
     }
     for i in range(steps):
@@ -112,8 +148,18 @@ def run_closed_loop(
             solver.update_goal(goal_changes[i])
         if i in events:
             events[i](solver)
+            if hasattr(tracker, "sync_world") and solver.world_collision is not None:
+                tracker.sync_world(solver.world_collision.world)
+        if latency_compensation > 0.0:
+            state = tracker.predicted_state(latency_compensation)
         result = solver.step(state)
+        step_start = time.perf_counter()
         state = tracker.step(result.action)
+        rows["step_time"].append(time.perf_counter() - step_start)
+        contacts = getattr(tracker, "last_contacts", None)
+        if contacts is not None:
+            rows["contact_count"].append(contacts.count)
+            rows["max_penetration"].append(contacts.max_penetration)
         rows["position"].append(state.position[0].cpu())
         rows["velocity"].append(state.velocity[0].cpu())
         rows["acceleration"].append(state.acceleration[0].cpu())
@@ -136,4 +182,9 @@ def run_closed_loop(
         control_dt=solver.control_dt,
         world_distance=torch.tensor(rows["world_distance"]) if rows["world_distance"] else None,
         self_distance=torch.tensor(rows["self_distance"]) if rows["self_distance"] else None,
+        step_time=torch.tensor(rows["step_time"]),
+        contact_count=torch.tensor(rows["contact_count"]) if rows["contact_count"] else None,
+        max_penetration=(
+            torch.tensor(rows["max_penetration"]) if rows["max_penetration"] else None
+        ),
     )

@@ -18,6 +18,7 @@ from typing import Any
 import torch
 
 from curobo_lite.kernels import tensor_step
+from curobo_lite.types.errors import InputValueError
 
 _BEST_COLOR = (220, 0, 200)
 _SAMPLE_COLOR = (90, 160, 255)
@@ -45,11 +46,11 @@ class MpcView:
         self, viewer: Any, solver: Any, max_rate_hz: float = 10.0, num_traces: int = 16
     ) -> None:
         if not (isinstance(max_rate_hz, int | float) and max_rate_hz > 0):
-            raise ValueError(f"max_rate_hz: expected a number > 0, received {max_rate_hz!r}")
+            raise InputValueError(f"max_rate_hz: expected a number > 0, received {max_rate_hz!r}")
         if isinstance(num_traces, bool) or not isinstance(num_traces, int) or num_traces < 0:
-            raise ValueError(f"num_traces: expected an int >= 0, received {num_traces!r}")
+            raise InputValueError(f"num_traces: expected an int >= 0, received {num_traces!r}")
         if solver.robot_config.joint_names != viewer.robot_config.joint_names:
-            raise ValueError(
+            raise InputValueError(
                 f"solver: its robot's joints {solver.robot_config.joint_names} differ from the "
                 f"viewer's {viewer.robot_config.joint_names}"
             )

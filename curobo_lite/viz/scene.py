@@ -28,6 +28,7 @@ from curobo_lite.geom import (
 )
 from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.types import JointState
+from curobo_lite.types.errors import InputTypeError, InputValueError
 
 #: Default clearance (m) at and beyond which a sphere is drawn green.
 SAFE_DISTANCE = 0.1
@@ -43,7 +44,7 @@ def clearance_colors(clearance: np.ndarray, safe_distance: float = SAFE_DISTANCE
     (touching or penetrating), yellow at ``safe_distance / 2``, green at or beyond
     ``safe_distance``, linear in between; ``inf`` (nothing to collide with) is green."""
     if not safe_distance > 0.0:
-        raise ValueError(f"safe_distance: expected a number > 0, received {safe_distance!r}")
+        raise InputValueError(f"safe_distance: expected a number > 0, received {safe_distance!r}")
     t = np.nan_to_num(np.asarray(clearance, dtype=np.float64), nan=0.0, posinf=safe_distance)
     t = np.clip(t / safe_distance, 0.0, 1.0)[..., None]
     low = _RED + (_YELLOW - _RED) * np.minimum(2.0 * t, 1.0)
@@ -137,7 +138,9 @@ def obstacle_mesh(obstacle: Obstacle) -> trimesh.Trimesh:
     if isinstance(obstacle, Mesh):
         vertices, faces = obstacle.mesh_data()
         return trimesh.Trimesh(vertices, faces, process=False)
-    raise TypeError(f"obstacle: expected a curobo_lite.geom obstacle, received {type(obstacle)}")
+    raise InputTypeError(
+        f"obstacle: expected a curobo_lite.geom obstacle, received {type(obstacle)}"
+    )
 
 
 def plan_positions(plan: Any, dt: float | None = None) -> tuple[torch.Tensor, float]:
@@ -150,7 +153,7 @@ def plan_positions(plan: Any, dt: float | None = None) -> tuple[torch.Tensor, fl
     ``dt`` overrides the result's own spacing."""
     if hasattr(plan, "interpolated_plan"):
         if plan.interpolated_plan is None:
-            raise ValueError(f"plan: the result holds no plan (status {plan.status})")
+            raise InputValueError(f"plan: the result holds no plan (status {plan.status})")
         dt = plan.interpolation_dt if dt is None else dt
         plan = plan.interpolated_plan
     elif hasattr(plan, "interpolated_solution"):
@@ -160,12 +163,12 @@ def plan_positions(plan: Any, dt: float | None = None) -> tuple[torch.Tensor, fl
     positions = plan.position if isinstance(plan, JointState) else plan
     if not isinstance(positions, torch.Tensor) or positions.ndim != 2 or positions.shape[0] < 1:
         shape = tuple(positions.shape) if isinstance(positions, torch.Tensor) else type(plan)
-        raise ValueError(
+        raise InputValueError(
             f"plan: expected a JointState or tensor [T, D] (or a MotionGenResult / "
             f"TrajOptResult), received {shape}"
         )
     if dt is None or not float(dt) > 0.0:
-        raise ValueError(f"dt: expected seconds > 0 between plan rows, received {dt!r}")
+        raise InputValueError(f"dt: expected seconds > 0 between plan rows, received {dt!r}")
     return positions.detach().to("cpu", torch.float32), float(dt)
 
 

@@ -33,6 +33,7 @@ import trimesh
 from curobo_lite.geom import WorldCollision, WorldConfig
 from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.types import JointState, Pose, TensorDeviceType
+from curobo_lite.types.errors import InputValueError
 from curobo_lite.viz.scene import (
     SAFE_DISTANCE,
     SphereClearance,
@@ -109,7 +110,9 @@ class Viewer:
     ) -> None:
         viser = require_viser()
         if not safe_distance > 0.0:
-            raise ValueError(f"safe_distance: expected a number > 0, received {safe_distance!r}")
+            raise InputValueError(
+                f"safe_distance: expected a number > 0, received {safe_distance!r}"
+            )
         self.tensor_args = TensorDeviceType()
         if not isinstance(robot, RobotConfig):
             robot = RobotConfig.load(robot)
@@ -210,13 +213,13 @@ class Viewer:
         if urdf is None or urdf is False:
             return None
         if urdf is True:
-            raise ValueError("urdf: expected a path, None or False, received True")
+            raise InputValueError("urdf: expected a path, None or False, received True")
         import yourdfpy
         from viser.extras import ViserUrdf
 
         path = Path(urdf)
         if not path.is_file():
-            raise ValueError(f"urdf: file '{path}' does not exist")
+            raise InputValueError(f"urdf: file '{path}' does not exist")
         model = yourdfpy.URDF.load(
             str(path),
             build_scene_graph=True,
@@ -258,7 +261,7 @@ class Viewer:
         q = torch.as_tensor(q).detach().to("cpu", torch.float32).reshape(-1)
         dof = self.robot_config.dof
         if q.numel() != dof:
-            raise ValueError(f"{name}: expected {dof} joint positions, received {q.numel()}")
+            raise InputValueError(f"{name}: expected {dof} joint positions, received {q.numel()}")
         return q
 
     def set_state(self, q: Any) -> None:
@@ -356,12 +359,14 @@ class Viewer:
         """Draw the goal frame: a :class:`Pose` (batch 1) or ``[x, y, z, qw, qx, qy, qz]``."""
         if isinstance(goal, Pose):
             if goal.batch != 1:
-                raise ValueError(f"goal: expected a single pose (batch 1), received {goal.batch}")
+                raise InputValueError(
+                    f"goal: expected a single pose (batch 1), received {goal.batch}"
+                )
             values = torch.cat((goal.position[0], goal.quaternion[0])).detach().cpu()
         else:
             values = torch.as_tensor(goal, dtype=torch.float64).reshape(-1)
             if values.numel() != 7:
-                raise ValueError(
+                raise InputValueError(
                     f"goal: expected a Pose or 7 numbers (x, y, z, qw, qx, qy, qz), received "
                     f"{values.numel()}"
                 )
@@ -386,7 +391,7 @@ class Viewer:
         frame 0; returns what each frame shows."""
         position, dt = plan_positions(plan, dt)
         if position.shape[1] != self.robot_config.dof:
-            raise ValueError(
+            raise InputValueError(
                 f"plan: expected {self.robot_config.dof} joints per row, received "
                 f"{position.shape[1]}"
             )
@@ -427,15 +432,15 @@ class Viewer:
     def frame(self) -> int:
         """The plan row shown (set it to show another; the GUI slider follows)."""
         if self.plan is None:
-            raise ValueError("frame: no plan shown; call show_plan first")
+            raise InputValueError("frame: no plan shown; call show_plan first")
         return int(self._slider.value)
 
     @frame.setter
     def frame(self, index: int) -> None:
         if self.plan is None:
-            raise ValueError("frame: no plan shown; call show_plan first")
+            raise InputValueError("frame: no plan shown; call show_plan first")
         if not 0 <= int(index) < self.plan.num_frames:
-            raise ValueError(
+            raise InputValueError(
                 f"frame: expected an index in [0, {self.plan.num_frames}), received {index}"
             )
         if int(self._slider.value) == int(index):
@@ -466,7 +471,7 @@ class Viewer:
     def play(self) -> None:
         """Play the plan (looping) at ``dt`` per frame times the speed slider."""
         if self.plan is None:
-            raise ValueError("play: no plan shown; call show_plan first")
+            raise InputValueError("play: no plan shown; call show_plan first")
         self._play_button.label = "Pause"
         if self._player is None:
             self._player = threading.Thread(target=self._play_loop, daemon=True)

@@ -1,4 +1,4 @@
-"""``curobo-lite mpc``: closed-loop reaching under MPC with an ideal tracker."""
+"""``curobo-lite mpc``: closed-loop reaching under MPC with an ideal tracker or a MuJoCo plant."""
 
 from __future__ import annotations
 
@@ -15,13 +15,33 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "mpc",
         help="run MPC (MPPI) in closed loop to an end-effector pose",
         description="Closed-loop reaching: MPPI re-plans every control step, an ideal tracker "
-        "follows the commands. Prints the final errors and the median step time.",
+        "(or, with --plant mujoco, a MuJoCo simulation of the robot) follows the commands. "
+        "Prints the final errors and the median step time.",
     )
     add_problem_arguments(parser, task_default="particle_mpc")
     parser.add_argument("--steps", type=int, default=300, help="control steps (default 300)")
     parser.add_argument("--seed", type=int, default=None, help="MPPI seed (default: the task's)")
     parser.add_argument("--plot", default=None, help="save joint and error plots to this file")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--plant",
+        choices=("ideal", "mujoco"),
+        default="ideal",
+        help="what follows the commands: an ideal tracker (default) or MujocoPlant (1 kHz "
+        "physics, computed torque; needs the 'sim' extra)",
+    )
+    parser.add_argument(
+        "--mass-scale",
+        type=float,
+        default=1.0,
+        help="mujoco plant: factor on the links' masses unknown to the controller (default 1)",
+    )
+    parser.add_argument(
+        "--latency",
+        type=float,
+        default=0.0,
+        help="mujoco plant: command latency in seconds, compensated by the loop (default 0)",
+    )
     add_view_arguments(parser)
     parser.set_defaults(func=run)
 
@@ -32,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     from tqdm import tqdm
 
-    from curobo_lite.sim import IdealTracker, run_closed_loop
+    from curobo_lite.sim import IdealTracker, MujocoPlant, run_closed_loop
     from curobo_lite.types import JointState
     from curobo_lite.viz.options import open_viewer, serve
     from curobo_lite.wrap.mpc_solver import MpcSolver
@@ -46,13 +66,31 @@ def run(args: argparse.Namespace) -> int:
     except (TypeError, ValueError, FileNotFoundError) as err:
         print(f"curobo-lite mpc: {err}", file=sys.stderr)
         return 2
+    start = JointState.from_position(solver.robot_config.retract_config[None].clone())
+    tracker, latency = IdealTracker(start), 0.0
+    if args.plant == "mujoco":
+        world = solver.world_collision.world if solver.world_collision is not None else None
+        options = {
+            "control_dt": solver.control_dt,
+            "mass_scale": args.mass_scale,
+            "command_latency": args.latency,
+        }
+        try:
+            tracker, latency = MujocoPlant(solver.robot_config, world, options, start), args.latency
+        except (ImportError, TypeError, ValueError) as err:
+            print(f"curobo-lite mpc: --plant mujoco: {err}", file=sys.stderr)
+            return 2
+    elif args.mass_scale != 1.0 or args.latency != 0.0:
+        print("curobo-lite mpc: --mass-scale and --latency need --plant mujoco", file=sys.stderr)
+        return 2
     viewer = view = None
     if args.view:
         if (viewer := open_viewer(args, solver.robot_config, goal, "mpc")) is None:
             return 2
         view = viewer.mpc_callback(solver)
     print(solver)
-    start = JointState.from_position(solver.robot_config.retract_config[None].clone())
+    if args.plant == "mujoco":
+        print(tracker)
     with tqdm(total=args.steps, desc="mpc", unit="step", disable=args.no_progress) as bar:
 
         def on_step(step: int) -> None:
@@ -60,7 +98,14 @@ def run(args: argparse.Namespace) -> int:
             if view is not None:
                 view(step)
 
-        record = run_closed_loop(solver, IdealTracker(start), goal, args.steps, on_step=on_step)
+        record = run_closed_loop(
+            solver,
+            tracker,
+            goal,
+            args.steps,
+            on_step=on_step,
+            latency_compensation=latency,
+        )
     median_ms = statistics.median(record.solve_time.tolist()) * 1e3
     print(
         f"final position error {float(record.position_error[-1]) * 100:.2f} cm, rotation error "
@@ -78,6 +123,12 @@ def run(args: argparse.Namespace) -> int:
     ]
     if clearances:
         print(f"smallest clearance over the run: {', '.join(clearances)}")
+    if record.contact_count is not None:
+        print(
+            f"MuJoCo robot-obstacle contacts: {int((record.contact_count > 0).sum())} of "
+            f"{args.steps} steps, deepest {float(record.max_penetration.max()) * 1000:.2f} mm; "
+            f"median simulation time {float(record.step_time.median()) * 1e3:.2f} ms per step"
+        )
     if args.plot:
         path = plot_record(record, solver.robot_config, args.plot)
         print(f"plot written to {path}")

@@ -1,0 +1,663 @@
+"""A MuJoCo physics plant for closed-loop tests: the robot as a rigid-body model, driven by a
+computed-torque joint controller, among the world's obstacles.
+
+The model is generated in code (:class:`mujoco.MjSpec`) from a :class:`RobotConfig`:
+
+- bodies and hinge/slide joints from the kinematic tree (fixed and locked joints weld their
+  child), joint ranges from the position limits, motors with the ``dynamics.effort_limit``
+  torque limits;
+- masses and inertias from the robot file's ``dynamics`` section (a link without an entry gets
+  the mass of its collision spheres at ``sphere_density``);
+- collision geometry: the robot's collision spheres (radii without ``collision_sphere_buffer``,
+  which is a planning margin) and the obstacles of a :class:`WorldConfig` as mocap bodies
+  (cuboid, sphere, capsule, cylinder and mesh geoms; MuJoCo collides a mesh as its convex hull).
+  Only robot-obstacle contacts exist: robot geoms do not collide with each other (self-collision
+  is the planner's business) and bodies welded to the world (the robot base) do not collide
+  with the (static) obstacles.
+
+Control: every command (a :class:`JointState` ``[1, D]``, the state the controller should be
+in ``control_dt`` later) starts a cubic Hermite segment from the current reference to the
+command's position and velocity, lasting ``control_dt``, after ``command_latency`` seconds.
+At every physics step (``physics_dt``, 1 kHz by default) the controller computes
+``tau = ID(q, qd, qdd_ref + Kp (q_ref - q) + Kd (qd_ref - qd))`` with MuJoCo's inverse
+dynamics on the *nominal* model, clips it to the effort limits and applies it to the plant,
+whose masses and inertias may be scaled by ``mass_scale`` (a model error the controller does
+not know about). Time is simulated: one :meth:`MujocoPlant.step` advances ``control_dt``
+whatever the wall-clock time of the solver.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from curobo_lite.geom.world import Capsule, Cuboid, Cylinder, Mesh, Obstacle, Sphere, WorldConfig
+from curobo_lite.opt.base import as_float, check_keys
+from curobo_lite.robot.config import JointSpec, RobotConfig, joint_transform_np
+from curobo_lite.robot.geometry import matrix_to_rpy_np, rpy_to_quat_np
+from curobo_lite.types import JointState
+from curobo_lite.types.errors import InputTypeError, InputValueError
+
+_SECTION = "mujoco_plant"
+# contype / conaffinity bits: robot geoms touch obstacle geoms only
+_ROBOT_BITS = (1, 2)
+_OBSTACLE_BITS = (2, 1)
+OBSTACLE_PREFIX = "obstacle/"
+
+
+def _import_mujoco():
+    try:
+        import mujoco
+    except ImportError as err:
+        raise ImportError(
+            "MujocoPlant needs the 'mujoco' package: pip install 'curobo_lite[sim]'"
+        ) from err
+    return mujoco
+
+
+@dataclass
+class MujocoPlantConfig:
+    """Options of :class:`MujocoPlant` (all in SI units).
+
+    Attributes:
+        control_dt: seconds one :meth:`MujocoPlant.step` simulates (the MPC's period); a
+            multiple of ``physics_dt``.
+        physics_dt: MuJoCo time step (default 1 ms).
+        mass_scale: factor on every link's mass and inertia in the plant only (1.2: the robot
+            is 20 % heavier than the controller's model).
+        command_latency: seconds between :meth:`MujocoPlant.step` receiving a command and the
+            controller starting to follow it; rounded to whole physics steps.
+        natural_frequency: Hz of the controller's error dynamics (``Kp = w^2``).
+        damping_ratio: of the error dynamics (``Kd = 2 zeta w``).
+        joint_damping: viscous friction (N m s / rad) in the plant's joints, unknown to the
+            controller.
+        sphere_density: kg / m^3 for links with collision spheres but no inertial data.
+        gravity: ``[3]`` m / s^2 in the robot base frame.
+    """
+
+    control_dt: float = 0.02
+    physics_dt: float = 0.001
+    mass_scale: float = 1.0
+    command_latency: float = 0.0
+    natural_frequency: float = 20.0
+    damping_ratio: float = 1.0
+    joint_damping: float = 0.0
+    sphere_density: float = 1000.0
+    gravity: list[float] = field(default_factory=lambda: [0.0, 0.0, -9.81])
+
+    def __post_init__(self) -> None:
+        self.control_dt = as_float(_SECTION, "control_dt", self.control_dt, low=0.0, low_open=True)
+        self.physics_dt = as_float(_SECTION, "physics_dt", self.physics_dt, low=0.0, low_open=True)
+        self.mass_scale = as_float(_SECTION, "mass_scale", self.mass_scale, low=0.0, low_open=True)
+        self.command_latency = as_float(_SECTION, "command_latency", self.command_latency, low=0.0)
+        self.natural_frequency = as_float(
+            _SECTION, "natural_frequency", self.natural_frequency, low=0.0, low_open=True
+        )
+        self.damping_ratio = as_float(_SECTION, "damping_ratio", self.damping_ratio, low=0.0)
+        self.joint_damping = as_float(_SECTION, "joint_damping", self.joint_damping, low=0.0)
+        self.sphere_density = as_float(
+            _SECTION, "sphere_density", self.sphere_density, low=0.0, low_open=True
+        )
+        if isinstance(self.gravity, str) or len(list(self.gravity)) != 3:
+            raise InputValueError(
+                f"{_SECTION}.gravity: expected 3 numbers, received {self.gravity!r}"
+            )
+        self.gravity = [
+            as_float(_SECTION, f"gravity[{i}]", v) for i, v in enumerate(list(self.gravity))
+        ]
+        ratio = self.control_dt / self.physics_dt
+        if abs(ratio - round(ratio)) > 1e-6 * ratio:
+            raise InputValueError(
+                f"{_SECTION}.control_dt: expected a multiple of physics_dt ({self.physics_dt:g} "
+                f"s), received {self.control_dt:g} s"
+            )
+
+    @property
+    def substeps(self) -> int:
+        """Physics steps per control step."""
+        return round(self.control_dt / self.physics_dt)
+
+    @property
+    def latency_steps(self) -> int:
+        """``command_latency`` in whole physics steps."""
+        return round(self.command_latency / self.physics_dt)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> MujocoPlantConfig:
+        data = dict(data or {})
+        check_keys(_SECTION, data, list(cls.__dataclass_fields__))
+        return cls(**data)
+
+
+@dataclass
+class ContactReport:
+    """Robot-obstacle contacts over one control step.
+
+    Attributes:
+        count: the largest number of simultaneous robot-obstacle contacts at any physics step.
+        max_penetration: deepest penetration (m, >= 0; 0 without contact).
+        pairs: ``(robot link, obstacle name)`` pairs that touched.
+    """
+
+    count: int = 0
+    max_penetration: float = 0.0
+    pairs: set[tuple[str, str]] = field(default_factory=set)
+
+
+# ------------------------------------------------------------------------------------------
+# model generation
+# ------------------------------------------------------------------------------------------
+def _quat_wxyz(rotation: np.ndarray) -> list[float]:
+    return [float(v) for v in rpy_to_quat_np(matrix_to_rpy_np(rotation))]
+
+
+def _robot_joints(robot: RobotConfig) -> tuple[dict[str, list[JointSpec]], set[str]]:
+    """The tree's joints by parent link, and the names of the chain's moving joints."""
+    children: dict[str, list[JointSpec]] = {}
+    for joint in robot.joints:
+        children.setdefault(joint.parent, []).append(joint)
+    chain = {j.name for j in robot.chain if j.is_moving}
+    for joint in robot.chain:
+        if joint.mimic is not None:
+            raise InputValueError(
+                f"robot_config: mimic joint '{joint.name}' on the chain of robot '{robot.name}' "
+                "is not supported by MujocoPlant (a joint coupling the controller cannot see)"
+            )
+    return children, chain
+
+
+def _add_robot(spec: Any, robot: RobotConfig, config: MujocoPlantConfig, mujoco: Any) -> None:
+    """Add the robot's bodies, joints, spheres and motors to ``spec``'s world body."""
+    children, chain = _robot_joints(robot)
+    dynamics = robot.dynamics
+    inertials = dynamics.link_inertials if dynamics is not None else {}
+    spheres = robot.collision.spheres if robot.collision is not None else {}
+    limits = robot.joint_limits.position.detach().cpu().double().numpy()
+    index = {name: i for i, name in enumerate(robot.joint_names)}
+
+    def dress(body: Any, link: str) -> None:
+        inertial = inertials.get(link)
+        if inertial is not None:
+            body.explicitinertial = True
+            body.mass = inertial.mass
+            body.ipos = list(inertial.com)
+            body.fullinertia = list(inertial.inertia)
+        for i, (x, y, z, r) in enumerate(spheres.get(link, [])):
+            body.add_geom(
+                name=f"{link}/sphere{i}",
+                type=mujoco.mjtGeom.mjGEOM_SPHERE,
+                size=[r, 0.0, 0.0],
+                pos=[x, y, z],
+                contype=_ROBOT_BITS[0],
+                conaffinity=_ROBOT_BITS[1],
+                density=config.sphere_density,
+                rgba=[0.9, 0.6, 0.2, 0.6],
+            )
+
+    def grow(parent_body: Any, link: str) -> None:
+        for joint in children.get(link, []):
+            if joint.name in chain:
+                value = 0.0
+            elif joint.type == "fixed":
+                value = 0.0
+            elif joint.name in robot.lock_joints:
+                value = robot.lock_joints[joint.name]
+            else:
+                continue  # a moving joint off the chain: its subtree is not simulated
+            transform = joint_transform_np(joint, value)
+            body = parent_body.add_body(
+                name=joint.child,
+                pos=[float(v) for v in transform[:3, 3]],
+                quat=_quat_wxyz(transform[:3, :3]),
+            )
+            if joint.name in chain:
+                j = index[joint.name]
+                body.add_joint(
+                    name=joint.name,
+                    type=mujoco.mjtJoint.mjJNT_SLIDE
+                    if joint.type == "prismatic"
+                    else mujoco.mjtJoint.mjJNT_HINGE,
+                    axis=list(joint.axis),
+                    range=[float(limits[0, j]), float(limits[1, j])],
+                    limited=mujoco.mjtLimited.mjLIMITED_TRUE,
+                    damping=config.joint_damping,
+                )
+            dress(body, joint.child)
+            grow(body, joint.child)
+
+    base = spec.worldbody.add_body(name=robot.base_link)
+    dress(base, robot.base_link)
+    grow(base, robot.base_link)
+    effort = dynamics.effort_limit if dynamics is not None else None
+    for j, name in enumerate(robot.joint_names):
+        actuator = spec.add_actuator(
+            name=name, target=name, trntype=mujoco.mjtTrn.mjTRN_JOINT, gear=[1, 0, 0, 0, 0, 0]
+        )
+        if effort is not None:
+            actuator.ctrllimited = mujoco.mjtLimited.mjLIMITED_TRUE
+            actuator.ctrlrange = [-effort[j], effort[j]]
+
+
+def _obstacle_geom(spec: Any, body: Any, obstacle: Obstacle, mujoco: Any) -> None:
+    """One geom for ``obstacle`` on its mocap ``body`` (obstacle frame = body frame)."""
+    contype, conaffinity = _OBSTACLE_BITS if obstacle.enabled else (0, 0)
+    common = {
+        "name": OBSTACLE_PREFIX + obstacle.name,
+        "contype": contype,
+        "conaffinity": conaffinity,
+        "rgba": [0.5, 0.55, 0.6, 1.0],
+    }
+    geom = mujoco.mjtGeom
+    if isinstance(obstacle, Cuboid):
+        body.add_geom(type=geom.mjGEOM_BOX, size=[0.5 * d for d in obstacle.dims], **common)
+    elif isinstance(obstacle, Sphere):
+        body.add_geom(type=geom.mjGEOM_SPHERE, size=[obstacle.radius, 0.0, 0.0], **common)
+    elif isinstance(obstacle, Capsule):
+        body.add_geom(
+            type=geom.mjGEOM_CAPSULE,
+            fromto=[*obstacle.base, *obstacle.tip],
+            size=[obstacle.radius, 0.0, 0.0],
+            **common,
+        )
+    elif isinstance(obstacle, Cylinder):
+        body.add_geom(
+            type=geom.mjGEOM_CYLINDER, size=[obstacle.radius, 0.5 * obstacle.height, 0.0], **common
+        )
+    elif isinstance(obstacle, Mesh):
+        vertices, faces = obstacle.mesh_data()
+        mesh_name = OBSTACLE_PREFIX + obstacle.name + "/mesh"
+        spec.add_mesh(
+            name=mesh_name,
+            uservert=vertices.reshape(-1).tolist(),
+            userface=faces.reshape(-1).tolist(),
+        )
+        body.add_geom(type=geom.mjGEOM_MESH, meshname=mesh_name, **common)
+    else:
+        raise InputTypeError(f"world: unsupported obstacle type {type(obstacle).__name__}")
+
+
+def build_mujoco_spec(
+    robot_config: RobotConfig,
+    world: WorldConfig | None = None,
+    config: MujocoPlantConfig | None = None,
+) -> Any:
+    """A :class:`mujoco.MjSpec` of the robot (fixed base at the world origin) and ``world``'s
+    obstacles (mocap bodies named ``obstacle/<name>``); see the module docs. Compile with
+    ``spec.compile()``."""
+    mujoco = _import_mujoco()
+    config = config or MujocoPlantConfig()
+    spec = mujoco.MjSpec()
+    spec.modelname = robot_config.name
+    spec.compiler.degree = False  # joint ranges in radians, as in the robot file
+    spec.option.timestep = config.physics_dt
+    spec.option.gravity = list(config.gravity)
+    # implicit in velocity: stable with stiff joint damping at 1 kHz
+    spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+    _add_robot(spec, robot_config, config, mujoco)
+    for obstacle in world or WorldConfig():
+        body = spec.worldbody.add_body(
+            name=OBSTACLE_PREFIX + obstacle.name,
+            mocap=True,
+            pos=list(obstacle.pose[:3]),
+            quat=list(obstacle.pose[3:]),
+        )
+        _obstacle_geom(spec, body, obstacle, mujoco)
+    return spec
+
+
+def _compile(spec: Any, robot_config: RobotConfig) -> Any:
+    try:
+        return spec.compile()
+    except Exception as err:  # mujoco raises ValueError or its own error types
+        raise InputValueError(
+            f"robot_config: MuJoCo cannot compile robot '{robot_config.name}' from "
+            f"{robot_config.source}: {err}"
+        ) from None
+
+
+# ------------------------------------------------------------------------------------------
+# the plant
+# ------------------------------------------------------------------------------------------
+@dataclass
+class _Segment:
+    """Cubic Hermite reference from ``(p0, v0)`` at ``t0`` to ``(p1, v1)`` at ``t0 + duration``."""
+
+    t0: float
+    duration: float
+    p0: np.ndarray
+    v0: np.ndarray
+    p1: np.ndarray
+    v1: np.ndarray
+
+    def __call__(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(q, qd, qdd)`` at time ``t``; after the segment the reference holds ``p1`` at rest."""
+        T = self.duration
+        s = (t - self.t0) / T
+        if s >= 1.0 + 1e-9:
+            zero = np.zeros_like(self.p1)
+            return self.p1.copy(), zero, zero.copy()
+        s = min(max(s, 0.0), 1.0)
+        s2, s3 = s * s, s * s * s
+        m0, m1 = T * self.v0, T * self.v1
+        q = (
+            (2 * s3 - 3 * s2 + 1) * self.p0
+            + (s3 - 2 * s2 + s) * m0
+            + (-2 * s3 + 3 * s2) * self.p1
+            + (s3 - s2) * m1
+        )
+        qd = (
+            (6 * s2 - 6 * s) * self.p0
+            + (3 * s2 - 4 * s + 1) * m0
+            + (-6 * s2 + 6 * s) * self.p1
+            + (3 * s2 - 2 * s) * m1
+        ) / T
+        qdd = (
+            (12 * s - 6) * self.p0 + (6 * s - 4) * m0 + (-12 * s + 6) * self.p1 + (6 * s - 2) * m1
+        ) / (T * T)
+        return q, qd, qdd
+
+
+class MujocoPlant:
+    """A simulated robot behind a computed-torque joint controller (see the module docs).
+
+    It satisfies the tracker protocol of :func:`~curobo_lite.sim.run_closed_loop`:
+    :attr:`state`, :meth:`step` and :meth:`reset`; :meth:`sync_world` mirrors obstacle edits.
+
+    Args:
+        robot_config: the robot (its ``dynamics`` section gives masses and torque limits).
+        world: obstacles (a :class:`WorldConfig`, a world file or bundled name, or ``None``).
+        config: :class:`MujocoPlantConfig` or its mapping.
+        state: initial :class:`JointState` ``[1, D]`` (velocity taken, acceleration ignored);
+            default: ``robot_config.retract_config`` at rest.
+    """
+
+    def __init__(
+        self,
+        robot_config: RobotConfig,
+        world: WorldConfig | str | Mapping | None = None,
+        config: MujocoPlantConfig | Mapping | None = None,
+        state: JointState | None = None,
+    ) -> None:
+        self.mujoco = _import_mujoco()
+        if not isinstance(robot_config, RobotConfig):
+            raise InputTypeError(
+                f"robot_config: expected a RobotConfig, received {type(robot_config).__name__}"
+            )
+        if config is None or isinstance(config, Mapping):
+            config = MujocoPlantConfig.from_dict(config)
+        self.config = config
+        self.robot_config = robot_config
+        self.tensor_args = robot_config.tensor_args
+        self.joint_names = list(robot_config.joint_names)
+        omega = 2.0 * math.pi * config.natural_frequency
+        self._kp = omega * omega
+        self._kd = 2.0 * config.damping_ratio * omega
+        effort = robot_config.dynamics.effort_limit if robot_config.dynamics else None
+        self._effort = None if effort is None else np.asarray(effort, dtype=np.float64)
+        # the controller's model: nominal masses, no obstacles, no contacts or joint limits
+        control_spec = build_mujoco_spec(robot_config, None, config)
+        self.control_model = _compile(control_spec, robot_config)
+        self.control_model.opt.disableflags |= int(
+            self.mujoco.mjtDisableBit.mjDSBL_CONSTRAINT
+        ) | int(self.mujoco.mjtDisableBit.mjDSBL_CONTACT)
+        self.control_model.dof_damping[:] = 0.0
+        self.control_data = self.mujoco.MjData(self.control_model)
+        self._qpos_index = self._joint_addresses(self.control_model)
+        self.world = WorldConfig() if world is None else WorldConfig.load(world)
+        self._build_plant()
+        initial = state
+        if initial is None:
+            initial = JointState.from_position(robot_config.retract_config[None].clone())
+        self.reset(initial)
+
+    # model ---------------------------------------------------------------------------------
+    def _joint_addresses(self, model: Any) -> tuple[np.ndarray, np.ndarray]:
+        qpos, dof = [], []
+        for name in self.joint_names:
+            jid = self.mujoco.mj_name2id(model, self.mujoco.mjtObj.mjOBJ_JOINT, name)
+            qpos.append(model.jnt_qposadr[jid])
+            dof.append(model.jnt_dofadr[jid])
+        return np.asarray(qpos), np.asarray(dof)
+
+    def _build_plant(self) -> None:
+        """Compile the plant (robot + ``self.world``), scale its masses, index its geoms."""
+        mujoco = self.mujoco
+        self.spec = build_mujoco_spec(self.robot_config, self.world, self.config)
+        model = _compile(self.spec, self.robot_config)
+        robot_bodies = [
+            b for b in range(1, model.nbody) if model.body_mocapid[b] < 0
+        ]  # every body but the world and the obstacles
+        model.body_mass[robot_bodies] *= self.config.mass_scale
+        model.body_inertia[robot_bodies] *= self.config.mass_scale
+        self.model = model
+        self.data = mujoco.MjData(model)
+        self._plant_index = self._joint_addresses(model)
+        self._geom_link: dict[int, str] = {}
+        self._geom_obstacle: dict[int, str] = {}
+        for g in range(model.ngeom):
+            name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, g) or ""
+            body = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, model.geom_bodyid[g])
+            if name.startswith(OBSTACLE_PREFIX):
+                self._geom_obstacle[g] = name[len(OBSTACLE_PREFIX) :]
+            else:
+                self._geom_link[g] = body
+
+    def sync_world(self, world: WorldConfig | str | Mapping) -> None:
+        """Mirror ``world`` into the plant: moved obstacles and enabled flags are written to the
+        mocap bodies and geoms; added, removed or reshaped obstacles rebuild the model (the
+        robot's state and the controller's reference are kept)."""
+        world = WorldConfig.load(world)
+
+        def shapes(w: WorldConfig) -> dict[str, tuple]:
+            out = {}
+            for obstacle in w:
+                entry = obstacle.to_dict()
+                entry.pop("pose", None)
+                entry.pop("enabled", None)
+                out[obstacle.name] = (obstacle.kind, repr(sorted(entry.items())))
+            return out
+
+        if shapes(world) != shapes(self.world):
+            qpos, qvel, sim_time = self.data.qpos.copy(), self.data.qvel.copy(), self.data.time
+            self.world = world.copy()
+            self._build_plant()
+            self.data.qpos[:], self.data.qvel[:], self.data.time = qpos, qvel, sim_time
+            self.mujoco.mj_forward(self.model, self.data)
+            return
+        mujoco = self.mujoco
+        for obstacle in world:
+            body = mujoco.mj_name2id(
+                self.model, mujoco.mjtObj.mjOBJ_BODY, OBSTACLE_PREFIX + obstacle.name
+            )
+            geom = mujoco.mj_name2id(
+                self.model, mujoco.mjtObj.mjOBJ_GEOM, OBSTACLE_PREFIX + obstacle.name
+            )
+            mocap = self.model.body_mocapid[body]
+            self.data.mocap_pos[mocap] = obstacle.pose[:3]
+            self.data.mocap_quat[mocap] = obstacle.pose[3:]
+            bits = _OBSTACLE_BITS if obstacle.enabled else (0, 0)
+            self.model.geom_contype[geom], self.model.geom_conaffinity[geom] = bits
+        self.world = world.copy()
+        mujoco.mj_forward(self.model, self.data)
+
+    # state ---------------------------------------------------------------------------------
+    def _as_joint_state(self, qpos: np.ndarray, qvel: np.ndarray, qacc: np.ndarray) -> JointState:
+        def row(values: np.ndarray) -> torch.Tensor:
+            return self.tensor_args.to_device(np.asarray(values, dtype=np.float64)[None])
+
+        return JointState(row(qpos), row(qvel), row(qacc), joint_names=self.joint_names)
+
+    @property
+    def state(self) -> JointState:
+        """The measured :class:`JointState` ``[1, D]``: simulated positions and velocities; the
+        acceleration is the mean over the last control step (``dv / control_dt``)."""
+        qpos_adr, dof_adr = self._plant_index
+        return self._as_joint_state(
+            self.data.qpos[qpos_adr], self.data.qvel[dof_adr], self._measured_acceleration
+        )
+
+    @property
+    def time(self) -> float:
+        """Simulated seconds since :meth:`reset`."""
+        return float(self.data.time)
+
+    def reset(self, state: JointState) -> None:
+        """Put the robot at ``state [1, D]`` (position, velocity), hold it there, and forget
+        queued commands."""
+        position, velocity = self._check_command(state, "state")
+        self.mujoco.mj_resetData(self.model, self.data)
+        qpos_adr, dof_adr = self._plant_index
+        self.data.qpos[qpos_adr] = position
+        self.data.qvel[dof_adr] = velocity
+        self.mujoco.mj_forward(self.model, self.data)
+        # a finished segment: the reference holds the initial position at rest
+        rest = np.zeros_like(position)
+        self._segment = _Segment(-1.0, 1.0, position, rest, position, rest)
+        self._queue: deque[tuple[int, np.ndarray, np.ndarray]] = deque()
+        self._step_index = 0
+        self._measured_acceleration = np.zeros_like(position)
+        self.last_contacts = ContactReport()
+        self.last_torque = np.zeros_like(position)
+
+    def _check_command(self, command: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
+        if not isinstance(command, JointState):
+            raise InputTypeError(
+                f"{name}: expected a JointState, received {type(command).__name__}"
+            )
+        dof = len(self.joint_names)
+        if tuple(command.position.shape) != (1, dof):
+            raise InputValueError(
+                f"{name}: expected position shape (1, {dof}), received "
+                f"{tuple(command.position.shape)}"
+            )
+        position = command.position.detach().cpu().double().numpy()[0].copy()
+        velocity = command.velocity.detach().cpu().double().numpy()[0].copy()
+        if not (np.isfinite(position).all() and np.isfinite(velocity).all()):
+            raise InputValueError(f"{name}: position and velocity must be finite")
+        return position, velocity
+
+    def _reference(self, step_index: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The controller's reference ``(q, qd, qdd)`` at physics step ``step_index``, queued
+        commands included (each starts its segment when its latency has passed)."""
+        segment = self._segment
+        for activation, target_position, target_velocity in self._queue:
+            if activation > step_index:
+                break
+            t0 = activation * self.config.physics_dt
+            start_position, start_velocity, _ = segment(t0)
+            segment = _Segment(
+                t0,
+                self.config.control_dt,
+                start_position,
+                start_velocity,
+                target_position,
+                target_velocity,
+            )
+        return segment(step_index * self.config.physics_dt)
+
+    def predicted_state(self, horizon: float) -> JointState:
+        """The measured state ``horizon`` seconds ahead as the commands already sent will move
+        it: ``x + (x_ref(t + horizon) - x_ref(t))`` and the same for the velocity (a Smith
+        predictor; tracking errors pass through). ``[1, D]``; acceleration as measured."""
+        if not horizon >= 0.0:
+            raise InputValueError(f"horizon: expected seconds >= 0, received {horizon}")
+        later = self._step_index + round(horizon / self.config.physics_dt)
+        q_now, qd_now, _ = self._reference(self._step_index)
+        q_later, qd_later, _ = self._reference(later)
+        qpos_adr, dof_adr = self._plant_index
+        return self._as_joint_state(
+            self.data.qpos[qpos_adr] + q_later - q_now,
+            self.data.qvel[dof_adr] + qd_later - qd_now,
+            self._measured_acceleration,
+        )
+
+    # control -------------------------------------------------------------------------------
+    def _torque(self, q: np.ndarray, qd: np.ndarray, t: float) -> np.ndarray:
+        """Computed torque on the nominal model towards the reference at time ``t``."""
+        q_ref, qd_ref, qdd_ref = self._segment(t)
+        qdd = qdd_ref + self._kp * (q_ref - q) + self._kd * (qd_ref - qd)
+        data = self.control_data
+        qpos_adr, dof_adr = self._qpos_index
+        data.qpos[qpos_adr] = q
+        data.qvel[dof_adr] = qd
+        data.qacc[dof_adr] = qdd
+        self.mujoco.mj_inverse(self.control_model, data)
+        tau = data.qfrc_inverse[dof_adr].copy()
+        if self._effort is not None:
+            tau = np.clip(tau, -self._effort, self._effort)
+        return tau
+
+    def step(self, command: JointState) -> JointState:
+        """Queue ``command [1, D]`` (the desired position and velocity ``control_dt`` from now,
+        followed after ``command_latency``), simulate ``control_dt`` at ``physics_dt``, record
+        :attr:`last_contacts`; returns the measured :attr:`state` (a new JointState)."""
+        position, velocity = self._check_command(command, "command")
+        config = self.config
+        self._queue.append((self._step_index + config.latency_steps, position, velocity))
+        qpos_adr, dof_adr = self._plant_index
+        model, data = self.model, self.data
+        velocity_before = data.qvel[dof_adr].copy()
+        report = ContactReport()
+        for _ in range(config.substeps):
+            while self._queue and self._queue[0][0] <= self._step_index:
+                _, target_position, target_velocity = self._queue.popleft()
+                t0 = self._step_index * config.physics_dt
+                start_position, start_velocity, _ = self._segment(t0)
+                self._segment = _Segment(
+                    t0,
+                    config.control_dt,
+                    start_position,
+                    start_velocity,
+                    target_position,
+                    target_velocity,
+                )
+            q, qd = data.qpos[qpos_adr], data.qvel[dof_adr]
+            tau = self._torque(q, qd, self._step_index * config.physics_dt)
+            data.ctrl[:] = tau
+            self.mujoco.mj_step(model, data)
+            self._step_index += 1
+            self._collect_contacts(report)
+        self.last_torque = tau
+        self.last_contacts = report
+        self._measured_acceleration = (data.qvel[dof_adr] - velocity_before) / config.control_dt
+        return self.state
+
+    def _collect_contacts(self, report: ContactReport) -> None:
+        data = self.data
+        if data.ncon == 0:
+            return
+        count = 0
+        geoms = data.contact.geom
+        dists = data.contact.dist
+        for i in range(data.ncon):
+            a, b = int(geoms[i, 0]), int(geoms[i, 1])
+            link = self._geom_link.get(a, self._geom_link.get(b))
+            obstacle = self._geom_obstacle.get(a, self._geom_obstacle.get(b))
+            if link is None or obstacle is None:
+                continue
+            count += 1
+            report.pairs.add((link, obstacle))
+            report.max_penetration = max(report.max_penetration, float(-dists[i]))
+        report.count = max(report.count, count)
+
+    def contacts(self) -> ContactReport:
+        """Robot-obstacle contacts of the current state (runs MuJoCo's collision detection)."""
+        self.mujoco.mj_forward(self.model, self.data)
+        report = ContactReport()
+        self._collect_contacts(report)
+        return report
+
+    def __repr__(self) -> str:
+        c = self.config
+        return (
+            f"MujocoPlant(robot={self.robot_config.name!r}, obstacles={len(self.world.names)}, "
+            f"physics_dt={c.physics_dt:g} s, control_dt={c.control_dt:g} s, mass_scale="
+            f"{c.mass_scale:g}, command_latency={c.command_latency:g} s, bodies={self.model.nbody},"
+            f" geoms={self.model.ngeom})"
+        )
