@@ -524,7 +524,7 @@ class LinkInertial:
     com: tuple[float, float, float]
     inertia: tuple[float, float, float, float, float, float]
 
-    def validate(self, reader: _Reader, key: str) -> None:
+    def validate(self, reader: YamlReader, key: str) -> None:
         self.mass = reader.number(self.mass, f"{key}.mass")
         if self.mass <= 0.0:
             raise reader.error(f"{key}.mass", f"expected a mass > 0 kg, received {self.mass!r}")
@@ -567,7 +567,7 @@ class RobotDynamicsConfig:
     ) -> RobotDynamicsConfig:
         """``{link_inertials: {link: {mass, com, inertia}}, effort_limit: [D]}``; ``dof``
         ``None`` leaves the length of ``effort_limit`` to :class:`RobotConfig`'s checks."""
-        reader = _Reader(source)
+        reader = YamlReader(source)
         data = reader.mapping(data, key, (), ("link_inertials", "effort_limit"))
         inertials: dict[str, LinkInertial] = {}
         raw = data.get("link_inertials") or {}
@@ -893,7 +893,7 @@ class RobotConfig:
         """Check that ``dynamics`` names links of the tree and has one effort limit per joint."""
         if self.dynamics is None:
             return
-        reader = _Reader(self.source)
+        reader = YamlReader(self.source)
         links = {j.parent for j in self.joints} | {j.child for j in self.joints}
         for link, inertial in self.dynamics.link_inertials.items():
             key = f"dynamics.link_inertials.{link}"
