@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 
-.PHONY: install test demo bench fuzz soak lint clean browser
+.PHONY: install test demo demo-moving bench fuzz soak lint clean browser
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,12 @@ DEMO_ARGS ?= mpc --robot franka --goal 0.45 0.2 0.45 0 1 0 0 --steps 250 --plot 
 demo: install
 	@mkdir -p out
 	$(VENV)/bin/curobo-lite $(DEMO_ARGS)
+
+# MPC among obstacles: a post is moved into the arm's path at step 10 and the arm goes around it
+demo-moving: install
+	@mkdir -p out
+	$(VENV)/bin/curobo-lite mpc --robot franka --world moving_post --goal 0.4 -0.3 0.45 0 1 0 0 \
+		--move post 10 0.42 -0.08 0.33 --steps 250 --plot out/mpc_moving.png
 
 bench: install
 	$(PIP) install -e ".[bench]"

@@ -58,3 +58,25 @@ def test_mpc_keeps_clear_of_an_obstacle_moved_into_its_path():
     assert float(clearance.min()) >= 0.0, f"hit the moved post: {float(clearance.min()):.4f} m"
     assert float(record.world_distance[10:].min()) >= 0.0
     assert float(record.position_error[-1]) < 0.03
+
+
+def test_mpc_command_move_option_moves_the_obstacle_before_its_step():
+    from curobo_lite.wrap.mpc_command import obstacle_moves
+
+    mpc = MpcSolver.from_config(robot="franka", world="moving_post")
+    events = obstacle_moves([["post", "10", "0.42", "-0.08", "0.33"]], mpc)
+    assert set(events) == {10}
+    probe = torch.tensor([[[0.42, -0.08, 0.33, 0.01]]], **mpc.tensor_args.as_kwargs())
+    before = float(mpc.world_collision.sphere_distance(probe).distance.min())
+    events[10](mpc)
+    after = float(mpc.world_collision.sphere_distance(probe).distance.min())
+    # the post's centre (half-size 4 cm): the probe of radius 1 cm is 5 cm deep afterwards
+    assert before > 0.3 and after == pytest.approx(-0.05, abs=1e-5)
+    for bad, match in (
+        ([["wall", "3", "0", "0", "0"]], "no obstacle 'wall'"),
+        ([["post", "x", "0", "0", "0"]], "integer step"),
+        ([["post", "3", "0", "0"]], "NAME STEP X Y Z"),
+        ([["post", "-1", "0", "0", "0"]], "STEP: expected >= 0"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            obstacle_moves(bad, mpc)

@@ -24,6 +24,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--plot", default=None, help="save joint and error plots to this file")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument(
+        "--move",
+        nargs="+",
+        action="append",
+        metavar="NAME STEP X Y Z [QW QX QY QZ]",
+        default=[],
+        help="move obstacle NAME to the pose before control step STEP (repeatable): the world "
+        "changes while MPC runs",
+    )
+    parser.add_argument(
         "--plant",
         choices=("ideal", "mujoco"),
         default="ideal",
@@ -66,6 +75,11 @@ def run(args: argparse.Namespace) -> int:
     except (TypeError, ValueError, FileNotFoundError) as err:
         print(f"curobo-lite mpc: {err}", file=sys.stderr)
         return 2
+    try:
+        events = obstacle_moves(args.move, solver)
+    except ValueError as err:
+        print(f"curobo-lite mpc: --move: {err}", file=sys.stderr)
+        return 2
     start = JointState.from_position(solver.robot_config.retract_config[None].clone())
     tracker, latency = IdealTracker(start), 0.0
     if args.plant == "mujoco":
@@ -104,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
             goal,
             args.steps,
             on_step=on_step,
+            events=events,
             latency_compensation=latency,
         )
     median_ms = statistics.median(record.solve_time.tolist()) * 1e3
@@ -138,6 +153,41 @@ def run(args: argparse.Namespace) -> int:
         viewer.show_plan(record.position, dt=record.control_dt)  # replay the executed motion
         serve(viewer)
     return 0
+
+
+def obstacle_moves(moves: list[list[str]], solver) -> dict:
+    """``--move`` values to ``run_closed_loop`` events ``{step: fn(solver)}``; raises
+    ``ValueError`` naming the bad value (unknown obstacle, step, pose)."""
+    events: dict = {}
+    if moves and solver.world_collision is None:
+        raise ValueError("needs a world (--world NAME) with the obstacle")
+    for values in moves:
+        if len(values) not in (5, 9):
+            raise ValueError(f"expected NAME STEP X Y Z [QW QX QY QZ], received {' '.join(values)}")
+        name, step = values[0], values[1]
+        names = solver.world_collision.obstacle_names
+        if name not in names:
+            raise ValueError(f"no obstacle {name!r} in the world; obstacles: {names}")
+        try:
+            step_index = int(step)
+            pose = [float(v) for v in values[2:]] + (
+                [1.0, 0.0, 0.0, 0.0] if len(values) == 5 else []
+            )
+        except ValueError:
+            raise ValueError(
+                f"expected an integer step and numbers, received {' '.join(values)}"
+            ) from None
+        if step_index < 0:
+            raise ValueError(f"STEP: expected >= 0, received {step_index}")
+        previous = events.get(step_index)
+
+        def move(mpc, name=name, pose=pose, previous=previous) -> None:
+            if previous is not None:
+                previous(mpc)
+            mpc.world_collision.update_obstacle_pose(name, pose)
+
+        events[step_index] = move
+    return events
 
 
 def plot_record(record, robot_config, path: str) -> str:
