@@ -84,6 +84,17 @@ def pytorch_mppi_iteration(reacher, goal, mppi_options, tensor_args) -> Callable
     )
     smooth_cost = SmoothnessCost.from_dict(COSTS["smooth_cost"], tensor_args)
     run_weights = pose_cost.config.run_weight
+    # the bound cost as a pytorch_mppi user writes it (plain torch, per step): BoundCost's
+    # formula, sum_q w_q |x - clamp(x, lower_q, upper_q)|^2 over position and velocity
+    bounds = bound_cost.config.activation_bounds()
+    weights = bound_cost.config.bound_weight * bound_cost.config.weight
+
+    def torch_bound_cost(q, qd):
+        cost = q.new_zeros(q.shape[0])
+        for i, (name, x) in enumerate((("position", q), ("velocity", qd))):
+            excess = x - torch.clamp(x, bounds[name][0], bounds[name][1])
+            cost = cost + weights[i] * excess.square().sum(-1)
+        return cost
 
     def dynamics(state, action):
         q, qd = state[:, :dof], state[:, dof:]
@@ -103,7 +114,7 @@ def pytorch_mppi_iteration(reacher, goal, mppi_options, tensor_args) -> Callable
         return (
             run_weights[0] * position_error
             + run_weights[1] * rotation_error
-            + bound_cost.forward(js)[:, 0]
+            + torch_bound_cost(state[:, :dof], state[:, dof:])
             + smooth_cost.forward(js)[:, 0]
         )
 

@@ -5,6 +5,9 @@ For each batch x horizon (7 dof, float32) and each control space it times, in on
 * ``ours fwd``: :func:`curobo_lite.kernels.tensor_step` writing into preallocated buffers
   (how the dynamics model calls it), and ``ours fwd alloc`` with fresh outputs;
 * ``ours f+b``: forward + backward of a loss on all four outputs w.r.t. the action;
+* ``raw f+b`` / ``autograd f+b``: the two raw kernel launches (forward, adjoint) with given
+  output gradients, and the same through ``torch.autograd.backward`` (no loss): their ratio is
+  what the autograd wrapper adds;
 * ``dense fwd`` / ``dense f+b``: the seed's dense torch reference (``CliqueTensorStep`` for
   POSITION, ``tensor_step_acc`` for ACCELERATION), matrices built once outside the timing;
 * ``copy``: copying the four output tensors' bytes (the memory-bandwidth floor for the forward).
@@ -25,6 +28,12 @@ from timing import timeit as _timeit
 from timing import write_json
 
 from curobo_lite.kernels import StepBuffers, tensor_step
+from curobo_lite.kernels.tensor_step import (
+    launch_adjoint,
+    launch_forward,
+    resolve_step_mode,
+    validate_step_inputs,
+)
 from curobo_lite.rollout.dynamics_model import integration_utils as iu
 from curobo_lite.types import TensorDeviceType
 
@@ -75,6 +84,27 @@ def bench_case(batch: int, horizon: int, mode: str, device: torch.device) -> dic
         act_grad.grad = None
 
     row["ours_fwd_bwd"] = timeit(ours_fb, device)
+
+    # the wrapper's overhead: the same forward and adjoint launches, raw and through autograd
+    step_mode = resolve_step_mode(control_space, "BACKWARD")
+    inputs = validate_step_inputs(act, p, v, a, traj_dt, step_mode)
+    out_grads = [w.expand(batch, -1, -1).contiguous() for w in weights]
+    grad_act = torch.empty_like(act)
+
+    def raw_fb():
+        launch_forward(inputs, buffers)
+        launch_adjoint(
+            out_grads, inputs.traj_dt, step_mode, None, batch, tuple(act.shape), grad_act
+        )
+
+    def autograd_fb():
+        outputs = tensor_step(act_grad, p, v, a, traj_dt, control_space, out=buffers)
+        torch.autograd.backward(outputs, out_grads)
+        act_grad.grad = None
+
+    row["raw_fwd_bwd"] = timeit(raw_fb, device)
+    row["autograd_fwd_bwd"] = timeit(autograd_fb, device)
+    row["autograd_over_raw"] = row["autograd_fwd_bwd"] / row["raw_fwd_bwd"]
 
     tensor_args = TensorDeviceType(device=device, dtype=dtype)
     if mode == "POSITION":
@@ -134,6 +164,7 @@ def main() -> None:
     header = (
         f"{'mode':<13}{'B':>6}{'H':>5} | {'ours fwd':>9}{'fwd alloc':>10}{'ours f+b':>9} | "
         f"{'dense fwd':>10}{'dense f+b':>10} | {'copy':>8} | {'fwd/copy':>8}{'dense/ours f+b':>15}"
+        f" | {'raw f+b':>8}{'autograd':>9}{'ratio':>6}"
     )
     print(
         f"step kernels, {DOF} dof, float32, device {device}, torch threads "
@@ -152,6 +183,8 @@ def main() -> None:
                     f"{ms['ours_fwd_alloc']:>10.3f}{ms['ours_fwd_bwd']:>9.3f} | "
                     f"{ms['dense_fwd']:>10.3f}{ms['dense_fwd_bwd']:>10.3f} | {ms['copy']:>8.3f} | "
                     f"{row['fwd_over_copy']:>8.2f}{row['dense_over_ours_fwd_bwd']:>15.2f}"
+                    f" | {ms['raw_fwd_bwd']:>8.3f}{ms['autograd_fwd_bwd']:>9.3f}"
+                    f"{row['autograd_over_raw']:>6.2f}"
                 )
     meta = {
         "device": str(device),
