@@ -68,45 +68,6 @@ def _quantity_cost(
     return total
 
 
-@wp.func
-def _step_cost(
-    position: wp.array3d(dtype=Any),
-    velocity: wp.array3d(dtype=Any),
-    acceleration: wp.array3d(dtype=Any),
-    jerk: wp.array3d(dtype=Any),
-    lower: wp.array2d(dtype=Any),
-    upper: wp.array2d(dtype=Any),
-    quad: wp.array(dtype=Any),
-    lin: wp.array(dtype=Any),
-    active: wp.array(dtype=wp.int32),
-    compute_grad: int,
-    grad_position: wp.array3d(dtype=Any),
-    grad_velocity: wp.array3d(dtype=Any),
-    grad_acceleration: wp.array3d(dtype=Any),
-    grad_jerk: wp.array3d(dtype=Any),
-    b: int,
-    h: int,
-):
-    total = quad.dtype(0.0)
-    if active[0] != 0:
-        total += _quantity_cost(
-            position, grad_position, b, h, 0, lower, upper, quad[0], lin[0], compute_grad
-        )
-    if active[1] != 0:
-        total += _quantity_cost(
-            velocity, grad_velocity, b, h, 1, lower, upper, quad[1], lin[1], compute_grad
-        )
-    if active[2] != 0:
-        total += _quantity_cost(
-            acceleration, grad_acceleration, b, h, 2, lower, upper, quad[2], lin[2], compute_grad
-        )
-    if active[3] != 0:
-        total += _quantity_cost(
-            jerk, grad_jerk, b, h, 3, lower, upper, quad[3], lin[3], compute_grad
-        )
-    return total
-
-
 @wp.kernel
 def bound_cost_forward(
     position: wp.array3d(dtype=Any),
@@ -131,24 +92,33 @@ def bound_cost_forward(
     # would spend more on starting than on the work
     b = wp.tid()
     for h in range(cost.shape[1]):
-        cost[b, h] = _step_cost(
-            position,
-            velocity,
-            acceleration,
-            jerk,
-            lower,
-            upper,
-            quad,
-            lin,
-            active,
-            compute_grad,
-            grad_position,
-            grad_velocity,
-            grad_acceleration,
-            grad_jerk,
-            b,
-            h,
-        )
+        total = quad.dtype(0.0)
+        if active[0] != 0:
+            total += _quantity_cost(
+                position, grad_position, b, h, 0, lower, upper, quad[0], lin[0], compute_grad
+            )
+        if active[1] != 0:
+            total += _quantity_cost(
+                velocity, grad_velocity, b, h, 1, lower, upper, quad[1], lin[1], compute_grad
+            )
+        if active[2] != 0:
+            total += _quantity_cost(
+                acceleration,
+                grad_acceleration,
+                b,
+                h,
+                2,
+                lower,
+                upper,
+                quad[2],
+                lin[2],
+                compute_grad,
+            )
+        if active[3] != 0:
+            total += _quantity_cost(
+                jerk, grad_jerk, b, h, 3, lower, upper, quad[3], lin[3], compute_grad
+            )
+        cost[b, h] = total
 
 
 def _signature(scalar) -> list:
