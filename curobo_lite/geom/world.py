@@ -77,16 +77,38 @@ def _as_list(value: Any) -> Any:
     return value
 
 
+#: lengths and coordinates (m) beyond this are refused: float32 (the collision tables) spaces
+#: its values by more than a millimetre past 10 km, and 1e300 would overflow to inf
+MAX_COORDINATE = 1.0e4
+
+
+def _bounded(reader: YamlReader, values: list[float], key: str) -> list[float]:
+    for i, v in enumerate(values):
+        if abs(v) > MAX_COORDINATE:
+            raise reader.error(
+                f"{key}[{i}]", f"expected a magnitude <= {MAX_COORDINATE:g} m, received {v!r}"
+            )
+    return values
+
+
+def _coordinates(reader: YamlReader, value: Any, key: str) -> list[float]:
+    """A checked ``[3]`` point or extent in metres."""
+    return _bounded(reader, reader.vector(_as_list(value), key, 3), key)
+
+
 def _positive(reader: YamlReader, value: Any, key: str) -> float:
     number = reader.number(value, key)
     if number <= 0.0:
         raise reader.error(key, f"expected a positive number, received {value!r}")
+    if number > MAX_COORDINATE:
+        raise reader.error(key, f"expected at most {MAX_COORDINATE:g} m, received {value!r}")
     return number
 
 
 def _check_pose(reader: YamlReader, value: Any, key: str) -> list[float]:
     """A validated ``[x, y, z, qw, qx, qy, qz]`` with the quaternion normalised."""
     pose = reader.vector(_as_list(value), key, 7)
+    _bounded(reader, pose[:3], key)
     norm = math.sqrt(sum(q * q for q in pose[3:]))
     if abs(norm - 1.0) > QUATERNION_NORM_TOLERANCE:
         raise reader.error(
@@ -188,7 +210,7 @@ class Sphere(Obstacle):
         if self.position is not None:
             reader = YamlReader(_SOURCE.get() or "<Sphere>")
             key = f"sphere.{self.name}.position"
-            position = reader.vector(_as_list(self.position), key, 3)
+            position = _coordinates(reader, self.position, key)
             pose = _check_pose(reader, self.pose, f"sphere.{self.name}.pose")
             if pose[:3] != [0.0, 0.0, 0.0] and pose[:3] != position:
                 raise reader.error(
@@ -222,8 +244,8 @@ class Capsule(Obstacle):
 
     def _check(self, reader: YamlReader, key: str) -> None:
         self.radius = _positive(reader, self.radius, f"{key}.radius")
-        self.base = reader.vector(_as_list(self.base), f"{key}.base", 3)
-        self.tip = reader.vector(_as_list(self.tip), f"{key}.tip", 3)
+        self.base = _coordinates(reader, self.base, f"{key}.base")
+        self.tip = _coordinates(reader, self.tip, f"{key}.tip")
 
     def _fields_to_dict(self) -> dict[str, Any]:
         return {"radius": self.radius, "base": list(self.base), "tip": list(self.tip)}
@@ -355,6 +377,8 @@ def _check_array(reader: YamlReader, value: Any, key: str, kind: type) -> list[l
     rows = []
     for i, row in enumerate(value):
         row = reader.vector(_as_list(row), f"{key}[{i}]", 3)
+        if kind is float:
+            _bounded(reader, row, f"{key}[{i}]")
         if kind is int:
             if any(v != int(v) for v in row):
                 raise reader.error(f"{key}[{i}]", f"expected integer indices, received {row}")
