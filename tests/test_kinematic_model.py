@@ -243,3 +243,12 @@ def test_bad_rollout_inputs(franka64):
         model.forward(start, torch.zeros(2, 8, 7))
     with pytest.raises(ValueError, match=r"start_state.*\[B, 7\]"):
         model.forward(random_start(2, 6), torch.zeros(2, 8, 7, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("enable", [-2, float("nan"), "yes"])
+def test_state_filter_enable_must_be_a_bool(franka64, enable):
+    # found by `make fuzz`: any value was taken for a truth value
+    with pytest.raises(TypeError, match="state_filter_cfg.enable: expected true or false"):
+        KinematicModelConfig.from_dict(
+            {"horizon": 8, "state_filter_cfg": {"enable": enable}}, franka64, F64
+        )

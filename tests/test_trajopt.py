@@ -391,3 +391,16 @@ def test_cli_rejects_bad_arguments_before_writing(tmp_path, capsys):
     assert err.value.code == 2
     assert "goal_state" in capsys.readouterr().err
     assert not (tmp_path / "p.png").exists()
+
+
+def test_config_typos_that_would_exhaust_memory_are_refused():
+    # found by `make fuzz`: a time_margin of 1e9 retimed a plan into 5e11 samples
+    from curobo_lite.wrap.trajopt_config import TrajOptSolverConfig
+    from curobo_lite.wrap.trajopt_timing import MAX_INTERPOLATED_SAMPLES, interpolate
+
+    with pytest.raises(ValueError, match=r"time_margin: .*\[0, 10\], received 1000000000"):
+        TrajOptSolverConfig(time_margin=1e9)
+    knots = torch.zeros(1, 4, 2)
+    dt = torch.tensor([MAX_INTERPOLATED_SAMPLES * 0.01])  # 3 segments of that: 3x the cap
+    with pytest.raises(ValueError, match=f"more than {MAX_INTERPOLATED_SAMPLES}"):
+        interpolate(knots, dt, 0.01, "LINEAR")

@@ -73,7 +73,7 @@ class TrajOptSolverConfig:
       ``cspace_threshold`` (rad, default 0.01): success thresholds.
     - ``seed_noise`` (rad >= 0, default 0.1): amplitude of the seed perturbations.
     - ``seed`` (int >= 0, default 0): seed of every random draw of a solve.
-    - ``time_margin`` (float >= 0, default 0.05): safety margin of the retiming.
+    - ``time_margin`` (float in [0, 10], default 0.05): safety margin of the retiming.
     - ``min_dt`` (s > 0, default 0.01): smallest retimed step.
     - ``max_retime_iters`` (int >= 0, default 4): corrections after interpolation.
     - ``ik``: ``num_seeds`` (int >= 1, default 32), ``cost`` (cost sections, default: the task's
@@ -106,7 +106,8 @@ class TrajOptSolverConfig:
             setattr(self, key, as_float(s, key, getattr(self, key), 0.0, low_open=True))
         self.seed_noise = as_float(s, "seed_noise", self.seed_noise, 0.0)
         self.seed = as_int(s, "seed", self.seed, 0)
-        self.time_margin = as_float(s, "time_margin", self.time_margin, 0.0)
+        # at most 10x the limits' time: larger reserves are typos (and huge plans)
+        self.time_margin = as_float(s, "time_margin", self.time_margin, 0.0, 10.0)
         self.min_dt = as_float(s, "min_dt", self.min_dt, 0.0, low_open=True)
         self.max_retime_iters = as_int(s, "max_retime_iters", self.max_retime_iters, 0)
         if not isinstance(self.ik, IkConfig):

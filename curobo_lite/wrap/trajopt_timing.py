@@ -111,6 +111,11 @@ class Interpolated:
     knot_acceleration: torch.Tensor | None
 
 
+#: a plan resampled into more samples than this is refused (1 000 s at 10 ms): it comes from a
+#: configuration error (a huge time_margin or min_dt) and would exhaust memory
+MAX_INTERPOLATED_SAMPLES = 100_000
+
+
 def interpolate(
     knots: torch.Tensor,
     dt: torch.Tensor,
@@ -138,6 +143,13 @@ def interpolate(
     segments = H - 1
     last = torch.round(segments * dt / interpolation_dt).long().clamp(min=1)
     n_samples = int(last.max()) + 1
+    if n_samples > MAX_INTERPOLATED_SAMPLES:
+        duration = float(segments * dt.max())
+        raise InputValueError(
+            f"interpolation_dt: {interpolation_dt:g} s over a plan of {duration:g} s needs "
+            f"{n_samples} samples, more than {MAX_INTERPOLATED_SAMPLES}; check "
+            "trajopt.time_margin, min_dt and interpolation_dt"
+        )
     k = torch.arange(n_samples, device=knots.device, dtype=knots.dtype)
     tau = k[None, :] * (interpolation_dt / dt)[:, None]  # knot coordinate of every sample
     after = torch.arange(n_samples, device=knots.device)[None, :] >= last[:, None]

@@ -124,6 +124,12 @@ class JointStateFilterConfig:
     enable: bool = True
     filter_coeff: FilterCoeff = field(default_factory=FilterCoeff)
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.enable, bool):
+            raise InputTypeError(
+                f"state_filter_cfg.enable: expected true or false, received {self.enable!r}"
+            )
+
     @classmethod
     def from_dict(cls, data: dict | None) -> JointStateFilterConfig:
         data = dict(_check_keys("state_filter_cfg", data, ("enable", "filter_coeff")))
