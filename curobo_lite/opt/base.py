@@ -237,6 +237,19 @@ def as_float(
     return v
 
 
+def as_mapping(
+    section: str, key: str, value: Any, allow_none: bool = False
+) -> dict[str, Any] | None:
+    """A copy of a mapping-valued option (``None`` passes through with ``allow_none``)."""
+    if value is None and allow_none:
+        return None
+    if not isinstance(value, Mapping):
+        raise InputTypeError(
+            f"{section}.{key}: expected a mapping, received {type(value).__name__}"
+        )
+    return dict(value)
+
+
 def as_bool(section: str, key: str, value: Any) -> bool:
     if not isinstance(value, bool):
         raise InputTypeError(f"{section}.{key}: expected true/false, received {value!r}")

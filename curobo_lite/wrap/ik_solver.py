@@ -33,7 +33,7 @@ import torch
 
 from curobo_lite.geom import WorldCollision, WorldConfig
 from curobo_lite.opt import Lbfgs, LbfgsConfig
-from curobo_lite.opt.base import as_float, as_int, check_keys
+from curobo_lite.opt.base import as_float, as_int, as_mapping, check_keys
 from curobo_lite.robot import RobotConfig
 from curobo_lite.rollout import ArmReacher, ArmReacherConfig, Goal, TaskConfig
 from curobo_lite.rollout.dynamics_model import KinematicModelConfig
@@ -99,12 +99,7 @@ class IKSolverConfig:
             setattr(self, key, as_float(s, key, getattr(self, key), 0.0, low_open=True))
         self.limit_margin = as_float(s, "limit_margin", self.limit_margin, 0.0, 0.5)
         for key in ("cost", "lbfgs"):
-            value = getattr(self, key)
-            if not isinstance(value, Mapping):
-                raise InputTypeError(
-                    f"{s}.{key}: expected a mapping, received {type(value).__name__}"
-                )
-            setattr(self, key, dict(value))
+            setattr(self, key, as_mapping(s, key, getattr(self, key)))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> IKSolverConfig:

@@ -38,7 +38,7 @@ from typing import Any
 import torch
 
 from curobo_lite.geom import WorldCollision, WorldConfig
-from curobo_lite.opt.base import as_bool, as_float, as_int, check_keys
+from curobo_lite.opt.base import as_bool, as_float, as_int, as_mapping, check_keys
 from curobo_lite.robot import RobotConfig
 from curobo_lite.rollout import TaskConfig
 from curobo_lite.types import JointState, Pose, TensorDeviceType, check_joint_state
@@ -105,12 +105,7 @@ class MotionGenConfig:
             s, "graph_resolution", self.graph_resolution, 0.0, low_open=True
         )
         for key in ("ik", "trajopt"):
-            value = getattr(self, key)
-            if not isinstance(value, Mapping):
-                raise InputTypeError(
-                    f"{s}.{key}: expected a mapping, received {type(value).__name__}"
-                )
-            setattr(self, key, dict(value))
+            setattr(self, key, as_mapping(s, key, getattr(self, key)))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> MotionGenConfig:

@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from curobo_lite.opt.base import as_choice, as_float, as_int, check_keys
+from curobo_lite.opt.base import as_choice, as_float, as_int, as_mapping, check_keys
 from curobo_lite.types import (
     JointState,
 )
@@ -43,15 +43,8 @@ class IkConfig:
 
     def __post_init__(self) -> None:
         self.num_seeds = as_int(self.section, "num_seeds", self.num_seeds, 1)
-        for key in ("cost", "lbfgs"):
-            value = getattr(self, key)
-            if value is not None and not isinstance(value, Mapping):
-                raise InputTypeError(
-                    f"{self.section}.{key}: expected a mapping, received {type(value).__name__}"
-                )
-        self.lbfgs = dict(self.lbfgs or {})
-        if self.cost is not None:
-            self.cost = dict(self.cost)
+        self.cost = as_mapping(self.section, "cost", self.cost, allow_none=True)
+        self.lbfgs = as_mapping(self.section, "lbfgs", self.lbfgs, allow_none=True) or {}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> IkConfig:
