@@ -27,6 +27,7 @@ import torch
 
 from curobo_lite.kernels import StepBuffers, StepMode, resolve_step_mode, tensor_step
 from curobo_lite.robot import Kinematics, KinematicsState, RobotConfig
+from curobo_lite.rollout.cost.base import as_bool
 from curobo_lite.types import JointState, StateType, TensorDeviceType
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
@@ -125,10 +126,7 @@ class JointStateFilterConfig:
     filter_coeff: FilterCoeff = field(default_factory=FilterCoeff)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.enable, bool):
-            raise InputTypeError(
-                f"state_filter_cfg.enable: expected true or false, received {self.enable!r}"
-            )
+        self.enable = as_bool("state_filter_cfg", "enable", self.enable)
 
     @classmethod
     def from_dict(cls, data: dict | None) -> JointStateFilterConfig:
