@@ -6,6 +6,7 @@ import argparse
 import statistics
 import sys
 
+from curobo_lite.types.errors import InputValueError
 from curobo_lite.viz.options import add_view_arguments
 from curobo_lite.wrap.cli_args import add_problem_arguments, goal_pose
 
@@ -160,25 +161,27 @@ def obstacle_moves(moves: list[list[str]], solver) -> dict:
     ``ValueError`` naming the bad value (unknown obstacle, step, pose)."""
     events: dict = {}
     if moves and solver.world_collision is None:
-        raise ValueError("needs a world (--world NAME) with the obstacle")
+        raise InputValueError("needs a world (--world NAME) with the obstacle")
     for values in moves:
         if len(values) not in (5, 9):
-            raise ValueError(f"expected NAME STEP X Y Z [QW QX QY QZ], received {' '.join(values)}")
+            raise InputValueError(
+                f"expected NAME STEP X Y Z [QW QX QY QZ], received {' '.join(values)}"
+            )
         name, step = values[0], values[1]
         names = solver.world_collision.obstacle_names
         if name not in names:
-            raise ValueError(f"no obstacle {name!r} in the world; obstacles: {names}")
+            raise InputValueError(f"no obstacle {name!r} in the world; obstacles: {names}")
         try:
             step_index = int(step)
             pose = [float(v) for v in values[2:]] + (
                 [1.0, 0.0, 0.0, 0.0] if len(values) == 5 else []
             )
         except ValueError:
-            raise ValueError(
+            raise InputValueError(
                 f"expected an integer step and numbers, received {' '.join(values)}"
             ) from None
         if step_index < 0:
-            raise ValueError(f"STEP: expected >= 0, received {step_index}")
+            raise InputValueError(f"STEP: expected >= 0, received {step_index}")
         previous = events.get(step_index)
 
         def move(mpc, name=name, pose=pose, previous=previous) -> None:
