@@ -481,3 +481,38 @@ def test_best_seed_rule_freezes_the_whole_problem():
     assert bool(res.problem_converged.all())
     b = int(res.best_cost.argmin())
     assert bool(res.converged[b])  # the best seed converged; the others were frozen with it
+
+
+def test_stop_check_ends_each_problem_when_one_seed_passes():
+    """A problem stops at the first check where one of its seeds' best iterate passes the
+    caller's test (here: the Rosenbrock problem within 0.05 of its minimizer), however much its
+    cost could still improve; the easy problem (never passing) stops by converging."""
+    H, D, n = 3, 2, 4
+    gen = torch.Generator().manual_seed(21)
+    init = torch.randn(2 * n, H, D, generator=gen, dtype=torch.float64)
+    calls = []
+
+    def near_minimizer(best_action):
+        calls.append(best_action.clone())
+        passed = (best_action - 1.0).abs().amax(dim=(-2, -1)) <= 0.05
+        passed[:n] = False  # the easy problem never passes: it stops by converging
+        return passed
+
+    cfg = LbfgsConfig(n_problems=2, n_iters=80, convergence_tol=0.0, convergence_check_every=4)
+    res = Lbfgs(cfg, MixedRollout(H, D)).optimize(init, stop_check=near_minimizer)
+    plain = Lbfgs(cfg, MixedRollout(H, D)).optimize(init)
+    # the first check where a Rosenbrock seed was within 0.05 of the minimizer
+    errors = [float((x[n:] - 1.0).abs().amax(dim=(-2, -1)).min()) for x in calls]
+    first = next(k for k, error in enumerate(errors) if error <= 0.05)
+    stop = 4 * (first + 1)
+    # the solve ended there (both problems done), the unstopped one ran to the limit
+    assert res.n_iters == stop < 80 and plain.n_iters == 80
+    assert len(calls) == stop // 4  # only at the checks
+    hist, ref = res.debug["cost_history"], plain.debug["cost_history"]
+    # identical to the run without a stop check up to the stop ...
+    assert torch.equal(hist[:stop, n:], ref[:stop, n:])
+    # ... while the unstopped run still improves there (the stop was not a convergence)
+    assert float(ref[-1, n:].min()) < 0.5 * float(ref[stop - 1, n:].min())
+    passing = (res.best_action[n:] - 1.0).abs().amax(dim=(-2, -1)) <= 0.05
+    assert bool(passing.any()) and bool(res.converged[n:][passing].all())
+    assert res.problem_converged.tolist() == [True, True]

@@ -74,8 +74,9 @@ class OptResult:
         best_cost: total of ``best_action``: ``[n_problems]`` (MPPI) or ``[B]`` (gradient).
         n_iters: iterations actually run.
         converged: ``[B]`` bool per seed (gradient solvers); ``None`` for MPPI.
-        problem_converged: ``[n_problems]`` bool, every seed of the problem converged
-            (gradient solvers); ``None`` for MPPI.
+        problem_converged: ``[n_problems]`` bool, the problem converged by the solver's stop
+            rule (every seed, or its best seed) or passed a stop check (gradient solvers);
+            ``None`` for MPPI.
         debug: solver-specific histories (see each solver).
     """
 

@@ -16,6 +16,10 @@ happen every ``convergence_check_every`` iterations. With ``stop_rule: BEST_SEED
 stops (all its seeds frozen, ``problem_converged``) as soon as its best seed has converged:
 the usual rule for multi-start solves, where only the best seed is kept.
 
+Stop check (optional, an argument of ``optimize``): a caller's test of the seeds' best iterates
+at the same checks; a problem stops once one of its seeds passes (it is good enough: e.g. the
+goal is reached with a margin and collision-free), however much the cost could still improve.
+
 Host synchronization: an iteration itself never reads a tensor value on the host; the loop
 reads the convergence flags once per ``convergence_check_every`` iterations (never with
 ``fixed_iters``), so on CUDA a block of iterations can run as one captured graph.
@@ -24,7 +28,7 @@ reads the convergence flags once per ``convergence_check_every`` iterations (nev
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
@@ -107,7 +111,11 @@ class GradientOptimizerBase(ABC):
 
     # --- public API ------------------------------------------------------------------------
 
-    def optimize(self, init_act: torch.Tensor | None = None) -> OptResult:
+    def optimize(
+        self,
+        init_act: torch.Tensor | None = None,
+        stop_check: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    ) -> OptResult:
         """Minimize the rollout's ``total`` from ``init_act``.
 
         Args:
@@ -115,6 +123,11 @@ class GradientOptimizerBase(ABC):
                 ``num_seeds`` is set ``B`` must equal ``n_problems * num_seeds``). ``None``
                 draws ``n_problems * num_seeds`` seeds uniformly inside the (finite) action
                 bounds from ``seed``. Projected into the bounds when ``use_bounds``.
+            stop_check: optional ``best_action [B, H, D] -> [B]`` bool, called every
+                ``convergence_check_every`` iterations (without host reads, so the iteration
+                stays capturable): a problem stops as soon as one of its seeds' best iterate
+                passes it (e.g. the goal is reached without collision), and that
+                seed counts as converged.
 
         Returns:
             :class:`OptResult`: ``action`` last iterate ``[B, H, D]``, ``best_action``/
@@ -131,6 +144,7 @@ class GradientOptimizerBase(ABC):
         best_f, best_x = f.clone(), x.clone()
         converged = torch.zeros(B, dtype=torch.bool, device=x.device)
         frozen = converged.clone()  # converged, or a seed of a problem that has stopped
+        stopped = converged.clone()  # a seed of a problem the stop check has ended
         stall = cfg.stall_rtol > 0.0 or cfg.stall_atol > 0.0
         best_at_check = best_f.clone()
         hist: dict[str, list[torch.Tensor]] = {
@@ -161,6 +175,11 @@ class GradientOptimizerBase(ABC):
                 slack = cfg.stall_atol + cfg.stall_rtol * best_f.abs()
                 converged = converged | (active & (gain <= slack))
                 best_at_check = best_f.clone()
+            if check and stop_check is not None:
+                passed = stop_check(best_x) & ~frozen
+                converged = converged | passed
+                stopped = stopped | self._any_seed(passed)
+                frozen = frozen | stopped
             frozen = frozen | converged
             if check and cfg.stop_rule == "BEST_SEED":
                 frozen = frozen | self._best_seed_converged(best_f, converged)
@@ -179,7 +198,8 @@ class GradientOptimizerBase(ABC):
             best_cost=best_f.detach(),
             n_iters=n_run,
             converged=converged,
-            problem_converged=self._problem_converged(best_f, converged),
+            problem_converged=self._problem_converged(best_f, converged)
+            | stopped.view(self.config.n_problems, -1)[:, 0],
             debug=debug,
         )
 
@@ -189,6 +209,11 @@ class GradientOptimizerBase(ABC):
         best = best_f.view(P, -1).argmin(dim=1, keepdim=True)
         done = converged.view(P, -1).gather(1, best)
         return done.expand(P, best_f.shape[0] // P).reshape(-1)
+
+    def _any_seed(self, flags: torch.Tensor) -> torch.Tensor:
+        """``[B]``: True for every seed of a problem where ``flags [B]`` holds for a seed."""
+        P = self.config.n_problems
+        return flags.view(P, -1).any(dim=1, keepdim=True).expand(P, flags.shape[0] // P).reshape(-1)
 
     def _problem_converged(self, best_f: torch.Tensor, converged: torch.Tensor) -> torch.Tensor:
         """``[n_problems]``: every seed converged (``ALL_SEEDS``) or the best one

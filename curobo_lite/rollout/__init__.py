@@ -5,6 +5,7 @@ from curobo_lite.rollout.arm_reacher import (
     ArmReacherConfig,
     ConvergenceMetrics,
     Goal,
+    ReachCriteria,
 )
 from curobo_lite.rollout.task import TaskConfig, available_tasks
 
@@ -13,6 +14,7 @@ __all__ = [
     "ArmReacherConfig",
     "ConvergenceMetrics",
     "Goal",
+    "ReachCriteria",
     "TaskConfig",
     "available_tasks",
 ]

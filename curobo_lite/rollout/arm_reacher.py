@@ -127,6 +127,36 @@ class ConvergenceMetrics:
         )
 
 
+
+@dataclass(frozen=True)
+class ReachCriteria:
+    """When a trajectory is good enough to stop optimizing it: its last step within
+    ``position_threshold`` m and ``rotation_threshold`` rad of a pose goal (or within
+    ``cspace_threshold`` of a joint goal), no step outside the position limits, and every
+    sphere at least ``clearance`` m from the obstacles and from the robot's other links
+    (checked on the segments between steps).
+
+    Tighter than a solver's success thresholds, so the result keeps a margin for the later
+    checks of the retimed, interpolated plan."""
+
+    position_threshold: float
+    rotation_threshold: float
+    cspace_threshold: float
+    clearance: float
+
+    def met(self, metrics: ConvergenceMetrics) -> torch.Tensor:
+        """``[B]`` bool: the trajectories of ``metrics`` that meet every criterion."""
+        met = metrics.limit_violation["position"] <= 1e-6
+        if metrics.position_error is not None:
+            met &= metrics.position_error <= self.position_threshold
+            met &= metrics.rotation_error <= self.rotation_threshold
+        if metrics.cspace_error is not None:
+            met &= metrics.cspace_error <= self.cspace_threshold
+        distance = metrics.min_distance
+        if distance is not None:
+            met &= distance >= self.clearance
+        return met
+
 @dataclass
 class ArmReacherConfig:
     """A dynamics-model config plus the ``cost`` section of a task."""
@@ -353,6 +383,17 @@ class ArmReacher:
         self.last_invalid = invalid
         return RolloutResult(costs=costs, total=total, state=state)
 
+    @torch.no_grad()
+    def rollout_state(self, act_seq: torch.Tensor) -> KinematicModelState:
+        """The states of ``act_seq [B, H, D]`` (with collision spheres when the robot has
+        them) without the costs: for checks such as :meth:`convergence`."""
+        if self.start_state is None:
+            raise InputValueError("rollout_state: call update_params(goal, start_state) first")
+        problem_index = self._problem_index(act_seq.shape[0])
+        return self.dynamics_model.forward(
+            self.start_state, act_seq, problem_index, spheres=self.has_spheres
+        )
+
     def needs_spheres(self) -> bool:
         """Whether an enabled cost reads the collision spheres (world costs only while an
         obstacle is enabled): otherwise forward kinematics skips them."""
@@ -428,8 +469,9 @@ class ArmReacher:
         return terms
 
     @torch.no_grad()
-    def convergence(self, state: KinematicModelState) -> ConvergenceMetrics:
-        """Errors at the last step and limit violations of a rolled-out batch."""
+    def convergence(self, state: KinematicModelState, swept: bool = False) -> ConvergenceMetrics:
+        """Errors at the last step, limit violations and clearances of a rolled-out batch
+        (``swept``: the world clearance of the segments between steps, not only the steps)."""
         batch = state.state_seq.position.shape[0]
         problem_index = self._problem_index(batch)
         position_error = rotation_error = cspace_error = None
@@ -457,7 +499,7 @@ class ArmReacher:
         spheres = state.kinematics.link_spheres
         if spheres is None and self.has_spheres:
             spheres = self.dynamics_model.kinematics.forward(state.state_seq.position).link_spheres
-        world_distance, self_distance = self.collision_distances(spheres)
+        world_distance, self_distance = self.collision_distances(spheres, swept)
         return ConvergenceMetrics(
             position_error, rotation_error, cspace_error, violation, world_distance, self_distance
         )

@@ -48,6 +48,8 @@ class GraphPlanResult:
         path: ``[K, D]`` waypoints including start and goal (``None`` on failure).
         plan_time: seconds in the planner, simplify_time: seconds in the simplifier.
         checked_states, checked_motions: validity-check counts.
+        goal_index: which of the goal configurations the path ends at (0 for one goal;
+            ``-1`` on failure).
     """
 
     success: bool
@@ -56,6 +58,7 @@ class GraphPlanResult:
     simplify_time: float
     checked_states: int
     checked_motions: int
+    goal_index: int = -1
 
     @property
     def length(self) -> float:
@@ -132,7 +135,14 @@ class OmplPlanner:
     # --- planning ------------------------------------------------------------------------------
 
     def plan(self, start: torch.Tensor, goal: torch.Tensor) -> GraphPlanResult:
-        """A valid path from ``start [D]`` to ``goal [D]`` (both must be valid)."""
+        """A valid path from ``start [D]`` to ``goal [D]``, or to whichever of several goal
+        configurations ``goal [G, D]`` (e.g. distinct IK solutions of one pose) the planner
+        connects first (``goal_index``). Start and goals must be valid."""
+        if goal.shape[-1:] != (self.dof,) or goal.ndim not in (1, 2) or goal.numel() == 0:
+            raise InputValueError(
+                f"goal: expected [{self.dof}] or [G, {self.dof}], received {tuple(goal.shape)}"
+            )
+        goals = goal.reshape(-1, self.dof)
         from ompl import base as ob
         from ompl import geometric as og
 
@@ -158,11 +168,17 @@ class OmplPlanner:
         info = setup.getSpaceInformation()
         motion = _Motion(info)
         info.setMotionValidator(motion)
-        start_state, goal_state = space.allocState(), space.allocState()
+        start_state = space.allocState()
         for j in range(self.dof):
             start_state[j] = float(start[j])
-            goal_state[j] = float(goal[j])
-        setup.setStartAndGoalStates(start_state, goal_state)
+        setup.setStartState(start_state)
+        goal_states = ob.GoalStates(info)
+        for row in goals.tolist():
+            goal_state = space.allocState()
+            for j in range(self.dof):
+                goal_state[j] = float(row[j])
+            goal_states.addState(goal_state)
+        setup.setGoal(goal_states)
         setup.setPlanner(getattr(og, self.planner_name)(info))
         t0 = time.perf_counter()
         solved = setup.solve(self.time_limit)
@@ -170,12 +186,14 @@ class OmplPlanner:
         exact = bool(solved) and setup.haveExactSolutionPath()
         path = None
         simplify_time = 0.0
+        goal_index = -1
         if exact:
             t0 = time.perf_counter()
             setup.simplifySolution(self.time_limit)
             simplify_time = time.perf_counter() - t0
             states = setup.getSolutionPath().getStates()
             path = torch.stack([self._to_tensor(s) for s in states])
+            goal_index = int((goals.to(path) - path[-1]).abs().amax(dim=-1).argmin())
         return GraphPlanResult(
             success=exact,
             path=path,
@@ -183,6 +201,7 @@ class OmplPlanner:
             simplify_time=simplify_time,
             checked_states=self._state_checks,
             checked_motions=self._motion_checks,
+            goal_index=goal_index,
         )
 
 

@@ -7,8 +7,9 @@ sequence inside the position limits) with batched L-BFGS over a horizon-1 rollou
 are the pose error, the position limits and, for a robot with collision spheres, the world and
 self-collision penalties. A solution succeeds when it is within ``position_threshold`` m and
 ``rotation_threshold`` rad of the goal, inside the position limits and collision-free (by the
-signed-distance check, not by the penalty). Solutions are ranked (successful ones first, nearest
-the ``rank_config`` — by default the retract configuration — first) and de-duplicated
+signed-distance check, not by the penalty). Solutions are ranked (successful ones first, among
+them the precise ones — within a quarter of both thresholds — first, nearest the
+``rank_config`` — by default the retract configuration — first) and de-duplicated
 (``distinct_tolerance`` rad).
 
 Options (keyword arguments of :meth:`IKSolver.from_config`, validated by
@@ -52,7 +53,7 @@ DEFAULT_IK_COST: dict[str, Any] = {
     },
     "bound_cost": {
         "bound_weight": [1000.0, 0.0, 0.0, 0.0],
-        "activation_distance": [0.01, 0.0, 0.0, 0.0],
+        "activation_distance": [0.002, 0.0, 0.0, 0.0],
     },
     "primitive_collision_cost": {"weight": 2000.0, "activation_distance": 0.01},
     "self_collision_cost": {"weight": 2000.0, "activation_distance": 0.005},
@@ -74,6 +75,12 @@ DEFAULT_IK_LBFGS: dict[str, Any] = {
     "stop_rule": "BEST_SEED",
     "fixed_iters": False,
 }
+
+
+#: ranking: a solution within this fraction of both thresholds counts as precise
+_PRECISE = 0.25
+#: ranking: offset of one tier (precise, successful, failed) over any joint-space distance
+_TIER = 1e6
 
 
 @dataclass
@@ -276,11 +283,17 @@ class IKSolver:
             free = metrics.collision_free
             if free is not None:
                 ok &= free
+            # precise solutions (within a quarter of both thresholds) before the others that
+            # succeed: a solution at the edge of the thresholds leaves the trajectory
+            # optimization no room (it trades a little pose error for smoothness and margins)
+            precise = ok & (metrics.position_error <= _PRECISE * self.config.position_threshold)
+            precise &= metrics.rotation_error <= _PRECISE * self.config.rotation_threshold
             ok = ok.view(S, n)
             q = q.view(S, n, D)
             distance = (q - rank_config[:, None]).square().sum(-1)
             cost = result.best_cost.view(S, n).clamp(max=1e12)
-            key = torch.where(ok, distance, distance.new_full((), 1e6) + cost)
+            distance = distance + torch.where(precise.view(S, n), 0.0, _TIER)
+            key = torch.where(ok, distance, distance.new_full((), 2 * _TIER) + cost)
             order = key.argsort(dim=1)
             ranked = q.gather(1, order[..., None].expand(-1, -1, D))
             ranked_ok = ok.gather(1, order)

@@ -22,7 +22,7 @@ anything".
 Options (keyword arguments of :meth:`MotionGen.from_config`, :class:`MotionGenConfig`):
 ``task`` (the trajopt task, default ``gradient_trajopt``), ``num_trajopt_seeds`` (4),
 ``num_ik_seeds`` (32), ``interpolation_dt`` (s, 0.01), ``enable_graph`` (default: whether OMPL
-is installed), ``graph_planner`` (``RRTConnect``), ``graph_time_limit`` (s, 2.0),
+is installed), ``graph_planner`` (``RRTConnect``), ``graph_time_limit`` (s, 5.0),
 ``graph_resolution`` (rad, 0.02), ``ik`` (more :class:`IKSolverConfig` options), ``trajopt``
 (more ``trajopt`` section keys, e.g. ``position_threshold``).
 """
@@ -78,7 +78,7 @@ class MotionGenConfig:
     interpolation_dt: float = 0.01
     enable_graph: bool | None = None
     graph_planner: str = "RRTConnect"
-    graph_time_limit: float = 2.0
+    graph_time_limit: float = 5.0
     graph_resolution: float = 0.02
     ik: dict[str, Any] = field(default_factory=dict)
     trajopt: dict[str, Any] = field(default_factory=dict)
@@ -401,9 +401,10 @@ class MotionGen:
         t_start: float,
         timings: dict[str, float],
     ) -> MotionGenResult:
-        """OMPL from ``start [D]`` to the first of ``configs [n, D]``, then a seeded trajopt."""
+        """OMPL from ``start [D]`` to whichever of the goal configurations ``configs [n, D]`` it
+        connects first, then a trajopt seeded with that path."""
         t0 = time.perf_counter()
-        graph = self.graph_planner.plan(start, configs[0])
+        graph = self.graph_planner.plan(start, _unique_rows(configs))
         timings["graph"] = time.perf_counter() - t0
         if not graph.success:
             result = self._from_trajopt(
@@ -415,7 +416,7 @@ class MotionGen:
         t0 = time.perf_counter()
         retry = self.trajopt.solve_from_configs(
             JointState.from_position(start[None]),
-            configs[None, :1],
+            graph.path[None, -1:],
             goal_pose,
             seed_trajectories=seed,
         )
@@ -475,6 +476,15 @@ class MotionGen:
             f"trajopt_seeds={self.config.num_trajopt_seeds}, graph={graph}, "
             f"{self.tensor_args})"
         )
+
+
+def _unique_rows(rows: torch.Tensor) -> torch.Tensor:
+    """``rows [n, D]`` without repeats, first occurrences in order."""
+    keep = [0]
+    for i in range(1, rows.shape[0]):
+        if not any(torch.equal(rows[i], rows[k]) for k in keep):
+            keep.append(i)
+    return rows[keep]
 
 
 def _cycle(rows: torch.Tensor, n: int) -> torch.Tensor:

@@ -12,6 +12,7 @@ from typing import Any
 import torch
 
 from curobo_lite.opt.base import as_choice, as_float, as_int, as_mapping, check_keys
+from curobo_lite.rollout import ReachCriteria
 from curobo_lite.types import (
     JointState,
 )
@@ -54,6 +55,50 @@ class IkConfig:
 
 
 @dataclass
+class EarlyStopConfig:
+    """The ``trajopt.early_stop`` sub-section: stop a problem's optimization as soon as one
+    seed reaches its goal with a margin (checked every ``lbfgs.convergence_check_every``
+    iterations), instead of when the cost stops improving. Among obstacles the goal is often
+    reached, collision-free, in a third of the iterations the smoothness terms go on polishing.
+
+    Attributes:
+        position_threshold: m, rotation_threshold: rad, cspace_threshold: rad (joint goals):
+            errors of the last step to stop at (keep them below the success thresholds).
+        clearance: m, the smallest distance of every sphere to the obstacles and to the
+            robot's other links along the trajectory (between knots too) to stop at.
+    """
+
+    section = "trajopt.early_stop"
+
+    position_threshold: float = 0.001
+    rotation_threshold: float = 0.01
+    cspace_threshold: float = 0.002
+    clearance: float = 0.005
+
+    def __post_init__(self) -> None:
+        for key in ("position_threshold", "rotation_threshold", "cspace_threshold"):
+            setattr(self, key, as_float(self.section, key, getattr(self, key), 0.0, low_open=True))
+        self.clearance = as_float(self.section, "clearance", self.clearance)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> EarlyStopConfig:
+        data = {} if data is None else data
+        if not isinstance(data, Mapping):
+            raise InputTypeError(
+                f"{cls.section}: expected a mapping of options (or null: off), received "
+                f"{type(data).__name__}"
+            )
+        check_keys(cls.section, data, [f.name for f in fields(cls)])
+        return cls(**dict(data))
+
+    def criteria(self) -> ReachCriteria:
+        """The :class:`~curobo_lite.rollout.ReachCriteria` a trajectory must meet."""
+        return ReachCriteria(
+            self.position_threshold, self.rotation_threshold, self.cspace_threshold, self.clearance
+        )
+
+
+@dataclass
 class TrajOptSolverConfig:
     """Options of :class:`TrajOptSolver`: the task file's ``trajopt:`` section (unknown keys
     are an error).
@@ -71,6 +116,8 @@ class TrajOptSolverConfig:
     - ``max_retime_iters`` (int >= 0, default 4): corrections after interpolation.
     - ``ik``: ``num_seeds`` (int >= 1, default 32), ``cost`` (cost sections, default: the task's
       ``pose_cost`` and a position-only ``bound_cost``), ``lbfgs`` (:class:`LbfgsConfig` keys).
+    - ``early_stop``: ``null`` (default: stop on the L-BFGS rules alone) or the mapping of
+      :class:`EarlyStopConfig` (``{}`` takes its defaults).
     """
 
     section = "trajopt"
@@ -87,6 +134,7 @@ class TrajOptSolverConfig:
     min_dt: float = 0.01
     max_retime_iters: int = 4
     ik: IkConfig = field(default_factory=IkConfig)
+    early_stop: EarlyStopConfig | None = None
 
     def __post_init__(self) -> None:
         s = self.section
@@ -105,6 +153,8 @@ class TrajOptSolverConfig:
         self.max_retime_iters = as_int(s, "max_retime_iters", self.max_retime_iters, 0)
         if not isinstance(self.ik, IkConfig):
             self.ik = IkConfig.from_dict(self.ik)
+        if self.early_stop is not None and not isinstance(self.early_stop, EarlyStopConfig):
+            self.early_stop = EarlyStopConfig.from_dict(self.early_stop)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> TrajOptSolverConfig:

@@ -279,7 +279,7 @@ class TrajOptPhases:
         )
         self.rollout.update_params(goal, start)
         solver = self._lbfgs("trajopt", self.lbfgs_config, self.rollout, S, n_local)
-        result = solver.optimize(seeds)
+        result = solver.optimize(seeds, stop_check=self._stop_check())
         with torch.no_grad():
             rolled = self.rollout.rollout_fn(result.best_action)
             metrics = self.rollout.convergence(rolled.state)
@@ -313,6 +313,19 @@ class TrajOptPhases:
             f"{int(feasible.any(dim=1).sum())}/{S} reached"
         )
         return knots, goal_configs[rows, seed_index]
+
+    def _stop_check(self) -> Callable[[torch.Tensor], torch.Tensor] | None:
+        """The optimizer's stop check of ``trajopt.early_stop`` (``None`` when it is off):
+        ``[B]`` seeds whose trajectory meets the criteria, clearance swept between knots."""
+        if self.config.early_stop is None:
+            return None
+        criteria = self.config.early_stop.criteria()
+
+        def stop_check(actions: torch.Tensor) -> torch.Tensor:
+            state = self.rollout.rollout_state(actions)
+            return criteria.met(self.rollout.convergence(state, swept=True))
+
+        return stop_check
 
     def _gather_seeds(self, local: torch.Tensor) -> torch.Tensor:
         """``[S, n_local, ...]`` per-rank seed results to ``[S, n, ...]`` (seed order kept)."""
