@@ -149,6 +149,24 @@ def test_graph_planner_path_is_valid_and_connects():
     assert not math.isinf(result.length) and np.isfinite(result.plan_time)
 
 
+@pytest.mark.skipif(not ompl_available(), reason="OMPL's Python bindings are not installed")
+def test_graph_planner_reaches_one_of_several_goals():
+    from curobo_lite.wrap.graph_planner import OmplPlanner, resample_path
+
+    motion_gen = MotionGen.from_config("franka", {"cuboid": {"wall": WALL}})
+    start = motion_gen.robot_config.retract_config.clone()
+    far, near = start.clone(), start.clone()
+    far[0], near[0] = -0.9, start[0] + 0.3
+    planner = OmplPlanner(motion_gen.checker, time_limit=5.0)
+    goals = torch.stack((far, near))
+    result = planner.plan(start, goals)
+    assert result.success and result.goal_index in (0, 1)
+    torch.testing.assert_close(result.path[-1], goals[result.goal_index])
+    assert bool(motion_gen.checker.validate(resample_path(result.path, 200)).all())
+    with pytest.raises(ValueError, match=r"goal: expected \[7\] or \[G, 7\]"):
+        planner.plan(start, torch.zeros(2, 3))
+
+
 def _cuboid(name, pose, dims):
     from curobo_lite.geom import Cuboid
 

@@ -127,7 +127,6 @@ class ConvergenceMetrics:
         )
 
 
-
 @dataclass(frozen=True)
 class ReachCriteria:
     """When a trajectory is good enough to stop optimizing it: its last step within
@@ -156,6 +155,7 @@ class ReachCriteria:
         if distance is not None:
             met &= distance >= self.clearance
         return met
+
 
 @dataclass
 class ArmReacherConfig:

@@ -294,12 +294,22 @@ class TrajOptPhases:
             if metrics.collision_free is not None:
                 feasible &= metrics.collision_free
             feasible = self._gather_seeds(feasible.view(S, n_local))
+            # seeds that met the early-stop criteria (stricter) rank before the other feasible
+            passed = feasible
+            if self.config.early_stop is not None:
+                swept = self.rollout.convergence(rolled.state, swept=True)
+                passed = self._gather_seeds(
+                    self.config.early_stop.criteria().met(swept).view(S, n_local)
+                )
+                passed = passed & feasible
             cost = self._gather_seeds(result.best_cost.view(S, n_local))
             positions = self._gather_seeds(
                 rolled.state.state_seq.position.view(S, n_local, self.horizon, self.dof)
             )
-            # the cheapest feasible seed; the cheapest of all where none is feasible
-            eligible = feasible | ~feasible.any(dim=1, keepdim=True)
+            # the cheapest seed that met the early-stop criteria, else the cheapest feasible
+            # one, else the cheapest of all
+            eligible = torch.where(passed.any(dim=1, keepdim=True), passed, feasible)
+            eligible = eligible | ~eligible.any(dim=1, keepdim=True)
             seed_index = torch.where(eligible, cost, torch.full_like(cost, math.inf)).argmin(1)
             rows = torch.arange(S, device=seed_index.device)
             knots = torch.cat((start.position[:, None], positions[rows, seed_index, 1:]), 1)
