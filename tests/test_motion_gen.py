@@ -191,3 +191,27 @@ def test_plan_cli_saves_a_collision_free_plan(tmp_path):
     assert bool(checker.validate_trajectory(positions[None])[0])
     bad = main(["plan", "--world", "no_such_world", "--goal", *map(str, GOAL)])
     assert bad == 2
+
+
+def test_ik_stop_after_ends_at_the_first_precise_collision_free_seed(motion_gen):
+    """``stop_after: 1`` ends the IK at the check where a seed is within a quarter of both
+    thresholds and collision-free: fewer iterations than without, the solution checked by
+    forward kinematics and coal."""
+    from curobo_lite.wrap import IKSolver
+
+    goal = Pose.from_list(GOAL)
+    world = motion_gen.world_collision
+    early = IKSolver.from_config("franka", world, stop_after=1).solve_single(goal)
+    full = IKSolver.from_config("franka", world, stop_after=0).solve_single(goal)
+    assert bool(early.success[0]) and bool(full.success[0])
+    assert early.iterations % 4 == 0 and early.iterations < full.iterations
+    fk = motion_gen.checker.kinematics.forward(early.solution)
+    assert float((fk.ee_position - goal.position).norm()) <= 0.25 * 0.005
+    assert float(quat_angle_error(fk.ee_quaternion, goal.quaternion)[0]) <= 0.25 * 0.05
+    spheres = motion_gen.checker.get_link_spheres(early.solution).detach()
+    clearance = coal_sphere_box_distance(
+        spheres.reshape(-1, 4).double().numpy(), [(WALL["pose"], WALL["dims"])]
+    )
+    assert float(clearance.min()) >= 0.0
+    with pytest.raises(ValueError, match="ik.stop_after"):
+        IKSolver.from_config("franka", world, stop_after=-1)

@@ -18,15 +18,18 @@ Options (keyword arguments of :meth:`IKSolver.from_config`, validated by
 - ``num_seeds`` (int >= 1, default 32), ``seed`` (int, default 0: every solve draws the same
   seeds), ``position_threshold`` (m, 0.005), ``rotation_threshold`` (rad, 0.05),
   ``distinct_tolerance`` (rad, 0.05), ``limit_margin`` (fraction of each joint range kept clear
-  by the seeds, 0.02);
+  by the seeds, 0.02), ``stop_after`` (int >= 0, default 0: off): stop a goal's solve once this
+  many of its seeds are precise (within a quarter of both thresholds), collision-free and
+  within the limits, checked with the L-BFGS convergence checks;
 - ``cost``: cost sections (default: :data:`DEFAULT_IK_COST`); ``lbfgs``: :class:`LbfgsConfig`
   keys (default: :data:`DEFAULT_IK_LBFGS`).
 """
 
 from __future__ import annotations
 
+import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -36,7 +39,7 @@ from curobo_lite.geom import WorldCollision, WorldConfig
 from curobo_lite.opt import Lbfgs, LbfgsConfig
 from curobo_lite.opt.base import as_float, as_int, as_mapping, check_keys
 from curobo_lite.robot import RobotConfig
-from curobo_lite.rollout import ArmReacher, ArmReacherConfig, Goal, TaskConfig
+from curobo_lite.rollout import ArmReacher, ArmReacherConfig, Goal, ReachCriteria, TaskConfig
 from curobo_lite.rollout.dynamics_model import KinematicModelConfig
 from curobo_lite.types import JointState, Pose, TensorDeviceType, check_data_device, check_pose
 from curobo_lite.types.errors import InputTypeError, InputValueError
@@ -95,6 +98,7 @@ class IKSolverConfig:
     rotation_threshold: float = 0.05
     distinct_tolerance: float = 0.05
     limit_margin: float = 0.02
+    stop_after: int = 0
     cost: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_IK_COST))
     lbfgs: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_IK_LBFGS))
 
@@ -105,6 +109,7 @@ class IKSolverConfig:
         for key in ("position_threshold", "rotation_threshold", "distinct_tolerance"):
             setattr(self, key, as_float(s, key, getattr(self, key), 0.0, low_open=True))
         self.limit_margin = as_float(s, "limit_margin", self.limit_margin, 0.0, 0.5)
+        self.stop_after = as_int(s, "stop_after", self.stop_after, 0)
         for key in ("cost", "lbfgs"):
             setattr(self, key, as_mapping(s, key, getattr(self, key)))
 
@@ -135,7 +140,7 @@ class IKResult:
         solutions_success: ``[S, n]`` bool, in the same order.
         distinct_solutions: per goal, the successful solutions that differ by more than
             ``distinct_tolerance`` rad (``[k_s, D]``, ranked).
-        solve_time: seconds.
+        solve_time: seconds; iterations: L-BFGS iterations run.
     """
 
     success: torch.Tensor
@@ -147,6 +152,7 @@ class IKResult:
     solutions_success: torch.Tensor
     distinct_solutions: list[torch.Tensor]
     solve_time: float
+    iterations: int = 0
 
     @property
     def js_solution(self) -> JointState:
@@ -270,7 +276,7 @@ class IKSolver:
             JointState.from_position(self.robot_config.retract_config.expand(S, D).clone()),
         )
         solver = self._solver(S, n)
-        result = solver.optimize(seeds.reshape(S * n, 1, D))
+        result = solver.optimize(seeds.reshape(S * n, 1, D), stop_check=self._stop_check(S))
         with torch.no_grad():
             q = result.best_action[:, 0]
             state = self.rollout.rollout_fn(result.best_action).state
@@ -311,7 +317,28 @@ class IKSolver:
                 _distinct(ranked[s][ranked_ok[s]], self.config.distinct_tolerance) for s in range(S)
             ],
             solve_time=time.perf_counter() - t_start,
+            iterations=result.n_iters,
         )
+
+    def _stop_check(self, S: int) -> Callable[[torch.Tensor], torch.Tensor] | None:
+        """The optimizer's stop check of ``stop_after`` (``None`` when off): every seed of a
+        goal with at least ``stop_after`` precise, collision-free seeds passes."""
+        if self.config.stop_after == 0:
+            return None
+        criteria = ReachCriteria(
+            _PRECISE * self.config.position_threshold,
+            _PRECISE * self.config.rotation_threshold,
+            math.inf,
+            0.0,
+        )
+        needed = min(self.config.stop_after, self.config.num_seeds)
+
+        def stop_check(actions: torch.Tensor) -> torch.Tensor:
+            state = self.rollout.rollout_state(actions)
+            met = criteria.met(self.rollout.convergence(state)).view(S, -1)
+            return (met.sum(dim=1, keepdim=True) >= needed).expand_as(met).reshape(-1)
+
+        return stop_check
 
     def _check_rank_config(self, S: int, rank_config: Any) -> torch.Tensor:
         """``[S, D]`` on this solver's device: the caller's ``[S, D]``/``[D]`` or the retract

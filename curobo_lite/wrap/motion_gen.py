@@ -6,7 +6,8 @@ anything".
 1. **Start check**: the start state must be at rest, within the position limits and free of
    world and self-collision (else ``INVALID_START_STATE_*``, no exception).
 2. **IK** (pose goals): :class:`~curobo_lite.wrap.IKSolver`, collision-free, ranked by
-   distance to the start; no solution gives ``IK_FAIL``.
+   distance to the start; it stops as soon as one seed is precise (``ik={"stop_after": 1}``,
+   0 runs the L-BFGS rules alone); no solution gives ``IK_FAIL``.
 3. **Trajectory optimization**: :class:`~curobo_lite.wrap.TrajOptSolver` with seeds aimed at
    several distinct IK solutions (straight lines in joint space, minimum-jerk timed), all in
    one batch; the optimizer's collision costs bend them around obstacles; retimed to the
@@ -14,8 +15,9 @@ anything".
    (limits, swept collision) on the interpolated plan.
 4. **Geometric fallback** when no seed succeeds: OMPL's RRTConnect (plus its simplifier) in
    joint space with curobo_lite's batched collision checks
-   (:class:`~curobo_lite.wrap.graph_planner.OmplPlanner`) from the start to the best IK
-   solution; its path, resampled to the horizon, seeds a second trajectory optimization
+   (:class:`~curobo_lite.wrap.graph_planner.OmplPlanner`) from the start to whichever distinct
+   IK solution it connects first; its path, resampled to the horizon, seeds a second
+   trajectory optimization
    (``GRAPH_FAIL`` when OMPL finds no path, ``FINETUNE_FAIL`` when the seeded optimization
    still fails).
 
@@ -215,7 +217,7 @@ class MotionGen:
             robot = RobotConfig.load(robot)
         tensor_args = tensor_args or robot.tensor_args
         world_collision = as_world_collision(world, tensor_args)
-        ik_options = {"num_seeds": config.num_ik_seeds, **config.ik}
+        ik_options = {"num_seeds": config.num_ik_seeds, "stop_after": 1, **config.ik}
         ik_solver = IKSolver.from_config(robot, world_collision, tensor_args, **ik_options)
         trajopt_options = {"interpolation_dt": config.interpolation_dt, **config.trajopt}
         trajopt = TrajOptSolver.from_config(
