@@ -175,9 +175,12 @@ class IKSolver:
     Args:
         config: :class:`IKSolverConfig`.
         rollout: a horizon-1 ``teleport_mode`` :class:`ArmReacher` with the IK costs.
+        lbfgs_config: the solver's options (default: from ``config.lbfgs``).
     """
 
-    def __init__(self, config: IKSolverConfig, rollout: ArmReacher) -> None:
+    def __init__(
+        self, config: IKSolverConfig, rollout: ArmReacher, lbfgs_config: LbfgsConfig | None = None
+    ) -> None:
         model = rollout.dynamics_model
         if model.horizon != 1 or not model.config.teleport_mode:
             raise InputValueError(
@@ -189,7 +192,7 @@ class IKSolver:
         self.robot_config: RobotConfig = rollout.robot_config
         self.tensor_args = rollout.tensor_args
         self.dof = rollout.d_action
-        self.lbfgs_config = LbfgsConfig.from_dict(config.lbfgs)
+        self.lbfgs_config = lbfgs_config or LbfgsConfig.from_dict(config.lbfgs)
         self._solvers: dict[tuple[int, int], Lbfgs] = {}
         self._sobol = torch.quasirandom.SobolEngine(self.dof, scramble=True, seed=config.seed)
 

@@ -80,6 +80,7 @@ from curobo_lite.types import (
     check_pose,
 )
 from curobo_lite.types.errors import InputTypeError, InputValueError
+from curobo_lite.wrap.ik_solver import IKSolver, IKSolverConfig
 from curobo_lite.wrap.robot_world import as_world_collision
 from curobo_lite.wrap.trajopt_checks import (
     check_goal_configs,
@@ -173,6 +174,18 @@ class TrajOptSolver(TrajOptPhases):
         self.ik_rollout = ik_rollout
         self.lbfgs_config = lbfgs_config
         self.ik_lbfgs_config = ik_lbfgs_config
+        # the goal-configuration solve is the IK solver's, on the trajopt's IK rollout
+        self.ik_solver = IKSolver(
+            IKSolverConfig(
+                num_seeds=config.ik.num_seeds,
+                seed=config.seed,
+                position_threshold=config.position_threshold,
+                rotation_threshold=config.rotation_threshold,
+                stop_after=config.ik.stop_after,
+            ),
+            ik_rollout,
+            ik_lbfgs_config,
+        )
         self.tensor_args = rollout.tensor_args
         self.robot_config: RobotConfig = rollout.robot_config
         self.joint_limits = self.robot_config.joint_limits

@@ -34,6 +34,9 @@ class IkConfig:
         cost: cost sections of the IK rollout (``None``: the task's ``pose_cost`` plus a
             position-only ``bound_cost``).
         lbfgs: :class:`LbfgsConfig` keys of the IK solve.
+        stop_after: stop a problem's IK once this many seeds are precise (within a quarter of
+            the success thresholds) and collision-free (0: off; see
+            :class:`~curobo_lite.wrap.IKSolverConfig`).
     """
 
     section = "trajopt.ik"
@@ -41,9 +44,11 @@ class IkConfig:
     num_seeds: int = 32
     cost: dict[str, Any] | None = None
     lbfgs: dict[str, Any] = field(default_factory=dict)
+    stop_after: int = 0
 
     def __post_init__(self) -> None:
         self.num_seeds = as_int(self.section, "num_seeds", self.num_seeds, 1)
+        self.stop_after = as_int(self.section, "stop_after", self.stop_after, 0)
         self.cost = as_mapping(self.section, "cost", self.cost, allow_none=True)
         self.lbfgs = as_mapping(self.section, "lbfgs", self.lbfgs, allow_none=True) or {}
 
@@ -115,7 +120,8 @@ class TrajOptSolverConfig:
     - ``min_dt`` (s > 0, default 0.01): smallest retimed step.
     - ``max_retime_iters`` (int >= 0, default 4): corrections after interpolation.
     - ``ik``: ``num_seeds`` (int >= 1, default 32), ``cost`` (cost sections, default: the task's
-      ``pose_cost`` and a position-only ``bound_cost``), ``lbfgs`` (:class:`LbfgsConfig` keys).
+      ``pose_cost`` and a position-only ``bound_cost``), ``lbfgs`` (:class:`LbfgsConfig` keys),
+      ``stop_after`` (int >= 0, default 0).
     - ``early_stop``: ``null`` (default: stop on the L-BFGS rules alone) or the mapping of
       :class:`EarlyStopConfig` (``{}`` takes its defaults).
     """

@@ -1,8 +1,7 @@
 """Seeding of the trajectory optimization (phases 1 and 2 of :mod:`curobo_lite.wrap.trajopt`).
 
-Holds the IK task that turns pose goals into goal configurations (:func:`ik_task`), the uniform
-IK seeds inside the joint limits (:func:`uniform_configs`), the ranking of IK solutions
-(:func:`rank_ik_solutions`), and the minimum-jerk straight-line trajectory seeds
+Holds the IK task that turns pose goals into goal configurations (:func:`ik_task`, solved by
+the :class:`~curobo_lite.wrap.IKSolver`), and the minimum-jerk straight-line trajectory seeds
 (:func:`min_jerk_profile`, :func:`straight_line_seeds`, :func:`knots_to_actions`).
 """
 
@@ -31,7 +30,7 @@ def ik_task(task: TaskConfig, ik: IkConfig) -> TaskConfig:
             "pose_cost": task.cost.get("pose_cost") or {},
             "bound_cost": {
                 "bound_weight": [1000.0, 0.0, 0.0, 0.0],
-                "activation_distance": [0.01, 0.0, 0.0, 0.0],
+                "activation_distance": [0.002, 0.0, 0.0, 0.0],
             },
         }
         for name in _IK_COLLISION_TERMS:
@@ -45,53 +44,6 @@ def ik_task(task: TaskConfig, ik: IkConfig) -> TaskConfig:
         cost=cost,
         source=f"{task.source} (trajopt.ik)",
     )
-
-
-def uniform_configs(
-    position_limits: torch.Tensor,
-    shape: tuple[int, ...],
-    margin: float,
-    generator: torch.Generator,
-    tensor_args: TensorDeviceType,
-) -> torch.Tensor:
-    """Uniform draws ``[*shape, D]`` inside ``position_limits [2, D]`` shrunk by ``margin`` of
-    the range at both ends."""
-    low, high = position_limits
-    span = high - low
-    dof = position_limits.shape[-1]
-    u = torch.rand(*shape, dof, generator=generator, **tensor_args.as_kwargs())
-    return low + span * (margin + (1.0 - 2.0 * margin) * u)
-
-
-def rank_ik_solutions(
-    q: torch.Tensor,
-    reached: torch.Tensor,
-    cost: torch.Tensor,
-    start_position: torch.Tensor,
-    cspace_weights: torch.Tensor,
-    n_select: int,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """The best ``n_select`` of ``n_ik`` IK solutions per problem.
-
-    Args:
-        q: ``[S, n_ik, D]`` solutions.
-        reached: ``[S, n_ik]`` bool, within the pose thresholds.
-        cost: ``[S, n_ik]`` final cost of each solution.
-        start_position: ``[S, D]``.
-        cspace_weights: ``[D]`` weights of the joint-space distance to the start.
-        n_select: solutions to return (cycled when more than ``n_ik``).
-
-    Returns:
-        ``(configs [S, n_select, D], reached [S, n_select])``: reached solutions first (nearest
-        the start first), the others after them by cost.
-    """
-    n_ik, dof = q.shape[1], q.shape[2]
-    distance = ((q - start_position[:, None]).square() * cspace_weights).sum(-1)
-    order_key = torch.where(reached, distance, distance.new_full((), 1e6) + cost.clamp(max=1e12))
-    order = order_key.argsort(dim=1)
-    picks = order[:, torch.arange(n_select, device=order.device) % n_ik]
-    configs = q.gather(1, picks[..., None].expand(-1, -1, dof))
-    return configs, reached.gather(1, picks)
 
 
 def min_jerk_profile(horizon: int, tensor_args: TensorDeviceType) -> torch.Tensor:

@@ -22,17 +22,16 @@ import torch
 
 from curobo_lite.debug import active_session, track_scales
 from curobo_lite.distributed import all_gather_with_grad
-from curobo_lite.opt import Lbfgs, LbfgsConfig, OptResult
+from curobo_lite.opt import Lbfgs, LbfgsConfig
 from curobo_lite.robot import JointLimits, Kinematics, RobotConfig
 from curobo_lite.rollout import ArmReacher, Goal
 from curobo_lite.types import JointState, Pose, TensorDeviceType
+from curobo_lite.wrap.ik_solver import IKResult, IKSolver
 from curobo_lite.wrap.trajopt_checks import check_plan, format_range, goal_reached
 from curobo_lite.wrap.trajopt_config import TrajOptResult, TrajOptSolverConfig
 from curobo_lite.wrap.trajopt_seed import (
     knots_to_actions,
-    rank_ik_solutions,
     straight_line_seeds,
-    uniform_configs,
 )
 from curobo_lite.wrap.trajopt_timing import (
     Interpolated,
@@ -50,6 +49,7 @@ class TrajOptPhases:
     process_group: Any
     rollout: ArmReacher
     ik_rollout: ArmReacher
+    ik_solver: IKSolver
     lbfgs_config: LbfgsConfig
     ik_lbfgs_config: LbfgsConfig
     tensor_args: TensorDeviceType
@@ -82,44 +82,26 @@ class TrajOptPhases:
 
     def solve_ik(
         self, start_position: torch.Tensor, goal_pose: Pose, n_select: int
-    ) -> tuple[torch.Tensor, torch.Tensor, OptResult]:
-        """Goal configurations for pose goals (phase 1 of the module docstring).
+    ) -> tuple[torch.Tensor, torch.Tensor, IKResult]:
+        """Goal configurations for pose goals (phase 1 of the module docstring), by the
+        :class:`~curobo_lite.wrap.IKSolver` on the task's IK rollout.
 
         Args:
-            start_position: ``[S, D]`` start configurations (also the first IK seed).
+            start_position: ``[S, D]`` start configurations (the first IK seed, and the
+                configuration the solutions are ranked by distance to).
             goal_pose: goal poses of batch ``S``.
             n_select: configurations to return per problem.
 
         Returns:
-            ``(configs [S, n_select, D], reached [S, n_select] bool, OptResult)``: ranked
-            solutions (within the thresholds first, closest to the start first).
+            ``(configs [S, n_select, D], reached [S, n_select] bool, IKResult)``: ranked
+            solutions (within the thresholds and collision-free first, precise ones first,
+            closest to the start first), cycled when ``n_select`` exceeds the IK seeds.
         """
-        S, n_ik = start_position.shape[0], self.config.ik.num_seeds
-        limits = self.joint_limits.position
-        seeds = uniform_configs(limits, (S, n_ik), 0.02, self._gen, self.tensor_args)
-        seeds[:, 0] = torch.maximum(torch.minimum(start_position, limits[1]), limits[0])
-        if n_ik > 1:
-            seeds[:, 1] = self.robot_config.retract_config
-        start = JointState.from_position(start_position)
-        self.ik_rollout.update_params(Goal(goal_pose=goal_pose), start)
-        solver = self._lbfgs("ik", self.ik_lbfgs_config, self.ik_rollout, S, n_ik)
-        result = solver.optimize(seeds.reshape(S * n_ik, 1, self.dof))
-        q = result.best_action[:, 0]
-        with torch.no_grad():
-            state = self.ik_rollout.rollout_fn(result.best_action).state
-            metrics = self.ik_rollout.convergence(state)
-        reached = goal_reached(
-            metrics.position_error, metrics.rotation_error, None, self.config, joint_goal=False
-        ).view(S, n_ik)
-        configs, reached = rank_ik_solutions(
-            q.view(S, n_ik, self.dof),
-            reached,
-            result.best_cost.view(S, n_ik),
-            start_position,
-            self.robot_config.cspace_weights,
-            n_select,
+        result = self.ik_solver.solve_batch(
+            goal_pose, seed_config=start_position[:, None], rank_config=start_position
         )
-        return configs, reached, result
+        picks = torch.arange(n_select, device=start_position.device) % self.config.ik.num_seeds
+        return result.solutions[:, picks], result.solutions_success[:, picks], result
 
     def make_seeds(self, start_position: torch.Tensor, goal_configs: torch.Tensor) -> torch.Tensor:
         """Action seeds ``[S * n, H, D]`` from ``start_position [S, D]`` to ``goal_configs
@@ -247,9 +229,9 @@ class TrajOptPhases:
                 configs, reached, result = self.solve_ik(start_position, goal_pose, n)
             debug["ik_scales"] = ik_session
         debug["ik_success"] = reached[:, 0]
-        debug["ik_iterations"] = result.n_iters
+        debug["ik_iterations"] = result.iterations
         self._report(
-            f"ik: {S} problem(s) x {self.config.ik.num_seeds} seeds, {result.n_iters} "
+            f"ik: {S} problem(s) x {self.config.ik.num_seeds} seeds, {result.iterations} "
             f"iterations, {int(reached[:, 0].sum())}/{S} reached"
         )
         return configs
