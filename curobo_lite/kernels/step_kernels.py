@@ -421,6 +421,14 @@ def _velocity_finish(grad_act: _Array3, traj_dt: _Array1, b: int, d: int, g: Any
     return wp.vector(carry[0] + g[0], g[1] - carry[1], g[2] - carry[2])
 
 
+@wp.func
+def _integration_adjoint(g: Any, adj_x: Any, adj_v: Any, dt: Any):
+    # x_h = x_{h-1} + v_h dt and v_h = v_{h-1} + a_h dt (ACCELERATION, JERK) in reverse: the
+    # running adjoints of x and v after adding step h's output gradients
+    adj_x_h = adj_x + g[0]
+    return adj_x_h, adj_v + g[1] + adj_x_h * dt
+
+
 # --------------------------------------------------------------------------------------------------
 # ACCELERATION (semi-implicit Euler): a_h = u_{h-1}, v then x integrate, j backward difference
 
@@ -441,8 +449,7 @@ def _acceleration_adjoint_step(
 ):
     # carries: the running adjoints of x and v, then the step-(h+1) jerk adjoint divided by dt
     dt = traj_dt[h]
-    adj_x = c0 + g[0]
-    adj_v = c1 + g[1] + adj_x * dt
+    adj_x, adj_v = _integration_adjoint(g, c0, c1, dt)
     gj = g[3] / dt
     return adj_x, adj_v, gj, c3, h - 1, g[2] + adj_v * dt + gj - c2
 
@@ -473,8 +480,7 @@ def _jerk_adjoint_step(
 ):
     # carries: the running adjoints of x, v and a
     dt = traj_dt[h]
-    adj_x = c0 + g[0]
-    adj_v = c1 + g[1] + adj_x * dt
+    adj_x, adj_v = _integration_adjoint(g, c0, c1, dt)
     adj_a = c2 + g[2] + adj_v * dt
     return adj_x, adj_v, adj_a, c3, h - 1, g[3] + adj_a * dt
 
