@@ -1,7 +1,7 @@
 """Core value types: devices, joint states, poses."""
 
 from curobo_lite.types import errors
-from curobo_lite.types.base import TensorDeviceType, check_data_device
+from curobo_lite.types.base import TensorDeviceType, check_data_device, check_dtype_device
 from curobo_lite.types.errors import *  # noqa: F403 (exactly errors.__all__)
 from curobo_lite.types.math import (
     Pose,
@@ -21,6 +21,7 @@ __all__ = [
     "Pose",
     "StateType",
     "check_data_device",
+    "check_dtype_device",
     "check_joint_state",
     "check_pose",
     "TensorDeviceType",
