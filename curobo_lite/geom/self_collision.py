@@ -24,6 +24,7 @@ from torch.autograd.function import once_differentiable
 
 from curobo_lite.kernels import self_collision_kernels as kernels
 from curobo_lite.kernels.launch import as_warp, launch_rows
+from curobo_lite.types.base import check_dtype_device
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
 __all__ = [
@@ -390,11 +391,7 @@ class SelfCollisionModel:
                 f"spheres: expected shape [..., {self.num_spheres}, 4], received "
                 f"{getattr(spheres, 'shape', type(spheres).__name__)}"
             )
-        if spheres.dtype != self.pair_buffer.dtype or spheres.device != self.pair_buffer.device:
-            raise InputTypeError(
-                f"spheres: expected dtype {self.pair_buffer.dtype} on {self.pair_buffer.device}, "
-                f"received {spheres.dtype} on {spheres.device}"
-            )
+        check_dtype_device("spheres", spheres, self.pair_buffer.dtype, self.pair_buffer.device)
         eta = float(activation_distance)
         if not (0.0 <= eta < math.inf):
             raise InputValueError(f"activation_distance: expected a number >= 0, received {eta!r}")

@@ -228,6 +228,19 @@ class WorldCollision:
         self._lowers = wp.array(self._h_lowers, dtype=wp.vec3f, device=self._wp_device)
         self._uppers = wp.array(self._h_uppers, dtype=wp.vec3f, device=self._wp_device)
         self._bvh = wp.Bvh(self._lowers, self._uppers)
+        # the kernels' view of the tables: array fields fixed here, counts and bounds per upload
+        self._tables = wck.WORLD_TABLES[wck.SCALAR_TYPES[self.tensor_args.dtype]]()
+        for name in (
+            "prim_type",
+            "prim_enabled",
+            "prim_frame",
+            "prim_params",
+            "mesh_enabled",
+            "mesh_frame",
+            "active_slots",
+        ):
+            setattr(self._tables, name, wp.from_torch(getattr(self, "_" + name)))
+        self._tables.mesh_ids = self._mesh_ids
 
     def _load(self, world: WorldConfig, meshes: Mapping[str, tuple]) -> None:
         """Replace every slot's contents with ``world`` (capacity must suffice)."""
@@ -341,6 +354,10 @@ class WorldCollision:
             self._world_hi = wp.vec3f(*self._h_uppers[enabled].max(0).tolist())
         else:
             self._world_lo = self._world_hi = wp.vec3f(0.0, 0.0, 0.0)
+        self._tables.num_active = self._num_enabled
+        self._tables.bvh_id = self._bvh.id
+        self._tables.world_lo = self._world_lo
+        self._tables.world_hi = self._world_hi
 
     def _grow(self, table: str, extra: Mapping[str, tuple]) -> None:
         """Double one table's capacity and reload ``self._world`` (a reallocation); ``extra``:
@@ -602,27 +619,6 @@ class WorldCollision:
                 g.zero_()
             return distance, cost, *grads
         use_bvh = self._use_bvh(max_distance)
-        table = [
-            as_warp(t)
-            for t in (
-                self._prim_type,
-                self._prim_enabled,
-                self._prim_frame,
-                self._prim_params,
-            )
-        ]
-        world_args = [
-            *table,
-            self._mesh_ids,
-            as_warp(self._mesh_enabled),
-            as_warp(self._mesh_frame),
-            as_warp(self._active_slots),
-            self._num_enabled,
-            self._bvh.id,
-            use_bvh,
-            self._world_lo,
-            self._world_hi,
-        ]
         flat_wp = as_warp(flat)
 
         def make_launch(b0: int, b1: int):
@@ -638,7 +634,8 @@ class WorldCollision:
                 num_spheres,
                 sweep_spacing,
                 max_sweep_samples,
-                *world_args,
+                self._tables,
+                use_bvh,
                 b0,
                 int(write_grad),
                 *outputs,

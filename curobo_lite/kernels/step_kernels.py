@@ -16,18 +16,33 @@ on CPU (fewer, longer-lived threads measured ~30 % faster there).
 Optional incoming gradients (``ctx.set_materialize_grads(False)``) are passed as a flag plus any
 array of the right type; a zero flag means "this gradient is zero" and the array is never read.
 
-Every kernel of a kind shares one signature (:func:`forward_signature`,
-:func:`adjoint_signature`). The four outputs and the four gradients with their flags are plain
-arguments rather than ``wp.struct`` groups, on purpose (checked with warp-lang 1.19): a struct
-cannot have ``Any``-dtype array fields, so it takes one struct type per dtype (a factory works,
-and a generic ``out: Any`` kernel argument accepts either), but filling a struct instance
-through Warp's public API needs ``wp.array`` objects, about 15 to 25 µs each to build against
-about 4 µs for the ``wp.from_torch(..., return_ctype=True)`` descriptors passed today. Measured
-on a two-core CPU, one launch with a four-array struct took 190 µs instead of 80 µs at
-``B = 1`` and 240 µs instead of 175 µs at ``B = 100`` (medians of 7 interleaved runs, spread
-±40 %): launch overhead is what small MPC and trajopt batches pay, so the grouping would make
-them slower. Building the struct's ctypes record directly is as fast but relies on Warp
-internals not stable across the supported ``warp-lang >= 1.5``.
+The twelve kernels come from two factories, :func:`_forward_kernel` and :func:`_adjoint_kernel`:
+each owns the one kernel signature of its kind (:func:`forward_signature`,
+:func:`adjoint_signature`), the thread layout and the walk over the horizon, and closes over the
+``wp.func`` rules of one control space, which see one step at a time through small vectors:
+
+* forward: ``begin(act, traj_dt, b, d, start) -> (context, x, v, a, j)`` gives the step-0 state
+  from the start state ``start = (x, v, a)``, and
+  ``step(act, traj_dt, b, h, d, context, x, v, a) -> (x, v, a, j)`` the state at step ``h``
+  from that at step ``h - 1`` (scalars, not a vector: the recurrence then stays in registers);
+* adjoint: ``begin(grad_act, traj_dt, b, d) -> (context, c0, c1, c2, c3)`` gives four carries,
+  then for ``h = H-1 .. 1`` ``step(traj_dt, h, context, g, c0, c1, c2, c3) -> (c0, c1, c2, c3,
+  row, value)`` takes the output gradients ``g = (gx, gv, ga, gj)`` at step ``h`` and completes
+  the action gradient ``grad_act[b, row, d] = value`` (none when ``row < 0``), and
+  ``finish(grad_act, traj_dt, b, d, g, carries)`` with ``g`` at step 0 returns the start-state
+  gradients ``(x, v, a)``. A mode uses the carries it needs and passes the others on.
+
+The four outputs and the four gradients with their flags stay plain kernel arguments rather than
+``wp.struct`` groups, on purpose (checked with warp-lang 1.19): a struct cannot have
+``Any``-dtype array fields, so it takes one struct type per dtype (a factory works, and a generic
+``out: Any`` kernel argument accepts either), but filling a struct instance through Warp's public
+API needs ``wp.array`` objects, about 15 to 25 µs each to build against about 4 µs for the
+``wp.from_torch(..., return_ctype=True)`` descriptors passed today. Measured on a two-core CPU,
+one launch with a four-array struct took 190 µs instead of 80 µs at ``B = 1`` and 240 µs instead
+of 175 µs at ``B = 100`` (medians of 7 interleaved runs, spread ±40 %): launch overhead is what
+small MPC and trajopt batches pay, so the grouping would make them slower. Building the struct's
+ctypes record directly is as fast but relies on Warp internals not stable across the supported
+``warp-lang >= 1.5``.
 """
 
 from __future__ import annotations
@@ -42,8 +57,13 @@ wp.config.log_level = 30  # WARNING
 # autograd is done by our own adjoint kernels; skip generating Warp's tape adjoints
 wp.set_module_options({"enable_backward": False})
 
+# generic (float32 / float64) array annotations shared by every kernel and rule
+_Array1 = wp.array(dtype=Any)
+_Array2 = wp.array2d(dtype=Any)
+_Array3 = wp.array3d(dtype=Any)
+
 # --------------------------------------------------------------------------------------------------
-# helpers
+# the two kernel skeletons
 
 
 @wp.func
@@ -55,7 +75,7 @@ def _start_row(start_idx: wp.array(dtype=wp.int64), use_idx: int, b: int):
 
 
 @wp.func
-def _grad_at(g: wp.array3d(dtype=Any), flag: int, b: int, h: int, d: int):
+def _grad_at(g: _Array3, flag: int, b: int, h: int, d: int):
     value = g.dtype(0.0)
     if flag != 0:
         value = g[b, h, d]
@@ -63,654 +83,454 @@ def _grad_at(g: wp.array3d(dtype=Any), flag: int, b: int, h: int, d: int):
 
 
 @wp.func
-def _write_start(
-    out_position: wp.array3d(dtype=Any),
-    out_velocity: wp.array3d(dtype=Any),
-    out_acceleration: wp.array3d(dtype=Any),
-    out_jerk: wp.array3d(dtype=Any),
+def _grads_at(
+    grad_position: _Array3,
+    grad_velocity: _Array3,
+    grad_acceleration: _Array3,
+    grad_jerk: _Array3,
+    has_grad: wp.vec4i,
     b: int,
+    h: int,
     d: int,
-    p: Any,
-    v: Any,
-    a: Any,
 ):
-    out_position[b, 0, d] = p
-    out_velocity[b, 0, d] = v
-    out_acceleration[b, 0, d] = a
-    out_jerk[b, 0, d] = out_jerk.dtype(0.0)
+    # (gx, gv, ga, gj) at step h; a gradient whose flag is zero reads as zero
+    return wp.vector(
+        _grad_at(grad_position, has_grad[0], b, h, d),
+        _grad_at(grad_velocity, has_grad[1], b, h, d),
+        _grad_at(grad_acceleration, has_grad[2], b, h, d),
+        _grad_at(grad_jerk, has_grad[3], b, h, d),
+    )
+
+
+def _forward_kernel(name: str, begin: wp.Function, step: wp.Function) -> wp.Kernel:
+    """Forward kernel ``name`` walking steps ``0 .. H-1`` with the rules ``begin`` and ``step``
+    (see the module docstring); writes ``out_* [B, H, D]``."""
+
+    def forward(
+        act: _Array3,
+        start_position: _Array2,
+        start_velocity: _Array2,
+        start_acceleration: _Array2,
+        start_idx: wp.array(dtype=wp.int64),
+        use_idx: int,
+        traj_dt: _Array1,
+        out_position: _Array3,
+        out_velocity: _Array3,
+        out_acceleration: _Array3,
+        out_jerk: _Array3,
+        dof_chunk: int,
+    ):
+        b, group = wp.tid()
+        d_begin = group * dof_chunk
+        for d in range(d_begin, wp.min(d_begin + dof_chunk, act.shape[2])):
+            s = _start_row(start_idx, use_idx, b)
+            start = wp.vector(start_position[s, d], start_velocity[s, d], start_acceleration[s, d])
+            context, x, v, a, j = begin(act, traj_dt, b, d, start)
+            out_position[b, 0, d] = x
+            out_velocity[b, 0, d] = v
+            out_acceleration[b, 0, d] = a
+            out_jerk[b, 0, d] = j
+            for h in range(1, act.shape[1]):
+                x, v, a, j = step(act, traj_dt, b, h, d, context, x, v, a)
+                out_position[b, h, d] = x
+                out_velocity[b, h, d] = v
+                out_acceleration[b, h, d] = a
+                out_jerk[b, h, d] = j
+
+    return wp.Kernel(forward, key=name)
+
+
+def _adjoint_kernel(
+    name: str, begin: wp.Function, step: wp.Function, finish: wp.Function
+) -> wp.Kernel:
+    """Adjoint kernel ``name`` sweeping steps ``H-1 .. 0`` with the rules ``begin``, ``step`` and
+    ``finish`` (see the module docstring); writes ``grad_act [B, H, D]`` and the start-state
+    gradients ``[B, D]``."""
+
+    def adjoint(
+        grad_position: _Array3,
+        grad_velocity: _Array3,
+        grad_acceleration: _Array3,
+        grad_jerk: _Array3,
+        has_grad_position: int,
+        has_grad_velocity: int,
+        has_grad_acceleration: int,
+        has_grad_jerk: int,
+        traj_dt: _Array1,
+        grad_act: _Array3,
+        grad_start_position: _Array2,
+        grad_start_velocity: _Array2,
+        grad_start_acceleration: _Array2,
+        dof_chunk: int,
+    ):
+        b, group = wp.tid()
+        d_begin = group * dof_chunk
+        has_grad = wp.vec4i(
+            has_grad_position, has_grad_velocity, has_grad_acceleration, has_grad_jerk
+        )
+        for d in range(d_begin, wp.min(d_begin + dof_chunk, grad_act.shape[2])):
+            context, c0, c1, c2, c3 = begin(grad_act, traj_dt, b, d)
+            for h in range(grad_act.shape[1] - 1, 0, -1):
+                g = _grads_at(
+                    grad_position, grad_velocity, grad_acceleration, grad_jerk, has_grad, b, h, d
+                )
+                c0, c1, c2, c3, row, value = step(traj_dt, h, context, g, c0, c1, c2, c3)
+                if row >= 0:
+                    grad_act[b, row, d] = value
+            g = _grads_at(
+                grad_position, grad_velocity, grad_acceleration, grad_jerk, has_grad, b, 0, d
+            )
+            start = finish(grad_act, traj_dt, b, d, g, wp.vector(c0, c1, c2, c3))
+            grad_start_position[b, d] = start[0]
+            grad_start_velocity[b, d] = start[1]
+            grad_start_acceleration[b, d] = start[2]
+
+    return wp.Kernel(adjoint, key=name)
+
+
+# --------------------------------------------------------------------------------------------------
+# rules shared by the integrating modes (POSITION backward/central, VELOCITY, ACCELERATION, JERK)
+
+
+@wp.func
+def _begin_at_start(act: _Array3, traj_dt: _Array1, b: int, d: int, start: Any):
+    # step 0 is the start state with zero jerk; the start state is the context
+    return start, start[0], start[1], start[2], act.dtype(0.0)
+
+
+@wp.func
+def _begin_sweep(grad_act: _Array3, traj_dt: _Array1, b: int, d: int):
+    # the last action drives no step; the carries start at zero and no context is needed
+    zero = grad_act.dtype(0.0)
+    grad_act[b, grad_act.shape[1] - 1, d] = zero
+    return zero, zero, zero, zero, zero
 
 
 # --------------------------------------------------------------------------------------------------
 # POSITION, backward difference
 
 
-@wp.kernel
-def position_backward_forward(
-    act: wp.array3d(dtype=Any),
-    start_position: wp.array2d(dtype=Any),
-    start_velocity: wp.array2d(dtype=Any),
-    start_acceleration: wp.array2d(dtype=Any),
-    start_idx: wp.array(dtype=wp.int64),
-    use_idx: int,
-    traj_dt: wp.array(dtype=Any),
-    out_position: wp.array3d(dtype=Any),
-    out_velocity: wp.array3d(dtype=Any),
-    out_acceleration: wp.array3d(dtype=Any),
-    out_jerk: wp.array3d(dtype=Any),
-    dof_chunk: int,
+@wp.func
+def _position_backward_step(
+    act: _Array3, traj_dt: _Array1, b: int, h: int, d: int, context: Any, x: Any, v: Any, a: Any
 ):
-    b, group = wp.tid()
-    d_begin = group * dof_chunk
-    for d in range(d_begin, wp.min(d_begin + dof_chunk, act.shape[2])):
-        s = _start_row(start_idx, use_idx, b)
-        x_prev = start_position[s, d]
-        v_prev = start_velocity[s, d]
-        a_prev = start_acceleration[s, d]
-        _write_start(
-            out_position, out_velocity, out_acceleration, out_jerk, b, d, x_prev, v_prev, a_prev
-        )
-        horizon = act.shape[1]
-        for h in range(1, horizon):
-            inv_dt = act.dtype(1.0) / traj_dt[h]
-            x = act[b, h - 1, d]
-            v = (x - x_prev) * inv_dt
-            a = (v - v_prev) * inv_dt
-            out_position[b, h, d] = x
-            out_velocity[b, h, d] = v
-            out_acceleration[b, h, d] = a
-            out_jerk[b, h, d] = (a - a_prev) * inv_dt
-            x_prev = x
-            v_prev = v
-            a_prev = a
+    inv_dt = act.dtype(1.0) / traj_dt[h]
+    x_next = act[b, h - 1, d]
+    v_next = (x_next - x) * inv_dt
+    a_next = (v_next - v) * inv_dt
+    return x_next, v_next, a_next, (a_next - a) * inv_dt
 
 
-@wp.kernel
-def position_backward_adjoint(
-    grad_position: wp.array3d(dtype=Any),
-    grad_velocity: wp.array3d(dtype=Any),
-    grad_acceleration: wp.array3d(dtype=Any),
-    grad_jerk: wp.array3d(dtype=Any),
-    has_grad_position: int,
-    has_grad_velocity: int,
-    has_grad_acceleration: int,
-    has_grad_jerk: int,
-    traj_dt: wp.array(dtype=Any),
-    grad_act: wp.array3d(dtype=Any),
-    grad_start_position: wp.array2d(dtype=Any),
-    grad_start_velocity: wp.array2d(dtype=Any),
-    grad_start_acceleration: wp.array2d(dtype=Any),
-    dof_chunk: int,
+@wp.func
+def _position_backward_adjoint_step(
+    traj_dt: _Array1, h: int, context: Any, g: Any, c0: Any, c1: Any, c2: Any, c3: Any
 ):
-    b, group = wp.tid()
-    d_begin = group * dof_chunk
-    for d in range(d_begin, wp.min(d_begin + dof_chunk, grad_act.shape[2])):
-        horizon = grad_act.shape[1]
-        zero = grad_act.dtype(0.0)
-        # carries hold the step-(h+1) adjoints already divided by dt_{h+1}
-        carry_j = zero
-        carry_a = zero
-        carry_v = zero
-        grad_act[b, horizon - 1, d] = zero
-        for h in range(horizon - 1, 0, -1):
-            inv_dt = grad_act.dtype(1.0) / traj_dt[h]
-            gj = _grad_at(grad_jerk, has_grad_jerk, b, h, d) * inv_dt
-            adj_a = (
-                _grad_at(grad_acceleration, has_grad_acceleration, b, h, d) + gj - carry_j
-            ) * inv_dt
-            adj_v = (_grad_at(grad_velocity, has_grad_velocity, b, h, d) + adj_a - carry_a) * inv_dt
-            grad_act[b, h - 1, d] = (
-                _grad_at(grad_position, has_grad_position, b, h, d) + adj_v - carry_v
-            )
-            carry_j = gj
-            carry_a = adj_a
-            carry_v = adj_v
-        grad_start_acceleration[b, d] = (
-            _grad_at(grad_acceleration, has_grad_acceleration, b, 0, d) - carry_j
-        )
-        grad_start_velocity[b, d] = _grad_at(grad_velocity, has_grad_velocity, b, 0, d) - carry_a
-        grad_start_position[b, d] = _grad_at(grad_position, has_grad_position, b, 0, d) - carry_v
+    # carries: the step-(h+1) adjoints of (v, a, j) already divided by dt_{h+1}
+    inv_dt = traj_dt.dtype(1.0) / traj_dt[h]
+    gj = g[3] * inv_dt
+    adj_a = (g[2] + gj - c2) * inv_dt
+    adj_v = (g[1] + adj_a - c1) * inv_dt
+    return adj_v, adj_a, gj, c3, h - 1, g[0] + adj_v - c0
+
+
+@wp.func
+def _position_backward_finish(
+    grad_act: _Array3, traj_dt: _Array1, b: int, d: int, g: Any, carry: Any
+):
+    return wp.vector(g[0] - carry[0], g[1] - carry[1], g[2] - carry[2])
 
 
 # --------------------------------------------------------------------------------------------------
 # POSITION, central difference (uniform dt): five-point stencils on the padded position sequence
+# [g_-1, p, u_0, ..., u_{H-2}, u_{H-2}, u_{H-2}], indexed by k = -1 .. H+1. Step h >= 1 reads
+# k = h-2 .. h+2, so of the two ghost points before p only g_-1 is ever read.
 
 
 @wp.func
-def _padded_position(
-    act: wp.array3d(dtype=Any), b: int, d: int, k: int, p: Any, ghost_1: Any, ghost_2: Any
-):
-    # [g_-2, g_-1, p, u_0, ..., u_{H-2}, u_{H-2}, u_{H-2}] indexed by k = -2 .. H+1
-    horizon = act.shape[1]
+def _central_scales(traj_dt: _Array1):
+    # 1 / (12 dt), 1 / (12 dt^2), 1 / (2 dt^3) of the velocity, acceleration and jerk stencils
+    dt = traj_dt[1]
+    inv_12dt = traj_dt.dtype(1.0) / (traj_dt.dtype(12.0) * dt)
+    inv_12dt2 = inv_12dt / dt
+    return inv_12dt, inv_12dt2, traj_dt.dtype(6.0) * inv_12dt2 / dt
+
+
+@wp.func
+def _padded_position(act: _Array3, b: int, d: int, k: int, p: Any, ghost: Any):
     value = p
-    if k == -2:
-        value = ghost_2
-    elif k == -1:
-        value = ghost_1
+    if k == -1:
+        value = ghost
     elif k >= 1:
-        value = act[b, wp.min(k, horizon - 1) - 1, d]
+        value = act[b, wp.min(k, act.shape[1] - 1) - 1, d]
     return value
 
 
-@wp.kernel
-def position_central_forward(
-    act: wp.array3d(dtype=Any),
-    start_position: wp.array2d(dtype=Any),
-    start_velocity: wp.array2d(dtype=Any),
-    start_acceleration: wp.array2d(dtype=Any),
-    start_idx: wp.array(dtype=wp.int64),
-    use_idx: int,
-    traj_dt: wp.array(dtype=Any),
-    out_position: wp.array3d(dtype=Any),
-    out_velocity: wp.array3d(dtype=Any),
-    out_acceleration: wp.array3d(dtype=Any),
-    out_jerk: wp.array3d(dtype=Any),
-    dof_chunk: int,
-):
-    b, group = wp.tid()
-    d_begin = group * dof_chunk
-    for d in range(d_begin, wp.min(d_begin + dof_chunk, act.shape[2])):
-        s = _start_row(start_idx, use_idx, b)
-        p = start_position[s, d]
-        v0 = start_velocity[s, d]
-        a0 = start_acceleration[s, d]
-        _write_start(out_position, out_velocity, out_acceleration, out_jerk, b, d, p, v0, a0)
-        dt = traj_dt[1]
-        half = act.dtype(0.5)
-        ghost_1 = p - dt * v0 + half * dt * dt * a0
-        ghost_2 = p - act.dtype(2.0) * dt * v0 + act.dtype(2.0) * dt * dt * a0
-        inv_12dt = act.dtype(1.0) / (act.dtype(12.0) * dt)
-        inv_12dt2 = inv_12dt / dt
-        inv_2dt3 = act.dtype(6.0) * inv_12dt2 / dt
-        horizon = act.shape[1]
-        for h in range(1, horizon):
-            ym2 = _padded_position(act, b, d, h - 2, p, ghost_1, ghost_2)
-            ym1 = _padded_position(act, b, d, h - 1, p, ghost_1, ghost_2)
-            y0 = _padded_position(act, b, d, h, p, ghost_1, ghost_2)
-            yp1 = _padded_position(act, b, d, h + 1, p, ghost_1, ghost_2)
-            yp2 = _padded_position(act, b, d, h + 2, p, ghost_1, ghost_2)
-            out_position[b, h, d] = y0
-            # stencils written on differences so that a held position gives exact zeros
-            out_velocity[b, h, d] = ((ym2 - yp2) + act.dtype(8.0) * (yp1 - ym1)) * inv_12dt
-            out_acceleration[b, h, d] = (
-                act.dtype(16.0) * ((ym1 - y0) + (yp1 - y0)) - (ym2 - y0) - (yp2 - y0)
-            ) * inv_12dt2
-            out_jerk[b, h, d] = ((yp2 - ym2) + act.dtype(2.0) * (ym1 - yp1)) * inv_2dt3
+@wp.func
+def _position_central_begin(act: _Array3, traj_dt: _Array1, b: int, d: int, start: Any):
+    # context: p, the ghost point g_-1 = p - dt v0 + dt^2 a0 / 2 and the stencil scales
+    dt = traj_dt[1]
+    ghost = start[0] - dt * start[1] + act.dtype(0.5) * dt * dt * start[2]
+    inv_12dt, inv_12dt2, inv_2dt3 = _central_scales(traj_dt)
+    context = wp.vector(start[0], ghost, inv_12dt, inv_12dt2, inv_2dt3)
+    return context, start[0], start[1], start[2], act.dtype(0.0)
 
 
 @wp.func
-def _stencil_adjoint(
-    grad_velocity: wp.array3d(dtype=Any),
-    grad_acceleration: wp.array3d(dtype=Any),
-    grad_jerk: wp.array3d(dtype=Any),
-    has_grad_velocity: int,
-    has_grad_acceleration: int,
-    has_grad_jerk: int,
-    b: int,
-    d: int,
-    k: int,
-    inv_12dt: Any,
-    inv_12dt2: Any,
-    inv_2dt3: Any,
+def _position_central_step(
+    act: _Array3, traj_dt: _Array1, b: int, h: int, d: int, context: Any, x: Any, v: Any, a: Any
 ):
-    # adjoint of the padded position y_k: sum over the steps h in [k-2, k+2] n [1, H-1] that
-    # read it, with the stencil weight of offset o = k - h
-    horizon = grad_velocity.shape[1]
-    total = grad_velocity.dtype(0.0)
-    for o in range(-2, 3):
-        h = k - o
-        if h >= 1 and h <= horizon - 1:
-            cv = grad_velocity.dtype(0.0)
-            ca = grad_velocity.dtype(-1.0)
-            cj = grad_velocity.dtype(0.0)
-            if o == -2:
-                cv = grad_velocity.dtype(1.0)
-                cj = grad_velocity.dtype(-1.0)
-            elif o == -1:
-                cv = grad_velocity.dtype(-8.0)
-                ca = grad_velocity.dtype(16.0)
-                cj = grad_velocity.dtype(2.0)
-            elif o == 0:
-                ca = grad_velocity.dtype(-30.0)
-            elif o == 1:
-                cv = grad_velocity.dtype(8.0)
-                ca = grad_velocity.dtype(16.0)
-                cj = grad_velocity.dtype(-2.0)
-            else:
-                cv = grad_velocity.dtype(-1.0)
-                cj = grad_velocity.dtype(1.0)
-            total += cv * inv_12dt * _grad_at(grad_velocity, has_grad_velocity, b, h, d)
-            total += ca * inv_12dt2 * _grad_at(grad_acceleration, has_grad_acceleration, b, h, d)
-            total += cj * inv_2dt3 * _grad_at(grad_jerk, has_grad_jerk, b, h, d)
-    return total
+    ym2 = _padded_position(act, b, d, h - 2, context[0], context[1])
+    ym1 = _padded_position(act, b, d, h - 1, context[0], context[1])
+    y0 = _padded_position(act, b, d, h, context[0], context[1])
+    yp1 = _padded_position(act, b, d, h + 1, context[0], context[1])
+    yp2 = _padded_position(act, b, d, h + 2, context[0], context[1])
+    # stencils written on differences so that a held position gives exact zeros
+    return (
+        y0,
+        ((ym2 - yp2) + act.dtype(8.0) * (yp1 - ym1)) * context[2],
+        (act.dtype(16.0) * ((ym1 - y0) + (yp1 - y0)) - (ym2 - y0) - (yp2 - y0)) * context[3],
+        ((yp2 - ym2) + act.dtype(2.0) * (ym1 - yp1)) * context[4],
+    )
 
 
-@wp.kernel
-def position_central_adjoint(
-    grad_position: wp.array3d(dtype=Any),
-    grad_velocity: wp.array3d(dtype=Any),
-    grad_acceleration: wp.array3d(dtype=Any),
-    grad_jerk: wp.array3d(dtype=Any),
-    has_grad_position: int,
-    has_grad_velocity: int,
-    has_grad_acceleration: int,
-    has_grad_jerk: int,
-    traj_dt: wp.array(dtype=Any),
-    grad_act: wp.array3d(dtype=Any),
-    grad_start_position: wp.array2d(dtype=Any),
-    grad_start_velocity: wp.array2d(dtype=Any),
-    grad_start_acceleration: wp.array2d(dtype=Any),
-    dof_chunk: int,
+@wp.func
+def _position_central_adjoint_begin(grad_act: _Array3, traj_dt: _Array1, b: int, d: int):
+    # carries: the adjoints of y_{h+2}, y_{h+1}, y_h, y_{h-1} gathered so far; context: the scales
+    zero = grad_act.dtype(0.0)
+    grad_act[b, grad_act.shape[1] - 1, d] = zero
+    inv_12dt, inv_12dt2, inv_2dt3 = _central_scales(traj_dt)
+    return wp.vector(inv_12dt, inv_12dt2, inv_2dt3), zero, zero, zero, zero
+
+
+@wp.func
+def _position_central_adjoint_step(
+    traj_dt: _Array1, h: int, context: Any, g: Any, c0: Any, c1: Any, c2: Any, c3: Any
 ):
-    b, group = wp.tid()
-    d_begin = group * dof_chunk
-    for d in range(d_begin, wp.min(d_begin + dof_chunk, grad_act.shape[2])):
-        horizon = grad_act.shape[1]
-        dt = traj_dt[1]
-        inv_12dt = grad_act.dtype(1.0) / (grad_act.dtype(12.0) * dt)
-        inv_12dt2 = inv_12dt / dt
-        inv_2dt3 = grad_act.dtype(6.0) * inv_12dt2 / dt
-        grad_act[b, horizon - 1, d] = grad_act.dtype(0.0)
-        # commanded positions y_1 .. y_{H-2} map one-to-one to u_0 .. u_{H-3}
-        for k in range(1, horizon - 1):
-            grad_act[b, k - 1, d] = _grad_at(
-                grad_position, has_grad_position, b, k, d
-            ) + _stencil_adjoint(
-                grad_velocity,
-                grad_acceleration,
-                grad_jerk,
-                has_grad_velocity,
-                has_grad_acceleration,
-                has_grad_jerk,
-                b,
-                d,
-                k,
-                inv_12dt,
-                inv_12dt2,
-                inv_2dt3,
-            )
-        # u_{H-2} is y_{H-1} and the two held end points y_H, y_{H+1}
-        last = _grad_at(grad_position, has_grad_position, b, horizon - 1, d)
-        for k in range(horizon - 1, horizon + 2):
-            last += _stencil_adjoint(
-                grad_velocity,
-                grad_acceleration,
-                grad_jerk,
-                has_grad_velocity,
-                has_grad_acceleration,
-                has_grad_jerk,
-                b,
-                d,
-                k,
-                inv_12dt,
-                inv_12dt2,
-                inv_2dt3,
-            )
-        grad_act[b, horizon - 2, d] = last
-        # the start state enters through y_0 = p and the ghost points g_-1, g_-2
-        adj_y0 = _stencil_adjoint(
-            grad_velocity,
-            grad_acceleration,
-            grad_jerk,
-            has_grad_velocity,
-            has_grad_acceleration,
-            has_grad_jerk,
-            b,
-            d,
-            0,
-            inv_12dt,
-            inv_12dt2,
-            inv_2dt3,
-        )
-        adj_g1 = _stencil_adjoint(
-            grad_velocity,
-            grad_acceleration,
-            grad_jerk,
-            has_grad_velocity,
-            has_grad_acceleration,
-            has_grad_jerk,
-            b,
-            d,
-            -1,
-            inv_12dt,
-            inv_12dt2,
-            inv_2dt3,
-        )
-        adj_g2 = _stencil_adjoint(
-            grad_velocity,
-            grad_acceleration,
-            grad_jerk,
-            has_grad_velocity,
-            has_grad_acceleration,
-            has_grad_jerk,
-            b,
-            d,
-            -2,
-            inv_12dt,
-            inv_12dt2,
-            inv_2dt3,
-        )
-        two = grad_act.dtype(2.0)
-        grad_start_position[b, d] = (
-            _grad_at(grad_position, has_grad_position, b, 0, d) + adj_y0 + adj_g1 + adj_g2
-        )
-        grad_start_velocity[b, d] = (
-            _grad_at(grad_velocity, has_grad_velocity, b, 0, d) - dt * adj_g1 - two * dt * adj_g2
-        )
-        grad_start_acceleration[b, d] = (
-            _grad_at(grad_acceleration, has_grad_acceleration, b, 0, d)
-            + grad_act.dtype(0.5) * dt * dt * adj_g1
-            + two * dt * dt * adj_g2
-        )
+    # step h reads y_{h+o}, o = -2 .. 2: scatter its output adjoints with the stencil weights.
+    # No earlier step reads y_{h+2}, so its adjoint is complete: it is that of u_{h+1}, except
+    # y_H and y_{H+1}, which repeat u_{H-2} = y_{H-1} and are folded into y_{h+1}.
+    gv = g[1] * context[0]
+    ga = g[2] * context[1]
+    gj = g[3] * context[2]
+    two = traj_dt.dtype(2.0)
+    eight = traj_dt.dtype(8.0)
+    sixteen = traj_dt.dtype(16.0)
+    y_p2 = c0 - gv - ga + gj
+    y_p1 = c1 + eight * gv + sixteen * ga - two * gj
+    y_0 = c2 + g[0] - traj_dt.dtype(30.0) * ga
+    y_m1 = c3 - eight * gv + sixteen * ga + two * gj
+    row = h + 1
+    if h + 2 >= traj_dt.shape[0]:
+        y_p1 = y_p1 + y_p2
+        row = -1
+    return y_p1, y_0, y_m1, gv - ga - gj, row, y_p2
+
+
+@wp.func
+def _position_central_finish(
+    grad_act: _Array3, traj_dt: _Array1, b: int, d: int, g: Any, carry: Any
+):
+    # left: the adjoints of y_2 = u_1, y_1 = u_0, and of the start state through y_0 = p and g_-1
+    grad_act[b, 1, d] = carry[0]
+    grad_act[b, 0, d] = carry[1]
+    dt = traj_dt[1]
+    return wp.vector(
+        g[0] + carry[2] + carry[3],
+        g[1] - dt * carry[3],
+        g[2] + grad_act.dtype(0.5) * dt * dt * carry[3],
+    )
 
 
 # --------------------------------------------------------------------------------------------------
 # POSITION, teleport (IK): position = action, the derivatives are zero
 
 
-@wp.kernel
-def position_teleport_forward(
-    act: wp.array3d(dtype=Any),
-    start_position: wp.array2d(dtype=Any),
-    start_velocity: wp.array2d(dtype=Any),
-    start_acceleration: wp.array2d(dtype=Any),
-    start_idx: wp.array(dtype=wp.int64),
-    use_idx: int,
-    traj_dt: wp.array(dtype=Any),
-    out_position: wp.array3d(dtype=Any),
-    out_velocity: wp.array3d(dtype=Any),
-    out_acceleration: wp.array3d(dtype=Any),
-    out_jerk: wp.array3d(dtype=Any),
-    dof_chunk: int,
-):
-    b, group = wp.tid()
-    d_begin = group * dof_chunk
-    for d in range(d_begin, wp.min(d_begin + dof_chunk, act.shape[2])):
-        zero = act.dtype(0.0)
-        for h in range(act.shape[1]):
-            out_position[b, h, d] = act[b, h, d]
-            out_velocity[b, h, d] = zero
-            out_acceleration[b, h, d] = zero
-            out_jerk[b, h, d] = zero
+@wp.func
+def _held_position(act: _Array3, b: int, h: int, d: int):
+    zero = act.dtype(0.0)
+    return act[b, h, d], zero, zero, zero
 
 
-@wp.kernel
-def position_teleport_adjoint(
-    grad_position: wp.array3d(dtype=Any),
-    grad_velocity: wp.array3d(dtype=Any),
-    grad_acceleration: wp.array3d(dtype=Any),
-    grad_jerk: wp.array3d(dtype=Any),
-    has_grad_position: int,
-    has_grad_velocity: int,
-    has_grad_acceleration: int,
-    has_grad_jerk: int,
-    traj_dt: wp.array(dtype=Any),
-    grad_act: wp.array3d(dtype=Any),
-    grad_start_position: wp.array2d(dtype=Any),
-    grad_start_velocity: wp.array2d(dtype=Any),
-    grad_start_acceleration: wp.array2d(dtype=Any),
-    dof_chunk: int,
+@wp.func
+def _position_teleport_begin(act: _Array3, traj_dt: _Array1, b: int, d: int, start: Any):
+    x, v, a, j = _held_position(act, b, 0, d)
+    return start, x, v, a, j
+
+
+@wp.func
+def _position_teleport_step(
+    act: _Array3, traj_dt: _Array1, b: int, h: int, d: int, context: Any, x: Any, v: Any, a: Any
 ):
-    b, group = wp.tid()
-    d_begin = group * dof_chunk
-    for d in range(d_begin, wp.min(d_begin + dof_chunk, grad_act.shape[2])):
-        zero = grad_act.dtype(0.0)
-        for h in range(grad_act.shape[1]):
-            grad_act[b, h, d] = _grad_at(grad_position, has_grad_position, b, h, d)
-        grad_start_position[b, d] = zero
-        grad_start_velocity[b, d] = zero
-        grad_start_acceleration[b, d] = zero
+    return _held_position(act, b, h, d)
+
+
+@wp.func
+def _position_teleport_adjoint_begin(grad_act: _Array3, traj_dt: _Array1, b: int, d: int):
+    # every action drives its own step: nothing is written ahead, nothing is carried
+    zero = grad_act.dtype(0.0)
+    return zero, zero, zero, zero, zero
+
+
+@wp.func
+def _position_teleport_adjoint_step(
+    traj_dt: _Array1, h: int, context: Any, g: Any, c0: Any, c1: Any, c2: Any, c3: Any
+):
+    return c0, c1, c2, c3, h, g[0]
+
+
+@wp.func
+def _position_teleport_finish(
+    grad_act: _Array3, traj_dt: _Array1, b: int, d: int, g: Any, carry: Any
+):
+    zero = grad_act.dtype(0.0)
+    grad_act[b, 0, d] = g[0]
+    return wp.vector(zero, zero, zero)
 
 
 # --------------------------------------------------------------------------------------------------
 # VELOCITY: v_h = u_{h-1}, x integrates v, a and j are backward differences
 
 
-@wp.kernel
-def velocity_forward(
-    act: wp.array3d(dtype=Any),
-    start_position: wp.array2d(dtype=Any),
-    start_velocity: wp.array2d(dtype=Any),
-    start_acceleration: wp.array2d(dtype=Any),
-    start_idx: wp.array(dtype=wp.int64),
-    use_idx: int,
-    traj_dt: wp.array(dtype=Any),
-    out_position: wp.array3d(dtype=Any),
-    out_velocity: wp.array3d(dtype=Any),
-    out_acceleration: wp.array3d(dtype=Any),
-    out_jerk: wp.array3d(dtype=Any),
-    dof_chunk: int,
+@wp.func
+def _velocity_step(
+    act: _Array3, traj_dt: _Array1, b: int, h: int, d: int, context: Any, x: Any, v: Any, a: Any
 ):
-    b, group = wp.tid()
-    d_begin = group * dof_chunk
-    for d in range(d_begin, wp.min(d_begin + dof_chunk, act.shape[2])):
-        s = _start_row(start_idx, use_idx, b)
-        x = start_position[s, d]
-        v_prev = start_velocity[s, d]
-        a_prev = start_acceleration[s, d]
-        _write_start(
-            out_position, out_velocity, out_acceleration, out_jerk, b, d, x, v_prev, a_prev
-        )
-        for h in range(1, act.shape[1]):
-            dt = traj_dt[h]
-            inv_dt = act.dtype(1.0) / dt
-            v = act[b, h - 1, d]
-            x = x + v * dt
-            a = (v - v_prev) * inv_dt
-            out_position[b, h, d] = x
-            out_velocity[b, h, d] = v
-            out_acceleration[b, h, d] = a
-            out_jerk[b, h, d] = (a - a_prev) * inv_dt
-            v_prev = v
-            a_prev = a
+    dt = traj_dt[h]
+    inv_dt = act.dtype(1.0) / dt
+    v_next = act[b, h - 1, d]
+    a_next = (v_next - v) * inv_dt
+    return x + v_next * dt, v_next, a_next, (a_next - a) * inv_dt
 
 
-@wp.kernel
-def velocity_adjoint(
-    grad_position: wp.array3d(dtype=Any),
-    grad_velocity: wp.array3d(dtype=Any),
-    grad_acceleration: wp.array3d(dtype=Any),
-    grad_jerk: wp.array3d(dtype=Any),
-    has_grad_position: int,
-    has_grad_velocity: int,
-    has_grad_acceleration: int,
-    has_grad_jerk: int,
-    traj_dt: wp.array(dtype=Any),
-    grad_act: wp.array3d(dtype=Any),
-    grad_start_position: wp.array2d(dtype=Any),
-    grad_start_velocity: wp.array2d(dtype=Any),
-    grad_start_acceleration: wp.array2d(dtype=Any),
-    dof_chunk: int,
+@wp.func
+def _velocity_adjoint_step(
+    traj_dt: _Array1, h: int, context: Any, g: Any, c0: Any, c1: Any, c2: Any, c3: Any
 ):
-    b, group = wp.tid()
-    d_begin = group * dof_chunk
-    for d in range(d_begin, wp.min(d_begin + dof_chunk, grad_act.shape[2])):
-        horizon = grad_act.shape[1]
-        zero = grad_act.dtype(0.0)
-        adj_x = zero  # running sum of position adjoints from the end
-        carry_j = zero
-        carry_a = zero
-        grad_act[b, horizon - 1, d] = zero
-        for h in range(horizon - 1, 0, -1):
-            dt = traj_dt[h]
-            inv_dt = grad_act.dtype(1.0) / dt
-            adj_x = adj_x + _grad_at(grad_position, has_grad_position, b, h, d)
-            gj = _grad_at(grad_jerk, has_grad_jerk, b, h, d) * inv_dt
-            adj_a = (
-                _grad_at(grad_acceleration, has_grad_acceleration, b, h, d) + gj - carry_j
-            ) * inv_dt
-            grad_act[b, h - 1, d] = (
-                _grad_at(grad_velocity, has_grad_velocity, b, h, d) + adj_a + adj_x * dt - carry_a
-            )
-            carry_j = gj
-            carry_a = adj_a
-        grad_start_position[b, d] = adj_x + _grad_at(grad_position, has_grad_position, b, 0, d)
-        grad_start_velocity[b, d] = _grad_at(grad_velocity, has_grad_velocity, b, 0, d) - carry_a
-        grad_start_acceleration[b, d] = (
-            _grad_at(grad_acceleration, has_grad_acceleration, b, 0, d) - carry_j
-        )
+    # carries: the running sum of position adjoints from the end, then the step-(h+1) adjoints
+    # of a and j already divided by dt_{h+1}
+    dt = traj_dt[h]
+    inv_dt = traj_dt.dtype(1.0) / dt
+    adj_x = c0 + g[0]
+    gj = g[3] * inv_dt
+    adj_a = (g[2] + gj - c2) * inv_dt
+    return adj_x, adj_a, gj, c3, h - 1, g[1] + adj_a + adj_x * dt - c1
+
+
+@wp.func
+def _velocity_finish(grad_act: _Array3, traj_dt: _Array1, b: int, d: int, g: Any, carry: Any):
+    return wp.vector(carry[0] + g[0], g[1] - carry[1], g[2] - carry[2])
+
+
+@wp.func
+def _integration_adjoint(g: Any, adj_x: Any, adj_v: Any, dt: Any):
+    # x_h = x_{h-1} + v_h dt and v_h = v_{h-1} + a_h dt (ACCELERATION, JERK) in reverse: the
+    # running adjoints of x and v after adding step h's output gradients
+    adj_x_h = adj_x + g[0]
+    return adj_x_h, adj_v + g[1] + adj_x_h * dt
 
 
 # --------------------------------------------------------------------------------------------------
 # ACCELERATION (semi-implicit Euler): a_h = u_{h-1}, v then x integrate, j backward difference
 
 
-@wp.kernel
-def acceleration_forward(
-    act: wp.array3d(dtype=Any),
-    start_position: wp.array2d(dtype=Any),
-    start_velocity: wp.array2d(dtype=Any),
-    start_acceleration: wp.array2d(dtype=Any),
-    start_idx: wp.array(dtype=wp.int64),
-    use_idx: int,
-    traj_dt: wp.array(dtype=Any),
-    out_position: wp.array3d(dtype=Any),
-    out_velocity: wp.array3d(dtype=Any),
-    out_acceleration: wp.array3d(dtype=Any),
-    out_jerk: wp.array3d(dtype=Any),
-    dof_chunk: int,
+@wp.func
+def _acceleration_step(
+    act: _Array3, traj_dt: _Array1, b: int, h: int, d: int, context: Any, x: Any, v: Any, a: Any
 ):
-    b, group = wp.tid()
-    d_begin = group * dof_chunk
-    for d in range(d_begin, wp.min(d_begin + dof_chunk, act.shape[2])):
-        s = _start_row(start_idx, use_idx, b)
-        x = start_position[s, d]
-        v = start_velocity[s, d]
-        a_prev = start_acceleration[s, d]
-        _write_start(out_position, out_velocity, out_acceleration, out_jerk, b, d, x, v, a_prev)
-        for h in range(1, act.shape[1]):
-            dt = traj_dt[h]
-            a = act[b, h - 1, d]
-            v = v + a * dt
-            x = x + v * dt
-            out_position[b, h, d] = x
-            out_velocity[b, h, d] = v
-            out_acceleration[b, h, d] = a
-            out_jerk[b, h, d] = (a - a_prev) / dt
-            a_prev = a
+    dt = traj_dt[h]
+    a_next = act[b, h - 1, d]
+    v_next = v + a_next * dt
+    return x + v_next * dt, v_next, a_next, (a_next - a) / dt
 
 
-@wp.kernel
-def acceleration_adjoint(
-    grad_position: wp.array3d(dtype=Any),
-    grad_velocity: wp.array3d(dtype=Any),
-    grad_acceleration: wp.array3d(dtype=Any),
-    grad_jerk: wp.array3d(dtype=Any),
-    has_grad_position: int,
-    has_grad_velocity: int,
-    has_grad_acceleration: int,
-    has_grad_jerk: int,
-    traj_dt: wp.array(dtype=Any),
-    grad_act: wp.array3d(dtype=Any),
-    grad_start_position: wp.array2d(dtype=Any),
-    grad_start_velocity: wp.array2d(dtype=Any),
-    grad_start_acceleration: wp.array2d(dtype=Any),
-    dof_chunk: int,
+@wp.func
+def _acceleration_adjoint_step(
+    traj_dt: _Array1, h: int, context: Any, g: Any, c0: Any, c1: Any, c2: Any, c3: Any
 ):
-    b, group = wp.tid()
-    d_begin = group * dof_chunk
-    for d in range(d_begin, wp.min(d_begin + dof_chunk, grad_act.shape[2])):
-        horizon = grad_act.shape[1]
-        zero = grad_act.dtype(0.0)
-        adj_x = zero
-        adj_v = zero
-        carry_j = zero
-        grad_act[b, horizon - 1, d] = zero
-        for h in range(horizon - 1, 0, -1):
-            dt = traj_dt[h]
-            adj_x = adj_x + _grad_at(grad_position, has_grad_position, b, h, d)
-            adj_v = adj_v + _grad_at(grad_velocity, has_grad_velocity, b, h, d) + adj_x * dt
-            gj = _grad_at(grad_jerk, has_grad_jerk, b, h, d) / dt
-            grad_act[b, h - 1, d] = (
-                _grad_at(grad_acceleration, has_grad_acceleration, b, h, d)
-                + adj_v * dt
-                + gj
-                - carry_j
-            )
-            carry_j = gj
-        grad_start_position[b, d] = adj_x + _grad_at(grad_position, has_grad_position, b, 0, d)
-        grad_start_velocity[b, d] = adj_v + _grad_at(grad_velocity, has_grad_velocity, b, 0, d)
-        grad_start_acceleration[b, d] = (
-            _grad_at(grad_acceleration, has_grad_acceleration, b, 0, d) - carry_j
-        )
+    # carries: the running adjoints of x and v, then the step-(h+1) jerk adjoint divided by dt
+    dt = traj_dt[h]
+    adj_x, adj_v = _integration_adjoint(g, c0, c1, dt)
+    gj = g[3] / dt
+    return adj_x, adj_v, gj, c3, h - 1, g[2] + adj_v * dt + gj - c2
+
+
+@wp.func
+def _acceleration_finish(grad_act: _Array3, traj_dt: _Array1, b: int, d: int, g: Any, carry: Any):
+    return wp.vector(carry[0] + g[0], carry[1] + g[1], g[2] - carry[2])
 
 
 # --------------------------------------------------------------------------------------------------
 # JERK: j_h = u_{h-1}, a, v, x integrate in turn
 
 
-@wp.kernel
-def jerk_forward(
-    act: wp.array3d(dtype=Any),
-    start_position: wp.array2d(dtype=Any),
-    start_velocity: wp.array2d(dtype=Any),
-    start_acceleration: wp.array2d(dtype=Any),
-    start_idx: wp.array(dtype=wp.int64),
-    use_idx: int,
-    traj_dt: wp.array(dtype=Any),
-    out_position: wp.array3d(dtype=Any),
-    out_velocity: wp.array3d(dtype=Any),
-    out_acceleration: wp.array3d(dtype=Any),
-    out_jerk: wp.array3d(dtype=Any),
-    dof_chunk: int,
+@wp.func
+def _jerk_step(
+    act: _Array3, traj_dt: _Array1, b: int, h: int, d: int, context: Any, x: Any, v: Any, a: Any
 ):
-    b, group = wp.tid()
-    d_begin = group * dof_chunk
-    for d in range(d_begin, wp.min(d_begin + dof_chunk, act.shape[2])):
-        s = _start_row(start_idx, use_idx, b)
-        x = start_position[s, d]
-        v = start_velocity[s, d]
-        a = start_acceleration[s, d]
-        _write_start(out_position, out_velocity, out_acceleration, out_jerk, b, d, x, v, a)
-        for h in range(1, act.shape[1]):
-            dt = traj_dt[h]
-            j = act[b, h - 1, d]
-            a = a + j * dt
-            v = v + a * dt
-            x = x + v * dt
-            out_position[b, h, d] = x
-            out_velocity[b, h, d] = v
-            out_acceleration[b, h, d] = a
-            out_jerk[b, h, d] = j
+    dt = traj_dt[h]
+    j = act[b, h - 1, d]
+    a_next = a + j * dt
+    v_next = v + a_next * dt
+    return x + v_next * dt, v_next, a_next, j
 
 
-@wp.kernel
-def jerk_adjoint(
-    grad_position: wp.array3d(dtype=Any),
-    grad_velocity: wp.array3d(dtype=Any),
-    grad_acceleration: wp.array3d(dtype=Any),
-    grad_jerk: wp.array3d(dtype=Any),
-    has_grad_position: int,
-    has_grad_velocity: int,
-    has_grad_acceleration: int,
-    has_grad_jerk: int,
-    traj_dt: wp.array(dtype=Any),
-    grad_act: wp.array3d(dtype=Any),
-    grad_start_position: wp.array2d(dtype=Any),
-    grad_start_velocity: wp.array2d(dtype=Any),
-    grad_start_acceleration: wp.array2d(dtype=Any),
-    dof_chunk: int,
+@wp.func
+def _jerk_adjoint_step(
+    traj_dt: _Array1, h: int, context: Any, g: Any, c0: Any, c1: Any, c2: Any, c3: Any
 ):
-    b, group = wp.tid()
-    d_begin = group * dof_chunk
-    for d in range(d_begin, wp.min(d_begin + dof_chunk, grad_act.shape[2])):
-        horizon = grad_act.shape[1]
-        zero = grad_act.dtype(0.0)
-        adj_x = zero
-        adj_v = zero
-        adj_a = zero
-        grad_act[b, horizon - 1, d] = zero
-        for h in range(horizon - 1, 0, -1):
-            dt = traj_dt[h]
-            adj_x = adj_x + _grad_at(grad_position, has_grad_position, b, h, d)
-            adj_v = adj_v + _grad_at(grad_velocity, has_grad_velocity, b, h, d) + adj_x * dt
-            adj_a = adj_a + _grad_at(grad_acceleration, has_grad_acceleration, b, h, d) + adj_v * dt
-            grad_act[b, h - 1, d] = _grad_at(grad_jerk, has_grad_jerk, b, h, d) + adj_a * dt
-        grad_start_position[b, d] = adj_x + _grad_at(grad_position, has_grad_position, b, 0, d)
-        grad_start_velocity[b, d] = adj_v + _grad_at(grad_velocity, has_grad_velocity, b, 0, d)
-        grad_start_acceleration[b, d] = adj_a + _grad_at(
-            grad_acceleration, has_grad_acceleration, b, 0, d
-        )
+    # carries: the running adjoints of x, v and a
+    dt = traj_dt[h]
+    adj_x, adj_v = _integration_adjoint(g, c0, c1, dt)
+    adj_a = c2 + g[2] + adj_v * dt
+    return adj_x, adj_v, adj_a, c3, h - 1, g[3] + adj_a * dt
 
+
+@wp.func
+def _jerk_finish(grad_act: _Array3, traj_dt: _Array1, b: int, d: int, g: Any, carry: Any):
+    return wp.vector(carry[0] + g[0], carry[1] + g[1], carry[2] + g[2])
+
+
+# --------------------------------------------------------------------------------------------------
+# the kernels
+
+position_backward_forward = _forward_kernel(
+    "position_backward_forward", _begin_at_start, _position_backward_step
+)
+position_central_forward = _forward_kernel(
+    "position_central_forward", _position_central_begin, _position_central_step
+)
+position_teleport_forward = _forward_kernel(
+    "position_teleport_forward", _position_teleport_begin, _position_teleport_step
+)
+velocity_forward = _forward_kernel("velocity_forward", _begin_at_start, _velocity_step)
+acceleration_forward = _forward_kernel("acceleration_forward", _begin_at_start, _acceleration_step)
+jerk_forward = _forward_kernel("jerk_forward", _begin_at_start, _jerk_step)
+
+position_backward_adjoint = _adjoint_kernel(
+    "position_backward_adjoint",
+    _begin_sweep,
+    _position_backward_adjoint_step,
+    _position_backward_finish,
+)
+position_central_adjoint = _adjoint_kernel(
+    "position_central_adjoint",
+    _position_central_adjoint_begin,
+    _position_central_adjoint_step,
+    _position_central_finish,
+)
+position_teleport_adjoint = _adjoint_kernel(
+    "position_teleport_adjoint",
+    _position_teleport_adjoint_begin,
+    _position_teleport_adjoint_step,
+    _position_teleport_finish,
+)
+velocity_adjoint = _adjoint_kernel(
+    "velocity_adjoint", _begin_sweep, _velocity_adjoint_step, _velocity_finish
+)
+acceleration_adjoint = _adjoint_kernel(
+    "acceleration_adjoint", _begin_sweep, _acceleration_adjoint_step, _acceleration_finish
+)
+jerk_adjoint = _adjoint_kernel("jerk_adjoint", _begin_sweep, _jerk_adjoint_step, _jerk_finish)
 
 FORWARD_KERNELS = {
     "POSITION_BACKWARD": position_backward_forward,

@@ -438,6 +438,13 @@ def _or_zeros(
     return ref.new_zeros(shape) if tangent is None else tangent
 
 
+def _step_arguments(ctx, traj_dt: torch.Tensor, *values: torch.Tensor | None) -> list:
+    """The action ``[B, H, D]`` and start state ``3 x [S, D]`` fed to the forward map by a jvp
+    or a double backward, from the optional ``values`` (``None`` reads as zeros)."""
+    shapes = (ctx.act_shape, ctx.start_shape, ctx.start_shape, ctx.start_shape)
+    return [_or_zeros(v, shape, traj_dt) for v, shape in zip(values, shapes, strict=True)]
+
+
 class TensorStepFunction(torch.autograd.Function):
     """``(act, start_position, start_velocity, start_acceleration) -> (x, v, a, j)``.
 
@@ -492,16 +499,8 @@ class TensorStepFunction(torch.autograd.Function):
     @staticmethod
     def jvp(ctx, t_act, t_pos, t_vel, t_acc, *_non_differentiable):
         traj_dt, start_idx = ctx.saved_tensors
-        inputs = StepInputs(
-            _or_zeros(t_act, ctx.act_shape, traj_dt),
-            _or_zeros(t_pos, ctx.start_shape, traj_dt),
-            _or_zeros(t_vel, ctx.start_shape, traj_dt),
-            _or_zeros(t_acc, ctx.start_shape, traj_dt),
-            traj_dt,
-            start_idx,
-            ctx.mode,
-        )
-        return launch_forward(inputs)
+        act_and_start = _step_arguments(ctx, traj_dt, t_act, t_pos, t_vel, t_acc)
+        return launch_forward(StepInputs(*act_and_start, traj_dt, start_idx, ctx.mode))
 
 
 class TensorStepAdjointFunction(torch.autograd.Function):
@@ -549,16 +548,8 @@ class TensorStepAdjointFunction(torch.autograd.Function):
         if all(g is None for g in (gg_act, gg_pos, gg_vel, gg_acc)):
             return (None,) * 10
         traj_dt, start_idx = ctx.saved_tensors
-        outputs = TensorStepFunction.apply(
-            _or_zeros(gg_act, ctx.act_shape, traj_dt),
-            _or_zeros(gg_pos, ctx.start_shape, traj_dt),
-            _or_zeros(gg_vel, ctx.start_shape, traj_dt),
-            _or_zeros(gg_acc, ctx.start_shape, traj_dt),
-            traj_dt,
-            start_idx,
-            ctx.mode,
-            None,
-        )
+        act_and_start = _step_arguments(ctx, traj_dt, gg_act, gg_pos, gg_vel, gg_acc)
+        outputs = TensorStepFunction.apply(*act_and_start, traj_dt, start_idx, ctx.mode, None)
         return (*outputs, None, None, None, None, None, None)
 
 

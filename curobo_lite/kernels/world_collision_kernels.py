@@ -3,7 +3,8 @@
 One thread per query sphere. Generic over the scalar type (float32 / float64); the gradient with
 respect to the sphere (centre and radius) is computed in the forward pass, analytically.
 
-World tables (``P`` primitive slots, ``M`` mesh slots; see ``curobo_lite.geom.world_collision``):
+World tables (``P`` primitive slots, ``M`` mesh slots; see ``curobo_lite.geom.world_collision``),
+the fields of one :data:`WORLD_TABLES` struct:
 
 - ``prim_type [P]`` (``CUBOID``, ``SPHERE``, ``CAPSULE``, ``CYLINDER``), ``prim_enabled [P]``
   (0 for a disabled obstacle or an empty slot).
@@ -13,6 +14,8 @@ World tables (``P`` primitive slots, ``M`` mesh slots; see ``curobo_lite.geom.wo
   ``(radius, base xyz, tip xyz)``; cylinder ``(radius, half height)``.
 - ``mesh_ids [M]`` (``wp.Mesh.id``, vertices already scaled), ``mesh_enabled [M]``,
   ``mesh_frame [M, 12]``.
+- ``active_slots``: the enabled slots (primitives ``0..P-1``, meshes ``P..``) in its first
+  ``num_active`` entries; ``world_lo``, ``world_hi``: the bounds of the enabled obstacles.
 - ``bvh_id``: a ``wp.Bvh`` over the ``P + M`` slots' world AABBs (primitives first), inflated so
   float32 rounding never drops a candidate; disabled and empty slots sit far away.
 
@@ -21,7 +24,7 @@ the BVH. An obstacle whose AABB misses the box is farther than ``R``, so after a
 candidate is the true nearest obstacle once its signed distance is ``<= R``; otherwise ``R`` grows
 4x and the query repeats, until that holds, ``R`` reaches ``radius + max_distance`` or the box
 covers the world bounds. The first ``R`` is at least ``radius + activation``, so the first pass
-sees every obstacle that contributes to the cost. Without the BVH every slot is visited.
+sees every obstacle that contributes to the cost. Without the BVH every active slot is visited.
 
 Meshes: ``wp.mesh_query_point_sign_winding_number`` in float32 (``wp.Mesh`` is float32): the
 unsigned distance is the exact distance to the triangle set (closest point on the nearest face),
@@ -56,6 +59,34 @@ WINDING_THRESHOLD = 0.5
 #: growth factor of the broad-phase search box between passes
 RANGE_GROWTH = 4.0
 MAX_PASSES = 64
+
+
+def _world_tables_struct(scalar: type) -> type:
+    """The ``wp.struct`` of the world tables (module docstring) for ``scalar`` (float32 /
+    float64: a struct's array fields need a concrete dtype). ``WorldCollision`` fills one when
+    it allocates its tables and updates its counts and bounds on each upload, so a launch
+    passes the whole world as one argument."""
+    fields = {
+        "prim_type": wp.array(dtype=wp.int32),
+        "prim_enabled": wp.array(dtype=wp.int32),
+        "prim_frame": wp.array2d(dtype=scalar),
+        "prim_params": wp.array2d(dtype=scalar),
+        "mesh_ids": wp.array(dtype=wp.uint64),
+        "mesh_enabled": wp.array(dtype=wp.int32),
+        "mesh_frame": wp.array2d(dtype=scalar),
+        "active_slots": wp.array(dtype=wp.int32),
+        "num_active": int,
+        "bvh_id": wp.uint64,
+        "world_lo": wp.vec3f,
+        "world_hi": wp.vec3f,
+    }
+    name = f"WorldTables_{scalar.__name__}"
+    namespace = {"__annotations__": fields, "__module__": __name__, "__qualname__": name}
+    return wp.struct(type(name, (), namespace))
+
+
+#: the world-tables struct type of each scalar type
+WORLD_TABLES = {scalar: _world_tables_struct(scalar) for scalar in (wp.float32, wp.float64)}
 
 
 @wp.func
@@ -200,25 +231,20 @@ def _to_world(frame: wp.array2d(dtype=Any), j: int, g: Any):
 
 
 @wp.func
-def _obstacle_sdf(
-    slot: int,
-    p: Any,
-    prim_type: wp.array(dtype=wp.int32),
-    prim_enabled: wp.array(dtype=wp.int32),
-    prim_frame: wp.array2d(dtype=Any),
-    prim_params: wp.array2d(dtype=Any),
-    mesh_ids: wp.array(dtype=wp.uint64),
-    mesh_enabled: wp.array(dtype=wp.int32),
-    mesh_frame: wp.array2d(dtype=Any),
-):
-    """``(valid, sdf, world gradient)`` of world point ``p`` against slot ``slot``."""
+def _obstacle_sdf(slot: int, p: Any, world: Any):
+    """``(valid, sdf, world gradient)`` of world point ``p`` against slot ``slot`` of the
+    world tables ``world``."""
+    prim_type = world.prim_type
+    prim_frame = world.prim_frame
+    prim_params = world.prim_params
+    mesh_frame = world.mesh_frame
     zero = p[0] - p[0]
     d = zero
     g = wp.vector(zero, zero, zero)
     valid = wp.int32(0)
     num_prim = prim_type.shape[0]
     if slot < num_prim:
-        if prim_enabled[slot] != 0:
+        if world.prim_enabled[slot] != 0:
             valid = 1
             q = _to_local(prim_frame, slot, p)
             kind = prim_type[slot]
@@ -236,9 +262,9 @@ def _obstacle_sdf(
             g = _to_world(prim_frame, slot, g)
     else:
         m = slot - num_prim
-        if mesh_enabled[m] != 0:
+        if world.mesh_enabled[m] != 0:
             q = _to_local(mesh_frame, m, p)
-            mesh = mesh_ids[m]
+            mesh = world.mesh_ids[m]
             q32 = wp.vec3f(wp.float32(q[0]), wp.float32(q[1]), wp.float32(q[2]))
             hit = wp.mesh_query_point_sign_winding_number(
                 mesh, q32, wp.float32(1.0e30), wp.float32(WINDING_ACCURACY),
@@ -312,23 +338,12 @@ def _point_query(
     activation: Any,
     max_distance: Any,
     initial_range: Any,
-    prim_type: wp.array(dtype=wp.int32),
-    prim_enabled: wp.array(dtype=wp.int32),
-    prim_frame: wp.array2d(dtype=Any),
-    prim_params: wp.array2d(dtype=Any),
-    mesh_ids: wp.array(dtype=wp.uint64),
-    mesh_enabled: wp.array(dtype=wp.int32),
-    mesh_frame: wp.array2d(dtype=Any),
-    active_slots: wp.array(dtype=wp.int32),
-    num_active: int,
-    bvh_id: wp.uint64,
+    world: Any,
     use_bvh: int,
-    world_lo: wp.vec3f,
-    world_hi: wp.vec3f,
 ):
-    """Distance, its gradient and the cost of one sphere (centre ``p``) against the world:
-    the obstacles in the first ``num_active`` entries of ``active_slots`` (the enabled slots),
-    or those whose bounds the BVH finds near ``p`` with ``use_bvh``.
+    """Distance, its gradient and the cost of one sphere (centre ``p``) against the world
+    tables ``world``: the obstacles in the first ``num_active`` entries of ``active_slots``
+    (the enabled slots), or those whose bounds the BVH finds near ``p`` with ``use_bvh``.
 
     Returns ``(distance, grad_distance_centre, grad_distance_radius, cost, grad_cost_centre,
     grad_cost_radius)``; the distance is clamped at ``max_distance`` (zero gradient there).
@@ -341,17 +356,14 @@ def _point_query(
     cost_g = wp.vector(zero, zero, zero)
     cost_r = zero
     if use_bvh == 0:
-        for i in range(num_active):
-            valid, sdf, g = _obstacle_sdf(
-                active_slots[i], p, prim_type, prim_enabled, prim_frame, prim_params, mesh_ids,
-                mesh_enabled, mesh_frame,
-            )  # fmt: skip
+        for i in range(world.num_active):
+            valid, sdf, g = _obstacle_sdf(world.active_slots[i], p, world)
             best, best_g, best_r, cost, cost_g, cost_r = _accumulate(
                 valid, sdf, g, radius, activation, 1, best, best_g, best_r, cost, cost_g, cost_r
             )
     else:
         search = radius + wp.max(activation, wp.min(max_distance, initial_range))
-        cover = _box_cover(p, world_lo, world_hi)
+        cover = _box_cover(p, world.world_lo, world.world_hi)
         first = wp.int32(1)
         done = wp.int32(0)
         passes = wp.int32(0)
@@ -361,13 +373,10 @@ def _point_query(
             half = search + slack
             lo = wp.vec3f(wp.float32(p[0] - half), wp.float32(p[1] - half), wp.float32(p[2] - half))
             hi = wp.vec3f(wp.float32(p[0] + half), wp.float32(p[1] + half), wp.float32(p[2] + half))
-            query = wp.bvh_query_aabb(bvh_id, lo, hi)
+            query = wp.bvh_query_aabb(world.bvh_id, lo, hi)
             slot = wp.int32(0)
             while wp.bvh_query_next(query, slot):
-                valid, sdf, g = _obstacle_sdf(
-                    slot, p, prim_type, prim_enabled, prim_frame, prim_params, mesh_ids,
-                    mesh_enabled, mesh_frame,
-                )  # fmt: skip
+                valid, sdf, g = _obstacle_sdf(slot, p, world)
                 best, best_g, best_r, cost, cost_g, cost_r = _accumulate(
                     valid, sdf, g, radius, activation, first, best, best_g, best_r, cost, cost_g,
                     cost_r,
@@ -404,19 +413,8 @@ def sphere_world_distance(
     num_spheres: int,
     sweep_spacing: Any,
     max_sweep_samples: int,
-    prim_type: wp.array(dtype=wp.int32),
-    prim_enabled: wp.array(dtype=wp.int32),
-    prim_frame: wp.array2d(dtype=Any),
-    prim_params: wp.array2d(dtype=Any),
-    mesh_ids: wp.array(dtype=wp.uint64),
-    mesh_enabled: wp.array(dtype=wp.int32),
-    mesh_frame: wp.array2d(dtype=Any),
-    active_slots: wp.array(dtype=wp.int32),
-    num_active: int,
-    bvh_id: wp.uint64,
+    world: Any,
     use_bvh: int,
-    world_lo: wp.vec3f,
-    world_hi: wp.vec3f,
     row_offset: int,
     write_grad: int,
     distance: wp.array(dtype=Any),
@@ -490,10 +488,8 @@ def sphere_world_distance(
         p = a + t * (c - a)
         rr = ra + t * (r - ra)
         d, gd, gdr, cst, gc, gcr = _point_query(
-            p, rr, activation, max_distance, initial_range, prim_type, prim_enabled, prim_frame,
-            prim_params, mesh_ids, mesh_enabled, mesh_frame, active_slots, num_active, bvh_id,
-            use_bvh, world_lo, world_hi,
-        )  # fmt: skip
+            p, rr, activation, max_distance, initial_range, world, use_bvh
+        )
         if k == 0 or d < best_d:
             best_d = d
             best_gd = gd
@@ -543,12 +539,10 @@ def sdf_primitive_points(
 
 def _signatures(scalar) -> dict[str, list]:
     a1, a2 = wp.array(dtype=scalar), wp.array2d(dtype=scalar)
-    i32, u64 = wp.array(dtype=wp.int32), wp.array(dtype=wp.uint64)
     return {
         "distance": [
             a2, scalar, scalar, scalar, int, int, int, scalar, int,
-            i32, i32, a2, a2, u64, i32, a2, i32, int, wp.uint64, int, wp.vec3f, wp.vec3f, int,
-            int,
+            WORLD_TABLES[scalar], int, int, int,
             a1, a1, a2, a2, a2, a2,
         ],
         "sdf": [a2, int, a1, a2],
@@ -556,12 +550,13 @@ def _signatures(scalar) -> dict[str, list]:
 
 
 _KERNELS = {"distance": sphere_world_distance, "sdf": sdf_primitive_points}
-_SCALAR = {torch.float32: wp.float32, torch.float64: wp.float64}
+#: the Warp scalar type of each supported torch dtype
+SCALAR_TYPES = {torch.float32: wp.float32, torch.float64: wp.float64}
 
 
 def _declare_overloads() -> None:
     """Instantiate the kernels for float32 and float64 so one module build serves both."""
-    for scalar in _SCALAR.values():
+    for scalar in SCALAR_TYPES.values():
         for name, signature in _signatures(scalar).items():
             wp.overload(_KERNELS[name], signature)
 
@@ -573,4 +568,4 @@ _declare_overloads()
 def kernel_for(name: str, dtype: torch.dtype) -> wp.Kernel:
     """The float32 or float64 instance of ``sphere_world_distance`` (``"distance"``) or
     ``sdf_primitive_points`` (``"sdf"``)."""
-    return _KERNELS[name].get_overload(_signatures(_SCALAR[dtype])[name])
+    return _KERNELS[name].get_overload(_signatures(SCALAR_TYPES[dtype])[name])

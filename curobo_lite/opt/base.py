@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from dataclasses import dataclass, field, fields
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import torch
 
 from curobo_lite.types.base import TensorDeviceType
 from curobo_lite.types.errors import InputTypeError, InputValueError
+
+_Config = TypeVar("_Config")
 
 
 @dataclass
@@ -198,6 +200,19 @@ def check_keys(section: str, data: Mapping[str, Any], allowed: Sequence[str]) ->
         raise InputValueError(
             f"{section}: unknown key(s) {unknown}; expected a subset of {sorted(allowed)}"
         )
+
+
+def options_from_dict(
+    cls: type[_Config], data: Mapping[str, Any] | None, expected: str = "a mapping"
+) -> _Config:
+    """``cls(**data)`` for an options dataclass whose ``section`` attribute names its YAML
+    section: ``None`` means no options (the defaults); data that is not a mapping (``expected``
+    describes what is) or holds a key that is no field of ``cls`` raises, naming the section."""
+    data = {} if data is None else data
+    if not isinstance(data, Mapping):
+        raise InputTypeError(f"{cls.section}: expected {expected}, received {type(data).__name__}")
+    check_keys(cls.section, data, [f.name for f in fields(cls)])
+    return cls(**dict(data))
 
 
 def as_int(

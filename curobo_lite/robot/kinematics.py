@@ -46,7 +46,7 @@ from curobo_lite.robot.geometry import (
     rotate_quadratic_form_np,
     rpy_to_quat_np,
 )
-from curobo_lite.types import Pose, TensorDeviceType, quat_rotate
+from curobo_lite.types import Pose, TensorDeviceType, check_dtype_device, quat_rotate
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
 
@@ -382,11 +382,7 @@ class Kinematics:
                 f"{name}: expected shape [..., {self.dof}] (joints {self.joint_names}), "
                 f"received {tuple(q.shape)}"
             )
-        if q.dtype != self.tensor_args.dtype or q.device != self.tensor_args.device:
-            raise InputTypeError(
-                f"{name}: expected dtype {self.tensor_args.dtype} on {self.tensor_args.device}, "
-                f"received {q.dtype} on {q.device}"
-            )
+        check_dtype_device(name, q, self.tensor_args.dtype, self.tensor_args.device)
         return q.reshape(-1, self.dof), q.shape[:-1]
 
     def _frames_torch(self, q: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -1,13 +1,8 @@
 """Core value types: devices, joint states, poses."""
 
-from curobo_lite.types.base import TensorDeviceType, check_data_device
-from curobo_lite.types.errors import (
-    ConfigError,
-    CuroboLiteError,
-    DistributedError,
-    InputTypeError,
-    InputValueError,
-)
+from curobo_lite.types import errors
+from curobo_lite.types.base import TensorDeviceType, check_data_device, check_dtype_device
+from curobo_lite.types.errors import *  # noqa: F403 (exactly errors.__all__)
 from curobo_lite.types.math import (
     Pose,
     check_pose,
@@ -22,15 +17,11 @@ from curobo_lite.types.math import (
 from curobo_lite.types.state import JointState, StateType, check_joint_state
 
 __all__ = [
-    "ConfigError",
-    "CuroboLiteError",
-    "DistributedError",
-    "InputTypeError",
-    "InputValueError",
     "JointState",
     "Pose",
     "StateType",
     "check_data_device",
+    "check_dtype_device",
     "check_joint_state",
     "check_pose",
     "TensorDeviceType",
@@ -42,3 +33,4 @@ __all__ = [
     "quat_to_matrix",
     "rpy_to_matrix",
 ]
+__all__ += errors.__all__

@@ -56,6 +56,17 @@ def check_data_device(name: str, tensor: torch.Tensor) -> None:
         )
 
 
+def check_dtype_device(
+    name: str, value: torch.Tensor, dtype: torch.dtype, device: torch.device
+) -> None:
+    """Raise :class:`InputTypeError` naming ``name`` unless the tensor ``value`` (any shape) has
+    ``dtype`` and lives on ``device``."""
+    if value.dtype != dtype or value.device != device:
+        raise InputTypeError(
+            f"{name}: expected dtype {dtype} on {device}, received {value.dtype} on {value.device}"
+        )
+
+
 @dataclass(frozen=True)
 class TensorDeviceType:
     """Where and in what precision tensors live: ``TensorDeviceType(device, dtype)``.

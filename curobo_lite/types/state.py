@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import torch
 
-from curobo_lite.types.base import TensorDeviceType, check_data_device
+from curobo_lite.types.base import TensorDeviceType, check_data_device, check_dtype_device
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
 
@@ -82,11 +82,9 @@ class JointState:
                     f"JointState.{name}: expected shape {tuple(self.position.shape)} "
                     f"(that of position), received {tuple(value.shape)}"
                 )
-            if value.dtype != self.position.dtype or value.device != self.position.device:
-                raise InputTypeError(
-                    f"JointState.{name}: expected dtype {self.position.dtype} on "
-                    f"{self.position.device}, received {value.dtype} on {value.device}"
-                )
+            check_dtype_device(
+                f"JointState.{name}", value, self.position.dtype, self.position.device
+            )
         if self.joint_names is not None:
             self.joint_names = list(self.joint_names)
             if len(self.joint_names) != self.dof:

@@ -30,14 +30,14 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
 
 from curobo_lite.geom import WorldCollision, WorldConfig
 from curobo_lite.opt import Lbfgs, LbfgsConfig
-from curobo_lite.opt.base import as_float, as_int, as_mapping, check_keys
+from curobo_lite.opt.base import as_float, as_int, as_mapping, options_from_dict
 from curobo_lite.robot import RobotConfig
 from curobo_lite.rollout import ArmReacher, ArmReacherConfig, Goal, ReachCriteria, TaskConfig
 from curobo_lite.rollout.dynamics_model import KinematicModelConfig
@@ -116,13 +116,7 @@ class IKSolverConfig:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> IKSolverConfig:
         """Build from a mapping of the options; unknown keys raise ``ValueError``."""
-        data = {} if data is None else data
-        if not isinstance(data, Mapping):
-            raise InputTypeError(
-                f"ik: expected a mapping of options, received {type(data).__name__}"
-            )
-        check_keys(cls.section, data, [f.name for f in fields(cls)])
-        return cls(**dict(data))
+        return options_from_dict(cls, data, "a mapping of options")
 
 
 @dataclass

@@ -34,13 +34,13 @@ from __future__ import annotations
 import enum
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
 from curobo_lite.geom import WorldCollision, WorldConfig
-from curobo_lite.opt.base import as_bool, as_float, as_int, as_mapping, check_keys
+from curobo_lite.opt.base import as_bool, as_float, as_int, as_mapping, options_from_dict
 from curobo_lite.robot import RobotConfig
 from curobo_lite.rollout import TaskConfig
 from curobo_lite.types import JointState, Pose, TensorDeviceType, check_joint_state
@@ -111,9 +111,7 @@ class MotionGenConfig:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> MotionGenConfig:
-        data = {} if data is None else data
-        check_keys(cls.section, data, [f.name for f in fields(cls)])
-        return cls(**dict(data))
+        return options_from_dict(cls, data)
 
 
 @dataclass

@@ -6,12 +6,12 @@ solve returns (:class:`TrajOptResult`), and the merge of keyword overrides into 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
-from curobo_lite.opt.base import as_choice, as_float, as_int, as_mapping, check_keys
+from curobo_lite.opt.base import as_choice, as_float, as_int, as_mapping, options_from_dict
 from curobo_lite.rollout import ReachCriteria
 from curobo_lite.types import (
     JointState,
@@ -54,9 +54,7 @@ class IkConfig:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> IkConfig:
-        data = {} if data is None else data
-        check_keys(cls.section, data, [f.name for f in fields(cls)])
-        return cls(**dict(data))
+        return options_from_dict(cls, data)
 
 
 @dataclass
@@ -87,14 +85,7 @@ class EarlyStopConfig:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> EarlyStopConfig:
-        data = {} if data is None else data
-        if not isinstance(data, Mapping):
-            raise InputTypeError(
-                f"{cls.section}: expected a mapping of options (or null: off), received "
-                f"{type(data).__name__}"
-            )
-        check_keys(cls.section, data, [f.name for f in fields(cls)])
-        return cls(**dict(data))
+        return options_from_dict(cls, data, "a mapping of options (or null: off)")
 
     def criteria(self) -> ReachCriteria:
         """The :class:`~curobo_lite.rollout.ReachCriteria` a trajectory must meet."""
@@ -165,9 +156,7 @@ class TrajOptSolverConfig:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> TrajOptSolverConfig:
         """Build from a task file's ``trajopt`` section; unknown keys raise ``ValueError``."""
-        data = {} if data is None else data
-        check_keys(cls.section, data, [f.name for f in fields(cls)])
-        return cls(**dict(data))
+        return options_from_dict(cls, data)
 
 
 def merge_sections(base: dict[str, Any] | None, override: Any, name: str) -> dict[str, Any]:

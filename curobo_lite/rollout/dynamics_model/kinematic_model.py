@@ -28,7 +28,7 @@ import torch
 from curobo_lite.kernels import StepBuffers, StepMode, resolve_step_mode, tensor_step
 from curobo_lite.robot import Kinematics, KinematicsState, RobotConfig
 from curobo_lite.rollout.cost.base import as_bool
-from curobo_lite.types import JointState, StateType, TensorDeviceType
+from curobo_lite.types import JointState, StateType, TensorDeviceType, check_dtype_device
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
 
@@ -412,11 +412,7 @@ class KinematicModel:
                 f"act_seq: expected shape [B, {self.horizon}, {self.d_action}], received "
                 f"{tuple(act_seq.shape)}"
             )
-        if act_seq.dtype != self.tensor_args.dtype or act_seq.device != self.tensor_args.device:
-            raise InputTypeError(
-                f"act_seq: expected {self.tensor_args.dtype} on {self.tensor_args.device}, "
-                f"received {act_seq.dtype} on {act_seq.device}"
-            )
+        check_dtype_device("act_seq", act_seq, self.tensor_args.dtype, self.tensor_args.device)
 
     def _integrate(
         self,

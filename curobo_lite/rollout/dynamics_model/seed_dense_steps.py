@@ -18,6 +18,8 @@ The engine's SPEC §2 steps are :func:`curobo_lite.kernels.tensor_step` (and the
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -39,6 +41,17 @@ __all__ = [
     "tensor_step_pos_ik",
     "tensor_step_vel",
 ]
+
+
+@contextmanager
+def _dense_step(func: str, n_dofs: Any, tensors: dict[str, Any], **matrices: Any) -> Iterator[int]:
+    """The prologue of every state-vector step: ``n_dofs`` as an int, each of ``tensors`` a
+    tensor, then torch's shape errors in the block named as :func:`named_errors` names them."""
+    n = as_int("n_dofs", n_dofs)
+    for name, value in tensors.items():
+        require_tensor(name, value)
+    with named_errors(func, **tensors, n_dofs=n, **matrices):
+        yield n
 
 
 def _block(n_dofs: int, k: int, dim: int) -> tuple:
@@ -99,17 +112,8 @@ def tensor_step_acc(
     Returns:
         ``state_seq``.
     """
-    n = as_int("n_dofs", n_dofs)
-    for name, value in (("state", state), ("act", act), ("state_seq", state_seq)):
-        require_tensor(name, value)
-    with named_errors(
-        "tensor_step_acc",
-        state=state,
-        act=act,
-        state_seq=state_seq,
-        n_dofs=n,
-        integrate_matrix=integrate_matrix,
-    ):
+    tensors = {"state": state, "act": act, "state_seq": state_seq}
+    with _dense_step("tensor_step_acc", n_dofs, tensors, integrate_matrix=integrate_matrix) as n:
         q, qd = _channels(state, n, 2, -1)
         vel = qd + integrate_matrix @ act
         pos = q + integrate_matrix @ vel
@@ -141,18 +145,8 @@ def tensor_step_jerk(
     Returns:
         ``state_seq``.
     """
-    n = as_int("n_dofs", n_dofs)
-    for name, value in (("state", state), ("act", act), ("state_seq", state_seq), ("dt_h", dt_h)):
-        require_tensor(name, value)
-    with named_errors(
-        "tensor_step_jerk",
-        state=state,
-        act=act,
-        state_seq=state_seq,
-        dt_h=dt_h,
-        n_dofs=n,
-        integrate_matrix=integrate_matrix,
-    ):
+    tensors = {"state": state, "act": act, "state_seq": state_seq, "dt_h": dt_h}
+    with _dense_step("tensor_step_jerk", n_dofs, tensors, integrate_matrix=integrate_matrix) as n:
         q, qd, qdd = _channels(state, n, 3, 1)
         weight = torch.diag(dt_h)
         acc = qdd + integrate_matrix @ (weight @ act)
@@ -186,20 +180,11 @@ def tensor_step_vel(
     Returns:
         ``state_seq``.
     """
-    n = as_int("n_dofs", n_dofs)
-    for name, value in (("state", state), ("act", act), ("state_seq", state_seq), ("dt_h", dt_h)):
-        require_tensor(name, value)
-    args = (state, act, dt_h, n, integrate_matrix, fd_matrix)
-    with named_errors(
-        "tensor_step_vel",
-        state=state,
-        act=act,
-        state_seq=state_seq,
-        dt_h=dt_h,
-        n_dofs=n,
-        integrate_matrix=integrate_matrix,
-        fd_matrix=fd_matrix,
-    ):
+    tensors = {"state": state, "act": act, "state_seq": state_seq, "dt_h": dt_h}
+    with _dense_step(
+        "tensor_step_vel", n_dofs, tensors, integrate_matrix=integrate_matrix, fd_matrix=fd_matrix
+    ) as n:
+        args = (state, act, dt_h, n, integrate_matrix, fd_matrix)
         if not bool(torch.isfinite(1 / dt_h.detach()).all()):
             # a zero (or NaN) step is divided by: cuRobo returns NaN wherever it reaches the
             # output (dt_h[H-1] never does); find out on a scratch copy before writing
@@ -288,12 +273,10 @@ def step_acc_semi_euler(
     :func:`euler_integrate`); ``act[:, h]`` acts at step ``h``. SPEC §2 ACCELERATION is
     ``tensor_step(..., "ACCELERATION")``.
     """
-    n = as_int("n_dofs", n_dofs)
-    require_tensor("state", state)
-    require_tensor("act", act)
-    with named_errors(
-        "step_acc_semi_euler", state=state, act=act, n_dofs=n, integrate_matrix=integrate_matrix
-    ):
+    tensors = {"state": state, "act": act}
+    with _dense_step(
+        "step_acc_semi_euler", n_dofs, tensors, integrate_matrix=integrate_matrix
+    ) as n:
         q, qd = _channels(state, n, 2, -1)
         vel = euler_integrate(qd, act, diag_dt, integrate_matrix)
         pos = euler_integrate(q, vel, diag_dt, integrate_matrix)
