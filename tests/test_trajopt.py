@@ -184,6 +184,11 @@ def test_joint_goals_are_reached(robot, solver):
     assert_limits_hold(robot, result)
 
 
+def goal_repeat(goal: Pose, n: int) -> Pose:
+    """Each of ``goal``'s poses ``n`` times in a row (batch ``S * n``)."""
+    return Pose(goal.position.repeat_interleave(n, 0), goal.quaternion.repeat_interleave(n, 0))
+
+
 def test_ik_solutions_reach_the_goal(robot, solver):
     q_goal = random_configs(robot, 3, seed=5)
     goal = fk_pose(robot, q_goal)
@@ -195,10 +200,16 @@ def test_ik_solutions_reach_the_goal(robot, solver):
     assert float(position.max()) < 0.005 and float(rotation.max()) < 0.05
     low, high = robot.joint_limits.position
     assert bool(((configs >= low) & (configs <= high)).all())
-    # reached solutions are ranked by joint distance to the start
+    # reached solutions are ranked: precise ones (a quarter of both thresholds, by forward
+    # kinematics here) first, then by joint distance to the start
     distance = (configs - start[:, None]).norm(dim=-1)
+    pos, rot = pose_errors(robot, configs.reshape(-1, 7), goal_repeat(goal, 4))
+    precise = ((pos <= 0.25 * 0.005) & (rot <= 0.25 * 0.05)).view(3, 4)
     both = reached[:, 0] & reached[:, 1]
-    assert bool((distance[both, 0] <= distance[both, 1] + 1e-6).all())
+    same_tier = precise[:, 0] == precise[:, 1]
+    assert bool((precise[both, 0] | ~precise[both, 1]).all())
+    ordered = distance[:, 0] <= distance[:, 1] + 1e-6
+    assert bool(ordered[both & same_tier].all())
 
 
 def test_seeds_follow_straight_lines_and_are_reproducible(robot, solver):
