@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> dict:
         "num_seeds": solver.config.num_seeds,
         "ik_num_seeds": solver.config.ik.num_seeds,
         "trajopt_iters": solver.lbfgs_config.n_iters,
-        "ik_iters": solver.ik_lbfgs_config.n_iters,
+        "ik_iters": solver.ik_solver.lbfgs_config.n_iters,
         "load_average_before": list(load_before),
     }
     if "single" in args.mode:

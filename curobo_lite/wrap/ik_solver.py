@@ -189,6 +189,14 @@ class IKSolver:
         self.lbfgs_config = lbfgs_config or LbfgsConfig.from_dict(config.lbfgs)
         self._solvers: dict[tuple[int, int], Lbfgs] = {}
         self._sobol = torch.quasirandom.SobolEngine(self.dof, scramble=True, seed=config.seed)
+        # "precise": within a quarter of both thresholds, in the limits and collision-free; it
+        # ranks solutions and, with stop_after, ends the solve
+        self._precise = ReachCriteria(
+            _PRECISE * config.position_threshold,
+            _PRECISE * config.rotation_threshold,
+            math.inf,
+            0.0,
+        )
 
     @classmethod
     def from_config(
@@ -289,8 +297,7 @@ class IKSolver:
             # precise solutions (within a quarter of both thresholds) before the others that
             # succeed: a solution at the edge of the thresholds leaves the trajectory
             # optimization no room (it trades a little pose error for smoothness and margins)
-            precise = ok & (metrics.position_error <= _PRECISE * self.config.position_threshold)
-            precise &= metrics.rotation_error <= _PRECISE * self.config.rotation_threshold
+            precise = ok & self._precise.met(metrics)
             ok = ok.view(S, n)
             q = q.view(S, n, D)
             distance = (q - rank_config[:, None]).square().sum(-1)
@@ -322,17 +329,11 @@ class IKSolver:
         goal with at least ``stop_after`` precise, collision-free seeds passes."""
         if self.config.stop_after == 0:
             return None
-        criteria = ReachCriteria(
-            _PRECISE * self.config.position_threshold,
-            _PRECISE * self.config.rotation_threshold,
-            math.inf,
-            0.0,
-        )
         needed = min(self.config.stop_after, self.config.num_seeds)
 
         def stop_check(actions: torch.Tensor) -> torch.Tensor:
             state = self.rollout.rollout_state(actions)
-            met = criteria.met(self.rollout.convergence(state)).view(S, -1)
+            met = self._precise.met(self.rollout.convergence(state)).view(S, -1)
             return (met.sum(dim=1, keepdim=True) >= needed).expand_as(met).reshape(-1)
 
         return stop_check

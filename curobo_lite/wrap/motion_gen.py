@@ -304,7 +304,7 @@ class MotionGen:
                 continue
             results[s] = self._graph_fallback(
                 sub_start[rows[j]],
-                configs[j],
+                ik.distinct_solutions[k],
                 Pose(sub_goal.position[rows[j : j + 1]], sub_goal.quaternion[rows[j : j + 1]]),
                 first,
                 j,
@@ -401,10 +401,11 @@ class MotionGen:
         t_start: float,
         timings: dict[str, float],
     ) -> MotionGenResult:
-        """OMPL from ``start [D]`` to whichever of the goal configurations ``configs [n, D]`` it
-        connects first, then a trajopt seeded with that path."""
+        """OMPL from ``start [D]`` to whichever of the goal configurations ``configs [n, D]``
+        (the distinct IK solutions, or the joint goal) it connects first, then a trajopt
+        seeded with that path."""
         t0 = time.perf_counter()
-        graph = self.graph_planner.plan(start, _unique_rows(configs))
+        graph = self.graph_planner.plan(start, configs)
         timings["graph"] = time.perf_counter() - t0
         if not graph.success:
             result = self._from_trajopt(
@@ -476,15 +477,6 @@ class MotionGen:
             f"trajopt_seeds={self.config.num_trajopt_seeds}, graph={graph}, "
             f"{self.tensor_args})"
         )
-
-
-def _unique_rows(rows: torch.Tensor) -> torch.Tensor:
-    """``rows [n, D]`` without repeats, first occurrences in order."""
-    keep = [0]
-    for i in range(1, rows.shape[0]):
-        if not any(torch.equal(rows[i], rows[k]) for k in keep):
-            keep.append(i)
-    return rows[keep]
 
 
 def _cycle(rows: torch.Tensor, n: int) -> torch.Tensor:

@@ -173,7 +173,6 @@ class TrajOptSolver(TrajOptPhases):
         self.rollout = rollout
         self.ik_rollout = ik_rollout
         self.lbfgs_config = lbfgs_config
-        self.ik_lbfgs_config = ik_lbfgs_config
         # the goal-configuration solve is the IK solver's, on the trajopt's IK rollout
         self.ik_solver = IKSolver(
             IKSolverConfig(
@@ -196,7 +195,7 @@ class TrajOptSolver(TrajOptPhases):
         self.progress: Callable[[str], None] | None = None
         self._spline = cubic_spline_matrix(self.horizon, self.tensor_args)
         self._gen = torch.Generator(device=self.tensor_args.device)
-        self._solvers: dict[tuple[str, int, int], Lbfgs] = {}
+        self._solvers: dict[tuple[int, int], Lbfgs] = {}
         self._seed_profile = min_jerk_profile(self.horizon, self.tensor_args)
 
     @classmethod

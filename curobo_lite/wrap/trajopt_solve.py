@@ -51,7 +51,6 @@ class TrajOptPhases:
     ik_rollout: ArmReacher
     ik_solver: IKSolver
     lbfgs_config: LbfgsConfig
-    ik_lbfgs_config: LbfgsConfig
     tensor_args: TensorDeviceType
     robot_config: RobotConfig
     joint_limits: JointLimits
@@ -63,7 +62,7 @@ class TrajOptPhases:
     _seed_shard: tuple[int, int]
     _spline: torch.Tensor
     _gen: torch.Generator
-    _solvers: dict[tuple[str, int, int], Lbfgs]
+    _solvers: dict[tuple[int, int], Lbfgs]
     _seed_profile: torch.Tensor
 
     # --- phases ----------------------------------------------------------------------------------
@@ -72,12 +71,12 @@ class TrajOptPhases:
         if self.progress is not None:
             self.progress(line)
 
-    def _lbfgs(self, kind: str, config: LbfgsConfig, rollout: ArmReacher, S: int, n: int) -> Lbfgs:
-        key = (kind, S, n)
-        solver = self._solvers.get(key)
+    def _lbfgs(self, S: int, n: int) -> Lbfgs:
+        """The trajectory L-BFGS for ``S`` problems of ``n`` seeds (built once per shape)."""
+        solver = self._solvers.get((S, n))
         if solver is None:
-            solver = Lbfgs(replace(config, n_problems=S, num_seeds=n), rollout)
-            self._solvers[key] = solver
+            solver = Lbfgs(replace(self.lbfgs_config, n_problems=S, num_seeds=n), self.rollout)
+            self._solvers[(S, n)] = solver
         return solver
 
     def solve_ik(
@@ -260,7 +259,7 @@ class TrajOptPhases:
             -1, self.horizon, self.dof
         )
         self.rollout.update_params(goal, start)
-        solver = self._lbfgs("trajopt", self.lbfgs_config, self.rollout, S, n_local)
+        solver = self._lbfgs(S, n_local)
         result = solver.optimize(seeds, stop_check=self._stop_check())
         with torch.no_grad():
             rolled = self.rollout.rollout_fn(result.best_action)
