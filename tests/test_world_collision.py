@@ -178,7 +178,7 @@ def test_primitive_sdf_functions_match_analytic_formulas(device, kind):
     points = rng.uniform(-0.35, 0.35, (400, 3))
     pts = torch.tensor(points, dtype=F64, device=device)
     out = torch.zeros(len(points), 4, dtype=F64, device=device)
-    prm = torch.tensor(params, dtype=F64, device=device)
+    prm = torch.tensor(params[None], dtype=F64, device=device)
     wp.init()
     wp.launch(
         wck.kernel_for("sdf", F64),
@@ -494,6 +494,16 @@ def test_runtime_edits_match_fresh_build(device, broad_phase):
     a, b = collision.sphere_distance(spheres, 0.05), fresh.sphere_distance(spheres, 0.05)
     torch.testing.assert_close(a.distance, b.distance, atol=1e-12, rtol=0)
     torch.testing.assert_close(a.cost, b.cost, atol=1e-12, rtol=0)
+    # back to a smaller world: the emptied slots count as nothing (enabled count, distances)
+    small = _cuboid_world(3, 4)
+    collision.update_world(small)
+    assert collision.num_enabled == 3
+    fresh = WorldCollision(small, _args(device), broad_phase=broad_phase)
+    for max_distance in (math.inf, 0.05):
+        a = collision.sphere_distance(spheres, 0.05, max_distance)
+        b = fresh.sphere_distance(spheres, 0.05, max_distance)
+        torch.testing.assert_close(a.distance, b.distance, atol=1e-12, rtol=0)
+        torch.testing.assert_close(a.cost, b.cost, atol=1e-12, rtol=0)
 
 
 def test_rejected_updates_leave_state_unchanged(tmp_path):

@@ -241,6 +241,8 @@ class WorldCollision:
         ):
             setattr(self._tables, name, wp.from_torch(getattr(self, "_" + name)))
         self._tables.mesh_ids = self._mesh_ids
+        self._tables.slot_lo = self._lowers
+        self._tables.slot_hi = self._uppers
 
     def _load(self, world: WorldConfig, meshes: Mapping[str, tuple]) -> None:
         """Replace every slot's contents with ``world`` (capacity must suffice)."""
@@ -248,6 +250,9 @@ class WorldCollision:
         self._h_mesh_enabled[:] = 0
         self._h_mesh_ids[:] = 0
         self._meshes = [None] * self._num_mesh
+        # emptied slots keep no bounds (they would count as enabled and stay BVH leaves)
+        self._h_lowers[:] = _FAR
+        self._h_uppers[:] = _FAR
         self._slots: dict[str, tuple[str, int]] = {}
         self._free = {
             "primitive": list(range(self._num_prim - 1, -1, -1)),

@@ -15,7 +15,8 @@ the fields of one :data:`WORLD_TABLES` struct:
 - ``mesh_ids [M]`` (``wp.Mesh.id``, vertices already scaled), ``mesh_enabled [M]``,
   ``mesh_frame [M, 12]``.
 - ``active_slots``: the enabled slots (primitives ``0..P-1``, meshes ``P..``) in its first
-  ``num_active`` entries; ``world_lo``, ``world_hi``: the bounds of the enabled obstacles.
+  ``num_active`` entries; ``world_lo``, ``world_hi``: the bounds of the enabled obstacles;
+  ``slot_lo``, ``slot_hi`` ``[P + M]``: each slot's world AABB (the BVH's leaves).
 - ``bvh_id``: a ``wp.Bvh`` over the ``P + M`` slots' world AABBs (primitives first), inflated so
   float32 rounding never drops a candidate; disabled and empty slots sit far away.
 
@@ -24,7 +25,10 @@ the BVH. An obstacle whose AABB misses the box is farther than ``R``, so after a
 candidate is the true nearest obstacle once its signed distance is ``<= R``; otherwise ``R`` grows
 4x and the query repeats, until that holds, ``R`` reaches ``radius + max_distance`` or the box
 covers the world bounds. The first ``R`` is at least ``radius + activation``, so the first pass
-sees every obstacle that contributes to the cost. Without the BVH every active slot is visited.
+sees every obstacle that contributes to the cost. Without the BVH every active slot is visited,
+but one whose AABB lies farther than ``radius + max(activation, max_distance)`` from the point on
+some axis is skipped before its SDF (it can neither be nearer than ``max_distance`` nor add
+cost): with a finite ``max_distance`` (the costs' case) most spheres evaluate no SDF at all.
 
 Meshes: ``wp.mesh_query_point_sign_winding_number`` in float32 (``wp.Mesh`` is float32): the
 unsigned distance is the exact distance to the triangle set (closest point on the nearest face),
@@ -75,6 +79,8 @@ def _world_tables_struct(scalar: type) -> type:
         "mesh_enabled": wp.array(dtype=wp.int32),
         "mesh_frame": wp.array2d(dtype=scalar),
         "active_slots": wp.array(dtype=wp.int32),
+        "slot_lo": wp.array(dtype=wp.vec3f),
+        "slot_hi": wp.array(dtype=wp.vec3f),
         "num_active": int,
         "bvh_id": wp.uint64,
         "world_lo": wp.vec3f,
@@ -231,37 +237,58 @@ def _to_world(frame: wp.array2d(dtype=Any), j: int, g: Any):
 
 
 @wp.func
+def _primitive_sdf(kind: int, q: Any, params: wp.array2d(dtype=Any), row: int):
+    """Signed distance and local gradient of local point ``q`` against the primitive of
+    ``kind`` whose parameters are ``params[row]``."""
+    zero = q[0] - q[0]
+    d = zero
+    g = wp.vector(zero, zero, zero)
+    a0 = params[row, 0]
+    if kind == CUBOID:
+        d, g = sdf_box(q, a0, params[row, 1], params[row, 2])
+    elif kind == SPHERE:
+        d, g = sdf_sphere(q, a0)
+    elif kind == CAPSULE:
+        a = wp.vector(params[row, 1], params[row, 2], params[row, 3])
+        b = wp.vector(params[row, 4], params[row, 5], params[row, 6])
+        d, g = sdf_capsule(q, a0, a, b)
+    else:
+        d, g = sdf_cylinder(q, a0, params[row, 1])
+    return d, g
+
+
+@wp.func
+def _slot_primitive_sdf(
+    slot: int,
+    p: Any,
+    prim_type: wp.array(dtype=wp.int32),
+    prim_frame: wp.array2d(dtype=Any),
+    prim_params: wp.array2d(dtype=Any),
+):
+    """``(sdf, world gradient)`` of world point ``p`` against primitive slot ``slot`` (the
+    tables passed one by one: the hot loop does not copy the whole world struct per call)."""
+    d, g = _primitive_sdf(prim_type[slot], _to_local(prim_frame, slot, p), prim_params, slot)
+    return d, _to_world(prim_frame, slot, g)
+
+
+@wp.func
 def _obstacle_sdf(slot: int, p: Any, world: Any):
     """``(valid, sdf, world gradient)`` of world point ``p`` against slot ``slot`` of the
     world tables ``world``."""
-    prim_type = world.prim_type
-    prim_frame = world.prim_frame
-    prim_params = world.prim_params
-    mesh_frame = world.mesh_frame
     zero = p[0] - p[0]
     d = zero
     g = wp.vector(zero, zero, zero)
     valid = wp.int32(0)
-    num_prim = prim_type.shape[0]
+    num_prim = world.prim_type.shape[0]
     if slot < num_prim:
         if world.prim_enabled[slot] != 0:
             valid = 1
-            q = _to_local(prim_frame, slot, p)
-            kind = prim_type[slot]
-            a0 = prim_params[slot, 0]
-            if kind == CUBOID:
-                d, g = sdf_box(q, a0, prim_params[slot, 1], prim_params[slot, 2])
-            elif kind == SPHERE:
-                d, g = sdf_sphere(q, a0)
-            elif kind == CAPSULE:
-                a = wp.vector(prim_params[slot, 1], prim_params[slot, 2], prim_params[slot, 3])
-                b = wp.vector(prim_params[slot, 4], prim_params[slot, 5], prim_params[slot, 6])
-                d, g = sdf_capsule(q, a0, a, b)
-            else:
-                d, g = sdf_cylinder(q, a0, prim_params[slot, 1])
-            g = _to_world(prim_frame, slot, g)
+            d, g = _slot_primitive_sdf(
+                slot, p, world.prim_type, world.prim_frame, world.prim_params
+            )
     else:
         m = slot - num_prim
+        mesh_frame = world.mesh_frame
         if world.mesh_enabled[m] != 0:
             q = _to_local(mesh_frame, m, p)
             mesh = world.mesh_ids[m]
@@ -296,6 +323,17 @@ def _box_cover(p: Any, lo: wp.vec3f, hi: wp.vec3f):
     for i in range(3):
         cover = wp.max(cover, wp.max(p[i] - type(zero)(lo[i]), type(zero)(hi[i]) - p[i]))
     return cover
+
+
+@wp.func
+def _within_box(p: Any, lo: wp.vec3f, hi: wp.vec3f, reach: Any):
+    """Whether ``p`` lies within ``reach`` of the box ``[lo, hi]`` on every axis (a point
+    outside that slab box is farther than ``reach`` from anything inside the box)."""
+    inside = True
+    for i in range(3):
+        if p[i] < type(reach)(lo[i]) - reach or p[i] > type(reach)(hi[i]) + reach:
+            inside = False
+    return inside
 
 
 @wp.func
@@ -356,11 +394,29 @@ def _point_query(
     cost_g = wp.vector(zero, zero, zero)
     cost_r = zero
     if use_bvh == 0:
+        reach = radius + wp.max(activation, max_distance)
+        slot_lo = world.slot_lo
+        slot_hi = world.slot_hi
+        active_slots = world.active_slots
+        prim_type = world.prim_type
+        prim_frame = world.prim_frame
+        prim_params = world.prim_params
+        num_prim = prim_type.shape[0]
         for i in range(world.num_active):
-            valid, sdf, g = _obstacle_sdf(world.active_slots[i], p, world)
-            best, best_g, best_r, cost, cost_g, cost_r = _accumulate(
-                valid, sdf, g, radius, activation, 1, best, best_g, best_r, cost, cost_g, cost_r
-            )
+            slot = active_slots[i]
+            if _within_box(p, slot_lo[slot], slot_hi[slot], reach):
+                # active slots are enabled: a primitive needs no enabled check
+                valid = wp.int32(1)
+                sdf = zero
+                g = best_g
+                if slot < num_prim:
+                    sdf, g = _slot_primitive_sdf(slot, p, prim_type, prim_frame, prim_params)
+                else:
+                    valid, sdf, g = _obstacle_sdf(slot, p, world)
+                best, best_g, best_r, cost, cost_g, cost_r = _accumulate(
+                    valid, sdf, g, radius, activation, 1, best, best_g, best_r, cost, cost_g,
+                    cost_r,
+                )  # fmt: skip
     else:
         search = radius + wp.max(activation, wp.min(max_distance, initial_range))
         cover = _box_cover(p, world.world_lo, world.world_hi)
@@ -455,8 +511,10 @@ def sphere_world_distance(
     ra = r
     samples = wp.int32(1)
     count = wp.int32(1)
-    h = (s // num_spheres) % horizon
-    if sweep != 0 and h > 0:
+    h = wp.int32(0)
+    if sweep != 0:
+        h = (s // num_spheres) % horizon
+    if h > 0:
         rp = spheres[s - num_spheres, 3]
         if rp >= zero:
             a = wp.vector(
@@ -514,26 +572,14 @@ def sphere_world_distance(
 def sdf_primitive_points(
     points: wp.array2d(dtype=Any),
     kind: int,
-    params: wp.array(dtype=Any),
+    params: wp.array2d(dtype=Any),
     out: wp.array2d(dtype=Any),
 ):
-    """``out[i] = (sdf, gradient xyz)`` of local ``points [n, 3]`` against one primitive: the
-    per-primitive functions exposed for unit tests."""
+    """``out[i] = (sdf, gradient xyz)`` of local ``points [n, 3]`` against one primitive with
+    parameters ``params [1, 8]``: the per-primitive functions exposed for unit tests."""
     i = wp.tid()
     p = wp.vector(points[i, 0], points[i, 1], points[i, 2])
-    zero = params[0] - params[0]
-    d = zero
-    g = wp.vector(zero, zero, zero)
-    if kind == CUBOID:
-        d, g = sdf_box(p, params[0], params[1], params[2])
-    elif kind == SPHERE:
-        d, g = sdf_sphere(p, params[0])
-    elif kind == CAPSULE:
-        a = wp.vector(params[1], params[2], params[3])
-        b = wp.vector(params[4], params[5], params[6])
-        d, g = sdf_capsule(p, params[0], a, b)
-    else:
-        d, g = sdf_cylinder(p, params[0], params[1])
+    d, g = _primitive_sdf(kind, p, params, 0)
     _store4(out, i, wp.vector(d, g[0], g[1]), g[2])
 
 
@@ -545,7 +591,7 @@ def _signatures(scalar) -> dict[str, list]:
             WORLD_TABLES[scalar], int, int, int,
             a1, a1, a2, a2, a2, a2,
         ],
-        "sdf": [a2, int, a1, a2],
+        "sdf": [a2, int, a2, a2],
     }  # fmt: skip
 
 

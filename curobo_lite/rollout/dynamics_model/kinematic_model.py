@@ -293,6 +293,7 @@ class KinematicModel:
         # rollouts ([B, H, D]) and robot commands ([P, H, D], P << B) keep separate buffers, so
         # alternating MPC calls neither reallocate nor overwrite each other's trajectories
         self._buffers: StepBuffers | None = None
+        self._teleport_zeros: torch.Tensor | None = None
         self._checked_index: dict[int, tuple[torch.Tensor, int]] = {}  # id -> (index, version)
         self._command_buffers: StepBuffers | None = None
         self._set_action_bounds()
@@ -424,7 +425,16 @@ class KinematicModel:
         """The step kernel on checked inputs, writing ``[B, H, D]`` trajectories into ``out``.
 
         ``state_idx``'s range is checked on the host once per index tensor (the rollout passes
-        the same cached one every call), so the steady-state loop has no device sync."""
+        the same cached one every call), so the steady-state loop has no device sync.
+
+        Teleport mode (``x = u``, every derivative zero) launches nothing: the position is the
+        action itself and the derivatives one zero buffer (the IK's rollout, where the kernel
+        and its adjoint were a tenth of an iteration)."""
+        if self.config.teleport_mode:
+            zeros = self._teleport_zeros
+            if zeros is None or zeros.shape != act_seq.shape:
+                zeros = self._teleport_zeros = torch.zeros_like(act_seq).detach()
+            return JointState(act_seq, zeros, zeros, zeros, joint_names=self.joint_names)
         seen = None if state_idx is None else self._checked_index.get(id(state_idx))
         check_index = state_idx is not None and not (
             seen is not None and seen[0] is state_idx and seen[1] == state_idx._version
