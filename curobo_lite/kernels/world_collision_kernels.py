@@ -370,18 +370,10 @@ def _accumulate(
 
 
 @wp.func
-def _point_query(
-    p: Any,
-    radius: Any,
-    activation: Any,
-    max_distance: Any,
-    initial_range: Any,
-    world: Any,
-    use_bvh: int,
-):
-    """Distance, its gradient and the cost of one sphere (centre ``p``) against the world
-    tables ``world``: the obstacles in the first ``num_active`` entries of ``active_slots``
-    (the enabled slots), or those whose bounds the BVH finds near ``p`` with ``use_bvh``.
+def _query_loop(p: Any, radius: Any, activation: Any, max_distance: Any, world: Any):
+    """Distance, its gradient and the cost of one sphere (centre ``p``) against the obstacles
+    in the first ``num_active`` entries of ``active_slots`` (the enabled slots) of the world
+    tables ``world``.
 
     Returns ``(distance, grad_distance_centre, grad_distance_radius, cost, grad_cost_centre,
     grad_cost_radius)``; the distance is clamped at ``max_distance`` (zero gradient there).
@@ -393,60 +385,74 @@ def _point_query(
     cost = zero
     cost_g = wp.vector(zero, zero, zero)
     cost_r = zero
-    if use_bvh == 0:
-        reach = radius + wp.max(activation, max_distance)
-        slot_lo = world.slot_lo
-        slot_hi = world.slot_hi
-        active_slots = world.active_slots
-        prim_type = world.prim_type
-        prim_frame = world.prim_frame
-        prim_params = world.prim_params
-        num_prim = prim_type.shape[0]
-        for i in range(world.num_active):
-            slot = active_slots[i]
-            if _within_box(p, slot_lo[slot], slot_hi[slot], reach):
-                # active slots are enabled: a primitive needs no enabled check
-                valid = wp.int32(1)
-                sdf = zero
-                g = best_g
-                if slot < num_prim:
-                    sdf, g = _slot_primitive_sdf(slot, p, prim_type, prim_frame, prim_params)
-                else:
-                    valid, sdf, g = _obstacle_sdf(slot, p, world)
-                best, best_g, best_r, cost, cost_g, cost_r = _accumulate(
-                    valid, sdf, g, radius, activation, 1, best, best_g, best_r, cost, cost_g,
-                    cost_r,
-                )  # fmt: skip
-    else:
-        search = radius + wp.max(activation, wp.min(max_distance, initial_range))
-        cover = _box_cover(p, world.world_lo, world.world_hi)
-        first = wp.int32(1)
-        done = wp.int32(0)
-        passes = wp.int32(0)
-        while done == 0:
-            # outward slack for rounding the box to float32 (obstacle boxes carry their own)
-            slack = type(zero)(1.0e-6) * (search + wp.abs(p[0]) + wp.abs(p[1]) + wp.abs(p[2]))
-            half = search + slack
-            lo = wp.vec3f(wp.float32(p[0] - half), wp.float32(p[1] - half), wp.float32(p[2] - half))
-            hi = wp.vec3f(wp.float32(p[0] + half), wp.float32(p[1] + half), wp.float32(p[2] + half))
-            query = wp.bvh_query_aabb(world.bvh_id, lo, hi)
-            slot = wp.int32(0)
-            while wp.bvh_query_next(query, slot):
-                valid, sdf, g = _obstacle_sdf(slot, p, world)
-                best, best_g, best_r, cost, cost_g, cost_r = _accumulate(
-                    valid, sdf, g, radius, activation, first, best, best_g, best_r, cost, cost_g,
-                    cost_r,
-                )  # fmt: skip
-            first = 0
-            passes += 1
-            # everything outside the box is farther than ``search`` from p; the pass cap only
-            # matters for non-finite input (4^MAX_PASSES outgrows any finite world)
-            if best + radius <= search or search >= radius + max_distance or search >= cover:
-                done = 1
-            elif passes >= MAX_PASSES:
-                done = 1
+    reach = radius + wp.max(activation, max_distance)
+    slot_lo = world.slot_lo
+    slot_hi = world.slot_hi
+    active_slots = world.active_slots
+    prim_type = world.prim_type
+    prim_frame = world.prim_frame
+    prim_params = world.prim_params
+    num_prim = prim_type.shape[0]
+    for i in range(world.num_active):
+        slot = active_slots[i]
+        if _within_box(p, slot_lo[slot], slot_hi[slot], reach):
+            # active slots are enabled: a primitive needs no enabled check
+            valid = wp.int32(1)
+            sdf = zero
+            g = best_g
+            if slot < num_prim:
+                sdf, g = _slot_primitive_sdf(slot, p, prim_type, prim_frame, prim_params)
             else:
-                search = wp.min(search * type(zero)(RANGE_GROWTH), radius + max_distance)
+                valid, sdf, g = _obstacle_sdf(slot, p, world)
+            best, best_g, best_r, cost, cost_g, cost_r = _accumulate(
+                valid, sdf, g, radius, activation, 1, best, best_g, best_r, cost, cost_g, cost_r
+            )
+    return best, best_g, best_r, cost, cost_g, cost_r
+
+
+@wp.func
+def _query_bvh(
+    p: Any, radius: Any, activation: Any, max_distance: Any, initial_range: Any, world: Any
+):
+    """:func:`_query_loop`'s result over the obstacles whose bounds the BVH finds near ``p``,
+    the search box growing until exact (module docstring). A separate function from the
+    loop: its traversal state is a large local the loop path should not set up per sphere."""
+    zero = radius - radius
+    best = max_distance
+    best_g = wp.vector(zero, zero, zero)
+    best_r = zero
+    cost = zero
+    cost_g = wp.vector(zero, zero, zero)
+    cost_r = zero
+    search = radius + wp.max(activation, wp.min(max_distance, initial_range))
+    cover = _box_cover(p, world.world_lo, world.world_hi)
+    first = wp.int32(1)
+    done = wp.int32(0)
+    passes = wp.int32(0)
+    while done == 0:
+        # outward slack for rounding the box to float32 (obstacle boxes carry their own)
+        slack = type(zero)(1.0e-6) * (search + wp.abs(p[0]) + wp.abs(p[1]) + wp.abs(p[2]))
+        half = search + slack
+        lo = wp.vec3f(wp.float32(p[0] - half), wp.float32(p[1] - half), wp.float32(p[2] - half))
+        hi = wp.vec3f(wp.float32(p[0] + half), wp.float32(p[1] + half), wp.float32(p[2] + half))
+        query = wp.bvh_query_aabb(world.bvh_id, lo, hi)
+        slot = wp.int32(0)
+        while wp.bvh_query_next(query, slot):
+            valid, sdf, g = _obstacle_sdf(slot, p, world)
+            best, best_g, best_r, cost, cost_g, cost_r = _accumulate(
+                valid, sdf, g, radius, activation, first, best, best_g, best_r, cost, cost_g,
+                cost_r,
+            )  # fmt: skip
+        first = 0
+        passes += 1
+        # everything outside the box is farther than ``search`` from p; the pass cap only
+        # matters for non-finite input (4^MAX_PASSES outgrows any finite world)
+        if best + radius <= search or search >= radius + max_distance or search >= cover:
+            done = 1
+        elif passes >= MAX_PASSES:
+            done = 1
+        else:
+            search = wp.min(search * type(zero)(RANGE_GROWTH), radius + max_distance)
     return best, best_g, best_r, cost, cost_g, cost_r
 
 
@@ -545,9 +551,18 @@ def sphere_world_distance(
             t = (type(zero)(k) + type(zero)(0.5)) / type(zero)(samples)
         p = a + t * (c - a)
         rr = ra + t * (r - ra)
-        d, gd, gdr, cst, gc, gcr = _point_query(
-            p, rr, activation, max_distance, initial_range, world, use_bvh
-        )
+        d = max_distance
+        gd = vzero
+        gdr = zero
+        cst = zero
+        gc = vzero
+        gcr = zero
+        if use_bvh == 0:
+            d, gd, gdr, cst, gc, gcr = _query_loop(p, rr, activation, max_distance, world)
+        else:
+            d, gd, gdr, cst, gc, gcr = _query_bvh(
+                p, rr, activation, max_distance, initial_range, world
+            )
         if k == 0 or d < best_d:
             best_d = d
             best_gd = gd
