@@ -370,6 +370,15 @@ def _accumulate(
 
 
 @wp.func
+def _no_obstacle(max_distance: Any):
+    """The query result with no obstacle in reach: ``max_distance``, no cost, zero
+    gradients (the six values of :func:`_query_loop`)."""
+    zero = type(max_distance)(0.0)  # not max_distance - max_distance: it may be inf
+    g = wp.vector(zero, zero, zero)
+    return max_distance, g, zero, zero, g, zero
+
+
+@wp.func
 def _query_loop(p: Any, radius: Any, activation: Any, max_distance: Any, world: Any):
     """Distance, its gradient and the cost of one sphere (centre ``p``) against the obstacles
     in the first ``num_active`` entries of ``active_slots`` (the enabled slots) of the world
@@ -379,12 +388,7 @@ def _query_loop(p: Any, radius: Any, activation: Any, max_distance: Any, world: 
     grad_cost_radius)``; the distance is clamped at ``max_distance`` (zero gradient there).
     """
     zero = radius - radius
-    best = max_distance
-    best_g = wp.vector(zero, zero, zero)
-    best_r = zero
-    cost = zero
-    cost_g = wp.vector(zero, zero, zero)
-    cost_r = zero
+    best, best_g, best_r, cost, cost_g, cost_r = _no_obstacle(max_distance)
     reach = radius + wp.max(activation, max_distance)
     slot_lo = world.slot_lo
     slot_hi = world.slot_hi
@@ -418,12 +422,7 @@ def _query_bvh(
     the search box growing until exact (module docstring). A separate function from the
     loop: its traversal state is a large local the loop path should not set up per sphere."""
     zero = radius - radius
-    best = max_distance
-    best_g = wp.vector(zero, zero, zero)
-    best_r = zero
-    cost = zero
-    cost_g = wp.vector(zero, zero, zero)
-    cost_r = zero
+    best, best_g, best_r, cost, cost_g, cost_r = _no_obstacle(max_distance)
     search = radius + wp.max(activation, wp.min(max_distance, initial_range))
     cover = _box_cover(p, world.world_lo, world.world_hi)
     first = wp.int32(1)
