@@ -456,6 +456,45 @@ def _query_bvh(
 
 
 @wp.func
+def _segment_in_reach(a: Any, c: Any, radius: Any, reach: Any, world: Any, use_bvh: int):
+    """Whether an obstacle's bounds come within ``radius + reach`` of the segment ``a``-``c``
+    on every axis (False: every sample of the segment is out of reach of every obstacle, its
+    query result is :func:`_no_obstacle`'s). One box test per enabled obstacle, or one BVH
+    query, instead of a full query per sample: most spheres are far from everything."""
+    if not wp.isfinite(reach):
+        return True
+    margin = radius + reach
+    lo = wp.min(a, c) - wp.vector(margin, margin, margin)
+    hi = wp.max(a, c) + wp.vector(margin, margin, margin)
+    if use_bvh == 0:
+        slot_lo = world.slot_lo
+        slot_hi = world.slot_hi
+        active_slots = world.active_slots
+        for i in range(world.num_active):
+            slot = active_slots[i]
+            if _boxes_overlap(lo, hi, slot_lo[slot], slot_hi[slot]):
+                return True
+        return False
+    # outward slack for rounding the box to float32 (obstacle boxes carry their own)
+    slack = type(reach)(1.0e-6) * (margin + wp.max(wp.abs(lo)) + wp.max(wp.abs(hi)))
+    lo32 = wp.vec3f(wp.float32(lo[0] - slack), wp.float32(lo[1] - slack), wp.float32(lo[2] - slack))
+    hi32 = wp.vec3f(wp.float32(hi[0] + slack), wp.float32(hi[1] + slack), wp.float32(hi[2] + slack))
+    query = wp.bvh_query_aabb(world.bvh_id, lo32, hi32)
+    slot = wp.int32(0)
+    return wp.bvh_query_next(query, slot)
+
+
+@wp.func
+def _boxes_overlap(lo: Any, hi: Any, box_lo: wp.vec3f, box_hi: wp.vec3f):
+    """Whether the box ``[lo, hi]`` meets the float32 box ``[box_lo, box_hi]``."""
+    overlap = True
+    for i in range(3):
+        if lo[i] > type(lo[i])(box_hi[i]) or hi[i] < type(lo[i])(box_lo[i]):
+            overlap = False
+    return overlap
+
+
+@wp.func
 def _store4(a: wp.array2d(dtype=Any), i: int, v: Any, w: Any):
     a[i, 0] = v[0]
     a[i, 1] = v[1]
@@ -502,16 +541,6 @@ def sphere_world_distance(
     r = spheres[s, 3]
     c = wp.vector(spheres[s, 0], spheres[s, 1], spheres[s, 2])
     vzero = wp.vector(zero, zero, zero)
-    if r < zero:
-        distance[o] = max_distance
-        cost[o] = zero
-        if write_grad != 0:
-            _store4(grad_distance, o, vzero, zero)
-            _store4(grad_cost, o, vzero, zero)
-            if sweep != 0:
-                _store4(grad_distance_prev, o, vzero, zero)
-                _store4(grad_cost_prev, o, vzero, zero)
-        return
     a = c
     ra = r
     samples = wp.int32(1)
@@ -519,7 +548,7 @@ def sphere_world_distance(
     h = wp.int32(0)
     if sweep != 0:
         h = (s // num_spheres) % horizon
-    if h > 0:
+    if h > 0 and r >= zero:
         rp = spheres[s - num_spheres, 3]
         if rp >= zero:
             a = wp.vector(
@@ -535,6 +564,19 @@ def sphere_world_distance(
                 if step > zero and length / step < type(zero)(max_sweep_samples):
                     samples = wp.max(int(wp.ceil(length / step)), 1)
                 count = samples + 1
+    reach = wp.max(activation, max_distance)
+    if r < zero or not _segment_in_reach(a, c, wp.max(r, ra), reach, world, use_bvh):
+        # a disabled sphere, or no obstacle within reach of any sample of its segment (most
+        # spheres): skip the per-sample queries
+        distance[o] = max_distance
+        cost[o] = zero
+        if write_grad != 0:
+            _store4(grad_distance, o, vzero, zero)
+            _store4(grad_cost, o, vzero, zero)
+            if sweep != 0:
+                _store4(grad_distance_prev, o, vzero, zero)
+                _store4(grad_cost_prev, o, vzero, zero)
+        return
     best_d = max_distance
     best_gd = vzero
     best_gdr = zero
