@@ -13,8 +13,9 @@ with centres ``c``, radii ``r`` and pair buffer ``b`` the signed distance is
 
 Pairs with a negative radius (disabled spheres) are skipped. Pairs may be grouped in blocks
 between two sphere groups (e.g. two links) so whole blocks that are far apart are culled with
-a bounding-sphere test (exact: a culled block can change neither output). Generic over float32
-and float64.
+a bounding-sphere test (exact: a culled block can change neither output), and within a block
+the pairs of a sphere of the first group far from the second group's bounding sphere.
+Generic over float32 and float64.
 """
 
 from __future__ import annotations
@@ -98,18 +99,41 @@ def self_collision_forward(
     for block in range(blocks.shape[0]):
         ga = blocks[block, 2]
         gb = blocks[block, 3]
+        centre_b = wp.vector(zero, zero, zero)
+        rb = zero
+        a_begin = int(0)  # noqa: UP018  (typed: the sphere range of group a, when it has one)
+        a_end = int(0)  # noqa: UP018
         if ga >= 0:
             ra = bounds[b, ga, 3]
             rb = bounds[b, gb, 3]
             if ra < zero or rb < zero:
                 continue
-            gap = wp.length(_centre(bounds, b, ga) - _centre(bounds, b, gb)) - ra - rb
+            centre_b = _centre(bounds, b, gb)
+            gap = wp.length(_centre(bounds, b, ga) - centre_b) - ra - rb
             gap = gap - block_buffer[block]
             if gap >= eta and gap >= wp.min(best, distance_range):
                 floor = wp.min(floor, gap)
                 continue
+            a_begin = groups[ga, 0]
+            a_end = groups[ga, 1]
+        # the same test one level down: sphere i of group a against group b's bounding
+        # sphere skips i's run of pairs (pairs come sorted by i within a block)
+        current_i = int(-1)  # noqa: UP018
+        skip_i = int(0)  # noqa: UP018
         for k in range(blocks[block, 0], blocks[block, 1]):
             i = pairs[k, 0]
+            if i != current_i:
+                current_i = i
+                skip_i = 0
+                if i >= a_begin and i < a_end:
+                    ri = spheres[b, i, 3]
+                    gap = wp.length(_centre(spheres, b, i) - centre_b) - ri - rb
+                    gap = gap - block_buffer[block]
+                    if ri >= zero and gap >= eta and gap >= wp.min(best, distance_range):
+                        floor = wp.min(floor, gap)
+                        skip_i = 1
+            if skip_i != 0:
+                continue
             j = pairs[k, 1]
             ri = spheres[b, i, 3]
             rj = spheres[b, j, 3]
