@@ -149,3 +149,25 @@ def test_arm_reacher_collision_terms_follow_the_world():
     reacher.update_world(WorldConfig.from_dict(table))
     reacher.rollout_fn(act)
     assert float(reacher.cost_terms["primitive_collision_cost"][1].sum()) > 0.0
+
+
+@pytest.mark.parametrize("swept", [False, True])
+def test_collision_distances_with_a_check_range_are_exact_below_it(swept):
+    table = {"cuboid": {"table": {"dims": [1.2, 1.2, 0.05], "pose": [0.85, 0, 0.2, 1, 0, 0, 0]}}}
+    reacher = _reacher(WorldConfig.from_dict(table))
+    robot = reacher.robot_config
+    gen = torch.Generator().manual_seed(3)
+    ends = robot.retract_config + 0.6 * torch.randn(2, 32, 7, generator=gen)
+    t = torch.linspace(0, 1, 8)[None, :, None]
+    q = ends[0][:, None] + t * (ends[1] - ends[0])[:, None]  # [32, 8, 7]
+    spheres = reacher.dynamics_model.kinematics.forward(q.reshape(-1, 7)).link_spheres
+    spheres = spheres.reshape(32, 8, -1, 4)
+    world_full, self_full = reacher.collision_distances(spheres, swept)
+    check_range = 0.02
+    world, self_distance = reacher.collision_distances(spheres, swept, check_range)
+    assert bool((world_full < check_range).any()) and bool((world_full > check_range).any())
+    assert bool((self_full < check_range).any()) and bool((self_full > check_range).any())
+    torch.testing.assert_close(world, world_full.clamp(max=check_range))
+    near = self_full < check_range
+    torch.testing.assert_close(self_distance[near], self_full[near])
+    assert bool((self_distance[~near] >= check_range).all())

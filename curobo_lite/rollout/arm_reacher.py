@@ -143,6 +143,12 @@ class ReachCriteria:
     cspace_threshold: float
     clearance: float
 
+    @property
+    def check_range(self) -> float:
+        """How far the clearances must be exact for :meth:`met` (metres): a little beyond
+        ``clearance``. Pass it to :meth:`ArmReacher.convergence` to skip the far spheres."""
+        return max(self.clearance, 0.0) + 0.005
+
     def met(self, metrics: ConvergenceMetrics) -> torch.Tensor:
         """``[B]`` bool: the trajectories of ``metrics`` that meet every criterion."""
         met = metrics.limit_violation["position"] <= 1e-6
@@ -469,9 +475,16 @@ class ArmReacher:
         return terms
 
     @torch.no_grad()
-    def convergence(self, state: KinematicModelState, swept: bool = False) -> ConvergenceMetrics:
+    def convergence(
+        self,
+        state: KinematicModelState,
+        swept: bool = False,
+        check_range: float = COLLISION_CHECK_RANGE,
+    ) -> ConvergenceMetrics:
         """Errors at the last step, limit violations and clearances of a rolled-out batch
-        (``swept``: the world clearance of the segments between steps, not only the steps)."""
+        (``swept``: the world clearance of the segments between steps, not only the steps;
+        ``check_range``: clearances beyond it read as at least it, see
+        :meth:`collision_distances`)."""
         batch = state.state_seq.position.shape[0]
         problem_index = self._problem_index(batch)
         position_error = rotation_error = cspace_error = None
@@ -499,33 +512,41 @@ class ArmReacher:
         spheres = state.kinematics.link_spheres
         if spheres is None and self.has_spheres:
             spheres = self.dynamics_model.kinematics.forward(state.state_seq.position).link_spheres
-        world_distance, self_distance = self.collision_distances(spheres, swept)
+        world_distance, self_distance = self.collision_distances(spheres, swept, check_range)
         return ConvergenceMetrics(
             position_error, rotation_error, cspace_error, violation, world_distance, self_distance
         )
 
     @torch.no_grad()
     def collision_distances(
-        self, link_spheres: torch.Tensor | None, swept: bool = False
+        self,
+        link_spheres: torch.Tensor | None,
+        swept: bool = False,
+        check_range: float = COLLISION_CHECK_RANGE,
     ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
         """``(world_distance [B], self_distance [B])``: the smallest signed distances along
         trajectories of spheres ``[B, H, N, 4]`` (``None`` where there is nothing to check).
-        ``swept`` checks the segments between consecutive steps against the world too."""
+        ``swept`` checks the segments between consecutive steps against the world too.
+        Distances are exact up to ``check_range`` (metres) and at least ``check_range``
+        beyond it: a stop check that only asks "at least 5 mm clear" passes a small range
+        and skips every far sphere and link pair."""
         if link_spheres is None:
             return None, None
         world_distance = self_distance = None
         if self.world_collision is not None:
             if swept:
                 distance = self.world_collision.swept_sphere_distance(
-                    link_spheres, max_distance=COLLISION_CHECK_RANGE
+                    link_spheres, max_distance=check_range
                 ).distance
             else:
                 distance = self.world_collision.sphere_distance(
-                    link_spheres, max_distance=COLLISION_CHECK_RANGE
+                    link_spheres, max_distance=check_range
                 ).distance
             world_distance = distance.flatten(1).amin(1)
         if self.self_collision_model is not None:
-            distance = self.self_collision_model.distance(link_spheres).distance
+            distance = self.self_collision_model.distance(
+                link_spheres, distance_range=check_range
+            ).distance
             self_distance = distance.flatten(1).amin(1)
         return world_distance, self_distance
 

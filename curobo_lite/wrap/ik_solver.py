@@ -333,7 +333,8 @@ class IKSolver:
 
         def stop_check(actions: torch.Tensor) -> torch.Tensor:
             state = self.rollout.rollout_state(actions)
-            met = self._precise.met(self.rollout.convergence(state)).view(S, -1)
+            metrics = self.rollout.convergence(state, check_range=self._precise.check_range)
+            met = self._precise.met(metrics).view(S, -1)
             return (met.sum(dim=1, keepdim=True) >= needed).expand_as(met).reshape(-1)
 
         return stop_check

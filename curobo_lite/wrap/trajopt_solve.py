@@ -278,10 +278,11 @@ class TrajOptPhases:
             # seeds that met the early-stop criteria (stricter) rank before the other feasible
             passed = feasible
             if self.config.early_stop is not None:
-                swept = self.rollout.convergence(rolled.state, swept=True)
-                passed = self._gather_seeds(
-                    self.config.early_stop.criteria().met(swept).view(S, n_local)
+                criteria = self.config.early_stop.criteria()
+                swept = self.rollout.convergence(
+                    rolled.state, swept=True, check_range=criteria.check_range
                 )
+                passed = self._gather_seeds(criteria.met(swept).view(S, n_local))
                 passed = passed & feasible
             cost = self._gather_seeds(result.best_cost.view(S, n_local))
             positions = self._gather_seeds(
@@ -314,7 +315,8 @@ class TrajOptPhases:
 
         def stop_check(actions: torch.Tensor) -> torch.Tensor:
             state = self.rollout.rollout_state(actions)
-            return criteria.met(self.rollout.convergence(state, swept=True))
+            metrics = self.rollout.convergence(state, swept=True, check_range=criteria.check_range)
+            return criteria.met(metrics)
 
         return stop_check
 
