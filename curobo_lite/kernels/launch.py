@@ -35,8 +35,12 @@ def as_warp(t: torch.Tensor):
     return descriptor
 
 
-#: below this many elements of work a CPU launch is not worth splitting
-CPU_CHUNK_MIN_ELEMENTS = 1 << 17
+#: below this many elements of work a CPU launch is not worth splitting. Measured on 2 cores:
+#: split launches between torch ops lose to the torch threads' spin-waits and the pool's
+#: hand-offs (MotionGen's median 0.41-0.47 s with 1 << 17, 0.29-0.33 s unsplit: its launches
+#: are 0.1-2 ms); from ~10 ms of work they gain ~2x (the 10 000 x 32 x 7 step kernels, MPC's
+#: 12 000-configuration FK, self-collision and world queries), and those lie above this
+CPU_CHUNK_MIN_ELEMENTS = 1 << 21
 _cpu_pool: ThreadPoolExecutor | None = None
 
 #: ``make_launch(row_begin, row_end) -> (dim, inputs)`` for rows ``row_begin:row_end``
