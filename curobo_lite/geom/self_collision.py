@@ -129,7 +129,8 @@ class _SelfCollision(torch.autograd.Function):
         cost = torch.empty(b, **kwargs)
         argmin = torch.empty(b, dtype=torch.int32, device=spheres.device)
         need_grad = ctx.needs_input_grad[0]
-        grad_cost = torch.zeros_like(spheres) if need_grad else spheres.new_zeros(1, 1, 4)
+        # the kernel zeroes each configuration's rows before accumulating into them
+        grad_cost = torch.empty_like(spheres) if need_grad else spheres.new_zeros(1, 1, 4)
         scalar = kernels.scalar_type(spheres.dtype)
         bounds = torch.empty(b, groups.shape[0], 4, **kwargs)
         shared = [as_warp(t) for t in (pairs, pair_buffer, blocks, block_buffer, groups)] + [
@@ -166,9 +167,11 @@ class _SelfCollision(torch.autograd.Function):
         if grad_distance is None and grad_cost_out is None:
             return None, None, None, None, None, None, None, None
         spheres, pairs, argmin, grad_cost = ctx.saved_tensors
-        grad = torch.zeros_like(spheres)
+        # one pass over [B, N, 4] for the cost (the usual case), not zeros + product + sum
         if grad_cost_out is not None:
-            grad = grad + grad_cost_out[:, None, None] * grad_cost
+            grad = grad_cost_out[:, None, None] * grad_cost
+        else:
+            grad = torch.zeros_like(spheres)
         if grad_distance is not None:
             # the minimum's gradient is that of its arg-min pair
             valid = argmin >= 0

@@ -7,7 +7,8 @@ with centres ``c``, radii ``r`` and pair buffer ``b`` the signed distance is
 - ``distance [B]``: ``min_k d_k`` and ``argmin [B]`` (``-1`` when no pair is enabled; the
   caller turns that distance into ``+inf``),
 - ``cost [B]``: ``sum_k smooth_hinge(eta - d_k, eta)`` (see ``collision_common``),
-- optionally ``grad_cost [B, N, 4]``: the gradient of ``cost`` with respect to every sphere
+- optionally ``grad_cost [B, N, 4]`` (zeroed here first): the gradient of ``cost`` with
+  respect to every sphere
   (``dd/dc_i = u``, ``dd/dc_j = -u`` with ``u`` the unit vector from ``c_j`` to ``c_i``, and
   ``dd/dr = -1``), accumulated in the same pass so no backward kernel is needed.
 
@@ -74,6 +75,10 @@ def self_collision_forward(
     b = wp.tid()
     zero = pair_buffer.dtype(0.0)
     eta = activation_distance
+    if compute_grad != 0:
+        for s in range(grad_cost.shape[1]):
+            for c in range(4):
+                grad_cost[b, s, c] = zero
     for group in range(groups.shape[0]):
         centre = wp.vector(zero, zero, zero)
         count = int(0)  # noqa: UP018  (typed, so the loop may reassign it)
