@@ -516,3 +516,20 @@ def test_stop_check_ends_each_problem_when_one_seed_passes():
     passing = (res.best_action[n:] - 1.0).abs().amax(dim=(-2, -1)) <= 0.05
     assert bool(passing.any()) and bool(res.converged[n:][passing].all())
     assert res.problem_converged.tolist() == [True, True]
+
+
+def test_max_iters_caps_one_call_and_is_checked():
+    H, D, n = 3, 2, 4
+    gen = torch.Generator().manual_seed(5)
+    init = torch.randn(2 * n, H, D, generator=gen, dtype=torch.float64)
+    cfg = LbfgsConfig(n_problems=2, n_iters=20, convergence_tol=0.0, fixed_iters=True)
+    full = Lbfgs(cfg, MixedRollout(H, D)).optimize(init)
+    capped = Lbfgs(cfg, MixedRollout(H, D)).optimize(init, max_iters=3)
+    assert capped.n_iters == 3 and full.n_iters == 20
+    # the capped call is the first three iterations of the full one
+    assert torch.equal(capped.debug["cost_history"], full.debug["cost_history"][:3])
+    # a cap above n_iters is n_iters
+    assert Lbfgs(cfg, MixedRollout(H, D)).optimize(init, max_iters=50).n_iters == 20
+    for bad in (0, -1, True):
+        with pytest.raises(ValueError, match="max_iters"):
+            Lbfgs(cfg, MixedRollout(H, D)).optimize(init, max_iters=bad)

@@ -444,3 +444,38 @@ def test_early_stop_ends_when_the_goal_is_reached_with_clearance(robot):
     assert float(clearance.min()) >= 0.005 - 1e-5
     with pytest.raises(ValueError, match="trajopt.early_stop: unknown key"):
         TrajOptSolver.from_config("franka", early_stop={"clearence": 0.01})
+
+
+@pytest.mark.slow
+def test_batch_continues_only_the_problems_still_running(robot, solver, monkeypatch):
+    """Problems that stop at the first convergence check leave the batch: the later rollouts
+    carry only the seeds of the problems still running; the early ones reach their goals and
+    no problem claims success it does not have (independent float64 FK)."""
+    near = robot.retract_config[None] + 0.05  # reached at once: stops at the first check
+    # two goals that take 12-16 iterations alone (and end short of the thresholds)
+    q_goal = torch.cat((near, near + 0.02, random_configs(robot, 12, seed=77)[10:]))
+    goal = fk_pose(robot, q_goal)
+    start = JointState.from_position(robot.retract_config[None].repeat(4, 1))
+    batches = []
+    rollout_fn = solver.rollout.rollout_fn
+
+    def spy(act_seq):
+        batches.append(act_seq.shape[0])
+        return rollout_fn(act_seq)
+
+    monkeypatch.setattr(solver.rollout, "rollout_fn", spy)
+    result = solver.solve_batch_pose(start, goal)
+    monkeypatch.undo()
+    full = 4 * solver.config.num_seeds
+    line_search = len(solver.lbfgs_config.line_search_scale)
+    assert batches[0] == full  # the first evaluation: every seed of every problem
+    # every seed's line search runs until the first check only; the far goals run past it
+    # with their own seeds alone (x the line-search steps)
+    check = solver.lbfgs_config.convergence_check_every
+    assert result.debug["trajopt_iterations"] > check
+    assert batches.count(full * line_search) == check
+    assert 2 * solver.config.num_seeds * line_search in batches
+    position, rotation = pose_errors(robot, result.solution.position[:, -1], goal)
+    reached = (position < 0.005) & (rotation < 0.05)
+    assert bool(reached[:2].all()) and bool(result.success[:2].all()), (position, rotation)
+    assert bool((reached | ~result.success).all())

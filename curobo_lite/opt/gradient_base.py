@@ -115,6 +115,7 @@ class GradientOptimizerBase(ABC):
         self,
         init_act: torch.Tensor | None = None,
         stop_check: Callable[[torch.Tensor], torch.Tensor] | None = None,
+        max_iters: int | None = None,
     ) -> OptResult:
         """Minimize the rollout's ``total`` from ``init_act``.
 
@@ -128,6 +129,8 @@ class GradientOptimizerBase(ABC):
                 stays capturable): a problem stops as soon as one of its seeds' best iterate
                 passes it (e.g. the goal is reached without collision), and that
                 seed counts as converged.
+            max_iters: run at most this many iterations in this call (default ``n_iters``):
+                a caller that continues some problems in a second call.
 
         Returns:
             :class:`OptResult`: ``action`` last iterate ``[B, H, D]``, ``best_action``/
@@ -153,7 +156,10 @@ class GradientOptimizerBase(ABC):
             "grad_norm_history": [],
         }
         n_run = 0
-        for _ in range(cfg.n_iters):
+        if max_iters is not None and (isinstance(max_iters, bool) or max_iters < 1):
+            raise InputValueError(f"max_iters: expected an integer >= 1, received {max_iters!r}")
+        n_iters = cfg.n_iters if max_iters is None else min(int(max_iters), cfg.n_iters)
+        for _ in range(n_iters):
             active = ~frozen
             x_new, f_new, g_new, extra = self._step(x, f, g, active)
             a3 = active[:, None, None]

@@ -258,11 +258,9 @@ class TrajOptPhases:
         seeds = seeds.view(S, n, self.horizon, self.dof)[:, first:last].reshape(
             -1, self.horizon, self.dof
         )
-        self.rollout.update_params(goal, start)
-        solver = self._lbfgs(S, n_local)
-        result = solver.optimize(seeds, stop_check=self._stop_check())
+        best_action, best_cost, n_iters = self._optimize(seeds, start, goal, n_local)
         with torch.no_grad():
-            rolled = self.rollout.rollout_fn(result.best_action)
+            rolled = self.rollout.rollout_fn(best_action)
             metrics = self.rollout.convergence(rolled.state)
             feasible = goal_reached(
                 metrics.position_error,
@@ -284,7 +282,7 @@ class TrajOptPhases:
                 )
                 passed = self._gather_seeds(criteria.met(swept).view(S, n_local))
                 passed = passed & feasible
-            cost = self._gather_seeds(result.best_cost.view(S, n_local))
+            cost = self._gather_seeds(best_cost.view(S, n_local))
             positions = self._gather_seeds(
                 rolled.state.state_seq.position.view(S, n_local, self.horizon, self.dof)
             )
@@ -297,14 +295,54 @@ class TrajOptPhases:
             knots = torch.cat((start.position[:, None], positions[rows, seed_index, 1:]), 1)
         debug.update(
             seed_index=seed_index,
-            trajopt_iterations=result.n_iters,
+            trajopt_iterations=n_iters,
             best_cost=cost[rows, seed_index],
         )
         self._report(
-            f"trajopt: {S} problem(s) x {n} seeds, {result.n_iters} iterations, "
+            f"trajopt: {S} problem(s) x {n} seeds, {n_iters} iterations, "
             f"{int(feasible.any(dim=1).sum())}/{S} reached"
         )
         return knots, goal_configs[rows, seed_index]
+
+    def _optimize(
+        self, seeds: torch.Tensor, start: JointState, goal: Goal, n_local: int
+    ) -> tuple[torch.Tensor, torch.Tensor, int]:
+        """The trajectory L-BFGS from ``seeds [S * n_local, H, D]``: ``(best_action, best_cost
+        [S * n_local], iterations)``, the rollout left on ``(goal, start)``.
+
+        With several problems (one process), the problems still running at the first
+        convergence check go on alone in a second call (their batch compacted: L-BFGS restarts
+        from their best iterates), so a few hard problems do not keep every easy problem's
+        seeds in the loop (a batch of 32 goals: most stop at the first check, a few run 20)."""
+        S = len(start)
+        cfg = self.lbfgs_config
+        self.rollout.update_params(goal, start)
+        solver = self._lbfgs(S, n_local)
+        stop_check = self._stop_check()
+        compact = S > 1 and self.process_group is None and not cfg.fixed_iters
+        first_round = cfg.convergence_check_every if compact else None
+        result = solver.optimize(seeds, stop_check=stop_check, max_iters=first_round)
+        if not compact or result.n_iters >= cfg.n_iters:
+            return result.best_action, result.best_cost, result.n_iters
+        running = (~result.problem_converged).nonzero().flatten()
+        if running.numel() == 0:
+            return result.best_action, result.best_cost, result.n_iters
+        best_action = result.best_action.view(S, n_local, self.horizon, self.dof).clone()
+        best_cost = result.best_cost.view(S, n_local).clone()
+        self.rollout.update_params(_goal_subset(goal, running), start[running])
+        rest = self._lbfgs(running.numel(), n_local).optimize(
+            best_action[running].reshape(-1, self.horizon, self.dof),
+            stop_check=stop_check,
+            max_iters=cfg.n_iters - result.n_iters,
+        )
+        best_action[running] = rest.best_action.view(-1, n_local, self.horizon, self.dof)
+        best_cost[running] = rest.best_cost.view(-1, n_local)
+        self.rollout.update_params(goal, start)
+        return (
+            best_action.view(-1, self.horizon, self.dof),
+            best_cost.view(-1),
+            result.n_iters + rest.n_iters,
+        )
 
     def _stop_check(self) -> Callable[[torch.Tensor], torch.Tensor] | None:
         """The optimizer's stop check of ``trajopt.early_stop`` (``None`` when it is off):
@@ -329,3 +367,13 @@ class TrajOptPhases:
         gathered = all_gather_with_grad(send.transpose(0, 1).contiguous(), self.process_group)
         gathered = gathered.transpose(0, 1)
         return gathered.bool() if local.dtype == torch.bool else gathered
+
+
+def _goal_subset(goal: Goal, problems: torch.Tensor) -> Goal:
+    """The goals of ``problems [A]`` (a goal shared by every problem stays shared)."""
+    pose, state = goal.goal_pose, goal.goal_state
+    if pose is not None and pose.batch > 1:
+        pose = pose[problems]
+    if state is not None and state.position.shape[0] > 1:
+        state = state[problems]
+    return Goal(goal_pose=pose, goal_state=state)
