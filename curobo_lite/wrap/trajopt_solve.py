@@ -330,14 +330,16 @@ class TrajOptPhases:
         best_action = result.best_action.view(S, n_local, self.horizon, self.dof).clone()
         best_cost = result.best_cost.view(S, n_local).clone()
         self.rollout.update_params(_goal_subset(goal, running), start[running])
-        rest = self._lbfgs(running.numel(), n_local).optimize(
-            best_action[running].reshape(-1, self.horizon, self.dof),
-            stop_check=stop_check,
-            max_iters=cfg.n_iters - result.n_iters,
-        )
+        try:
+            rest = self._lbfgs(running.numel(), n_local).optimize(
+                best_action[running].reshape(-1, self.horizon, self.dof),
+                stop_check=stop_check,
+                max_iters=cfg.n_iters - result.n_iters,
+            )
+        finally:
+            self.rollout.update_params(goal, start)
         best_action[running] = rest.best_action.view(-1, n_local, self.horizon, self.dof)
         best_cost[running] = rest.best_cost.view(-1, n_local)
-        self.rollout.update_params(goal, start)
         return (
             best_action.view(-1, self.horizon, self.dof),
             best_cost.view(-1),
