@@ -155,3 +155,123 @@ def test_mppi_iteration_replays_as_a_cuda_graph():
             graph.replay()
         torch.cuda.synchronize()
     assert torch.isfinite(result.action).all()
+
+
+# --- use_cuda_graph: what the captured calls rely on, and the replay itself -------------------
+
+
+def test_start_state_keeps_its_addresses_across_steps():
+    """A captured plan update reads the start state where it was at capture: each step must
+    write the measured state into the same tensors, not replace them."""
+    from curobo_lite.wrap import MpcSolver
+
+    solver = MpcSolver.from_config(robot="franka", task="particle_mpc", num_particles=32)
+    robot = solver.robot_config
+    fk = Kinematics(robot, solver.tensor_args).forward(robot.retract_config[None] + 0.2)
+    solver.update_goal(Pose(fk.ee_position, fk.ee_quaternion))
+    state = JointState.from_position(robot.retract_config[None].clone())
+    addresses = None
+    for _ in range(4):
+        state = solver.step(state).action
+        start = solver.rollout.start_state
+        now = [t.data_ptr() for t in (start.position, start.velocity, start.acceleration)]
+        assert addresses is None or now == addresses
+        addresses = now
+    filtered = solver.dynamics_model.filter_robot_state(state)
+    solver.rollout.update_start_state(filtered)
+    torch.testing.assert_close(solver.rollout.start_state.position, filtered.position)
+    torch.testing.assert_close(solver.rollout.start_state.velocity, filtered.velocity)
+
+
+def test_world_revision_counts_every_edit():
+    from curobo_lite.geom import WorldCollision, WorldConfig
+
+    world = WorldCollision(
+        WorldConfig.from_dict(
+            {"cuboid": {"box": {"dims": [0.2, 0.2, 0.2], "pose": [0.5, 0, 0.3, 1, 0, 0, 0]}}}
+        )
+    )
+    seen = [world.revision]
+    world.update_obstacle_pose("box", [0.6, 0, 0.3, 1, 0, 0, 0])
+    seen.append(world.revision)
+    world.enable_obstacle("box", False)
+    seen.append(world.revision)
+    world.update_world(WorldConfig.from_dict({}))
+    seen.append(world.revision)
+    assert seen == sorted(set(seen)), seen
+
+
+def test_use_cuda_graph_is_a_checked_key_and_runs_eagerly_on_cpu(monkeypatch):
+    from curobo_lite.opt import cuda_graph
+    from curobo_lite.wrap.mpc_solver import MpcSolverConfig
+
+    with pytest.raises((TypeError, ValueError), match="mpc.use_cuda_graph"):
+        MpcSolverConfig.from_dict({"use_cuda_graph": "yes"})
+    with pytest.raises((TypeError, ValueError), match="lbfgs.use_cuda_graph"):
+        LbfgsConfig.from_dict({"use_cuda_graph": 2})
+    monkeypatch.setattr(cuda_graph, "_warned_cpu", False)
+    calls = []
+    with pytest.warns(UserWarning, match="use_cuda_graph"):
+        call = cuda_graph.GraphedCall(lambda: calls.append(1), torch.device("cpu"), enabled=True)
+    for _ in range(3):
+        call()
+    assert len(calls) == 3 and not call.captured
+
+
+def mpc_commands(device: torch.device, use_cuda_graph: bool, steps: int = 8):
+    """Commands of an MPC run with a goal change and an obstacle move half way."""
+    from curobo_lite.wrap import MpcSolver
+
+    task = TaskConfig.load("particle_mpc")
+    task.mpc = dict(task.mpc, use_cuda_graph=use_cuda_graph)
+    post = {"dims": [0.1, 0.1, 0.6], "pose": [0.5, 0.3, 0.3, 1, 0, 0, 0]}
+    solver = MpcSolver.from_config(
+        robot="franka",
+        task=task,
+        tensor_args=TensorDeviceType(device=device),
+        world={"cuboid": {"post": post}},
+        num_particles=64,
+    )
+    robot = solver.robot_config
+    kin = Kinematics(robot, solver.tensor_args)
+    goals = [kin.forward(robot.retract_config[None] + d) for d in (0.2, -0.2)]
+    state = JointState.from_position(robot.retract_config[None].clone())
+    commands = []
+    for k in range(steps):
+        if k in (0, steps // 2):
+            fk = goals[0 if k == 0 else 1]
+            solver.update_goal(Pose(fk.ee_position, fk.ee_quaternion))
+        if k == steps // 2 + 2:
+            solver.world_collision.update_obstacle_pose("post", [0.5, 0.25, 0.3, 1, 0, 0, 0])
+        state = solver.step(state).action
+        commands.append(state.position.clone())
+    return torch.cat(commands), solver
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA (torch.cuda.graph)")
+def test_mpc_with_cuda_graph_gives_the_eager_commands():
+    cuda = torch.device("cuda", 0)
+    eager, _ = mpc_commands(cuda, False)
+    graphed, solver = mpc_commands(cuda, True)
+    assert solver._graphed_plan.captures == 3  # first goal, second goal, moved obstacle
+    torch.testing.assert_close(graphed, eager, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA (torch.cuda.graph)")
+def test_lbfgs_with_cuda_graph_gives_the_eager_result():
+    rollout = reacher("gradient_trajopt", TensorDeviceType(device=torch.device("cuda", 0)))
+    task = TaskConfig.load("gradient_trajopt")
+    results = []
+    for use_cuda_graph in (False, True):
+        options = dict(task.lbfgs, n_problems=1, num_seeds=4, use_cuda_graph=use_cuda_graph)
+        solver = Lbfgs(LbfgsConfig.from_dict(options), rollout)
+        gen = torch.Generator(device="cuda").manual_seed(0)
+        q0 = rollout.robot_config.retract_config
+        x = q0 + 0.1 * torch.randn(
+            4, rollout.action_horizon, rollout.d_action, generator=gen, device="cuda"
+        )
+        results.append(solver.optimize(x))
+    eager, graphed = results
+    assert graphed.n_iters == eager.n_iters
+    torch.testing.assert_close(graphed.best_cost, eager.best_cost, rtol=1e-4, atol=1e-6)
+    torch.testing.assert_close(graphed.best_action, eager.best_action, rtol=1e-4, atol=1e-5)

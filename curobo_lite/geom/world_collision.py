@@ -128,6 +128,7 @@ class WorldCollision:
         self.check_finite = check_finite
         wp.init()  # idempotent; needed before the first Warp device lookup
         self._wp_device = wp.device_from_torch(tensor_args.device)
+        self._revision = 0
         meshes = {o.name: self._build_mesh(o) for o in world.mesh}
         num_prim = len(world.objects) - len(world.mesh)
         self._allocate(max(num_prim, capacity[0]), max(len(world.mesh), capacity[1]))
@@ -365,6 +366,7 @@ class WorldCollision:
         else:
             self._world_lo = self._world_hi = wp.vec3f(0.0, 0.0, 0.0)
         self._tables.num_active = self._num_enabled
+        self._revision += 1
         self._tables.bvh_id = self._bvh.id
         self._tables.world_lo = self._world_lo
         self._tables.world_hi = self._world_hi
@@ -390,6 +392,13 @@ class WorldCollision:
     def world(self) -> WorldConfig:
         """A copy of the current world (edits made through this object are reflected)."""
         return self._world.copy()
+
+    @property
+    def revision(self) -> int:
+        """Counts the uploads of the tables (every edit makes one): a captured CUDA graph that
+        queried this world holds the tables' counts and bounds of its capture, so a caller that
+        replays one captures again when this changes."""
+        return self._revision
 
     @property
     def num_enabled(self) -> int:

@@ -22,7 +22,9 @@ goal is reached with a margin and collision-free), however much the cost could s
 
 Host synchronization: an iteration itself never reads a tensor value on the host; the loop
 reads the convergence flags once per ``convergence_check_every`` iterations (never with
-``fixed_iters``), so on CUDA a block of iterations can run as one captured graph.
+``fixed_iters``). With ``use_cuda_graph: true`` on a CUDA device, each :meth:`optimize` call
+captures one iteration (rollout, gradient, line search and update) after a warm-up iteration and
+replays it for the rest of the call; the convergence bookkeeping runs eagerly between replays.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from curobo_lite.opt.base import (
     check_rollout_result,
     validate_rollout,
 )
+from curobo_lite.opt.cuda_graph import GraphedCall, graphs_available
 from curobo_lite.types.errors import InputValueError
 
 STOP_RULES = ("ALL_SEEDS", "BEST_SEED")
@@ -68,6 +71,7 @@ class GradientOptimizerConfig:
     stall_atol: float = 0.0
     convergence_check_every: int = 1
     stop_rule: str = "ALL_SEEDS"
+    use_cuda_graph: bool = False
 
     def __post_init__(self) -> None:
         s = self.section
@@ -84,6 +88,7 @@ class GradientOptimizerConfig:
             s, "convergence_check_every", self.convergence_check_every, 1
         )
         self.stop_rule = as_choice(s, "stop_rule", self.stop_rule, STOP_RULES)
+        self.use_cuda_graph = as_bool(s, "use_cuda_graph", self.use_cuda_graph)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> GradientOptimizerConfig:
@@ -159,9 +164,12 @@ class GradientOptimizerBase(ABC):
         if max_iters is not None and (isinstance(max_iters, bool) or max_iters < 1):
             raise InputValueError(f"max_iters: expected an integer >= 1, received {max_iters!r}")
         n_iters = cfg.n_iters if max_iters is None else min(int(max_iters), cfg.n_iters)
+        step = self._step
+        if graphs_available(x.device, cfg.use_cuda_graph):
+            step = self._graphed_step(x, f, g)
         for _ in range(n_iters):
             active = ~frozen
-            x_new, f_new, g_new, extra = self._step(x, f, g, active)
+            x_new, f_new, g_new, extra = step(x, f, g, active)
             a3 = active[:, None, None]
             f_prev = f
             x = torch.where(a3, x_new, x)
@@ -208,6 +216,27 @@ class GradientOptimizerBase(ABC):
             | stopped.view(self.config.n_problems, -1)[:, 0],
             debug=debug,
         )
+
+    def _graphed_step(self, x: torch.Tensor, f: torch.Tensor, g: torch.Tensor) -> Callable:
+        """:meth:`_step` replayed from a CUDA graph captured for this call: the iterate, cost,
+        gradient and active flags are copied into fixed input buffers before each replay, and
+        the debug entries out of the graph's buffers after it."""
+        inputs = (x.clone(), f.clone(), g.clone(), torch.ones_like(f, dtype=torch.bool))
+        call = GraphedCall(
+            lambda: self._step(*inputs),
+            x.device,
+            enabled=True,
+            warmup_calls=1,
+            generators=(self._gen,),
+        )
+
+        def step(x, f, g, active):
+            for buffer, value in zip(inputs, (x, f, g, active)):
+                buffer.copy_(value)
+            x_new, f_new, g_new, extra = call()
+            return x_new, f_new, g_new, {k: v.clone() for k, v in extra.items()}
+
+        return step
 
     def _best_seed_converged(self, best_f: torch.Tensor, converged: torch.Tensor) -> torch.Tensor:
         """``[B]``: True for every seed of a problem whose best seed has converged."""

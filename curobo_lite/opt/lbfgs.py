@@ -54,6 +54,9 @@ YAML section ``lbfgs:`` (keys of :meth:`LbfgsConfig.from_dict`; unknown keys are
 - ``use_bounds`` (bool, default true): project iterates and trial points into the rollout's
   action bounds; the search direction is zeroed on coordinates pushing against an active bound.
 - ``seed`` (int >= 0, default 0): seed of the uniform draw when ``optimize(None)``.
+- ``use_cuda_graph`` (bool, default false): on a CUDA device, replay each call's iterations
+  from a captured graph (see :mod:`curobo_lite.opt.gradient_base`); no effect on a CPU device
+  (a warning says so).
 """
 
 from __future__ import annotations

@@ -301,11 +301,30 @@ class ArmReacher:
 
     # problem data ------------------------------------------------------------------------------
     def update_start_state(self, start_state: JointState) -> None:
-        """Set the start state(s) ``[S, D]`` (one per problem) without touching the goal."""
+        """Set the start state(s) ``[S, D]`` (one per problem) without touching the goal.
+
+        A start state of the same shape as the current one is copied into its tensors, so the
+        tensors keep their addresses (what a captured CUDA graph of the rollout reads)."""
         start_state = check_joint_state(start_state, "start_state", self.d_action, self.tensor_args)
         if self.goal is not None:
             self._check_goal_batch(self.goal, start_state.position.shape[0])
-        self.start_state = start_state.detach().clone()
+        current = self.start_state
+        names = ("position", "velocity", "acceleration", "jerk")
+        fits = current is not None and all(
+            (getattr(current, n) is None) == (getattr(start_state, n) is None)
+            and (
+                getattr(current, n) is None
+                or getattr(current, n).shape == getattr(start_state, n).shape
+            )
+            for n in names
+        )
+        if not fits:
+            self.start_state = start_state.detach().clone()
+            return
+        for n in names:
+            if getattr(current, n) is not None:
+                getattr(current, n).copy_(getattr(start_state, n))
+        current.joint_names = start_state.joint_names
 
     def _check_goal_batch(self, goal: Goal, n_problems: int) -> None:
         for name, batch in (

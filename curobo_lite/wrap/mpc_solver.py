@@ -11,6 +11,11 @@ Task ``mpc:`` section (unknown keys are an error):
 - ``shift_steps`` (int >= 1, default 1): plan steps consumed per control step.
 - ``control_dt`` (s > 0, default: the model's first step): period between control steps; must
   equal the plan's ``traj_dt`` over the consumed steps.
+- ``use_cuda_graph`` (bool, default false): on a CUDA device, capture the plan update (shift +
+  MPPI iterations) once and replay it every step (:class:`~curobo_lite.opt.cuda_graph.GraphedCall`);
+  a new goal, :meth:`MpcSolver.update_world`, :meth:`MpcSolver.reset` or an edit of the world
+  captures again. No effect on a CPU device (a warning says so); not with ``HALTON`` sampling,
+  ``store_rollouts`` or a ``process_group`` (those run eagerly).
 
 Obstacles: ``MpcSolver.from_config(world=...)`` and :meth:`MpcSolver.update_world`; obstacles can
 also be moved, added or switched off between steps through :attr:`MpcSolver.world_collision`
@@ -29,7 +34,8 @@ import torch
 
 from curobo_lite.geom import WorldCollision, WorldConfig
 from curobo_lite.opt import Mppi, MppiConfig
-from curobo_lite.opt.base import as_float, as_int, check_keys
+from curobo_lite.opt.base import as_bool, as_float, as_int, check_keys
+from curobo_lite.opt.cuda_graph import GraphedCall
 from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.rollout import ArmReacher, ArmReacherConfig, Goal, TaskConfig
 from curobo_lite.types import (
@@ -49,11 +55,12 @@ _SECTION = "mpc"
 class MpcSolverConfig:
     shift_steps: int = 1
     control_dt: float | None = None
+    use_cuda_graph: bool = False
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> MpcSolverConfig:
         data = dict(data or {})
-        check_keys(_SECTION, data, ["shift_steps", "control_dt"])
+        check_keys(_SECTION, data, ["shift_steps", "control_dt", "use_cuda_graph"])
         config = cls()
         if "shift_steps" in data:
             config.shift_steps = as_int(_SECTION, "shift_steps", data["shift_steps"], minimum=1)
@@ -61,6 +68,8 @@ class MpcSolverConfig:
             config.control_dt = as_float(
                 _SECTION, "control_dt", data["control_dt"], low=0.0, low_open=True
             )
+        if "use_cuda_graph" in data:
+            config.use_cuda_graph = as_bool(_SECTION, "use_cuda_graph", data["use_cuda_graph"])
         return config
 
 
@@ -146,6 +155,19 @@ class MpcSolver:
         self._acceleration_limits = limits.acceleration * self.dynamics_model.config.vel_scale
         self.goal: Goal | None = None
         self._steps = 0
+        # counts what a captured plan update cannot see: goals, worlds, resets
+        self._plan_revision = 0
+        capturable = (
+            mppi_config.sample_mode != "HALTON"
+            and not mppi_config.store_rollouts
+            and process_group is None
+        )
+        self._graphed_plan = GraphedCall(
+            self._shift_and_optimize,
+            self.tensor_args.device,
+            enabled=config.use_cuda_graph and capturable,
+            generators=(self.mppi._gen,),
+        )
 
     @classmethod
     def from_config(
@@ -193,6 +215,7 @@ class MpcSolver:
     def update_world(self, world: WorldConfig | str) -> None:
         """Replace the obstacles; the plan keeps its warm start."""
         self.rollout.update_world(world)
+        self._plan_revision += 1
 
     # --- goals and state -------------------------------------------------------------------------
     def update_goal(self, goal: Pose | JointState) -> None:
@@ -212,12 +235,14 @@ class MpcSolver:
             )
         self.rollout.update_params(new_goal)
         self.goal = new_goal
+        self._plan_revision += 1
 
     def reset(self) -> None:
         """Forget the warm start (the next step starts from the neutral plan) and the filter."""
         self.mppi.reset()
         self.dynamics_model.state_filter.reset()
         self._steps = 0
+        self._plan_revision += 1
 
     def _check_state(self, current_state: Any) -> JointState:
         return check_joint_state(
@@ -240,8 +265,9 @@ class MpcSolver:
         state = self.dynamics_model.filter_robot_state(state)
         self.rollout.update_start_state(state)
         if self._steps > 0:
-            self.mppi.shift(self.config.shift_steps)
-        result = self.mppi.optimize()
+            result = self._graphed_plan(self._plan_key())
+        else:
+            result = self.mppi.optimize()
         command = self.dynamics_model.get_robot_command(
             state, result.action, self.config.shift_steps
         )
@@ -250,6 +276,20 @@ class MpcSolver:
         metrics = self._metrics(state, result.best_cost, clamped)
         metrics["limit_violation"] = self.limit_violation(command)
         return MpcResult(command, time.perf_counter() - t_start, metrics, result.action.clone())
+
+    def _shift_and_optimize(self):
+        """The plan update of a step after the first: what ``use_cuda_graph`` captures."""
+        self.mppi.shift(self.config.shift_steps)
+        return self.mppi.optimize()
+
+    def _plan_key(self) -> tuple:
+        """The host-side values the plan update depends on (a change captures again)."""
+        world = self.rollout.world_collision
+        return (
+            self._plan_revision,
+            None if world is None else (id(world), world.revision),
+            self.rollout.needs_spheres(),
+        )
 
     def enforce_limits(self, state: JointState, command: JointState) -> tuple[JointState, bool]:
         """Make ``command [1, D]`` respect the acceleration, velocity and position limits,
