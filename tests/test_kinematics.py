@@ -168,6 +168,33 @@ def test_franka_matches_published_dh(backend):
             )
 
 
+def test_forward_into_buffers_matches_the_dh_table_and_reuses_them():
+    """``out=`` writes the frames and spheres into caller buffers: the same values as the DH
+    reference, the same storage on every call; refused where a gradient is taken or the size
+    differs."""
+    config = RobotConfig.load("franka", F64)
+    kin = Kinematics(config)
+    q1, q2 = _random_q(config, 6, seed=2), _random_q(config, 6, seed=3)
+    out = kin.allocate_outputs(6, spheres=True)
+    first = kin.forward(q1, out=out).link_position.clone()
+    state = kin.forward(q2, out=out)
+    assert state.link_position.data_ptr() == out.link_position.data_ptr()
+    assert not torch.allclose(first, state.link_position)
+    for n in range(q2.shape[0]):
+        for k, frame in enumerate(franka_dh(q2[n].numpy())):
+            np.testing.assert_allclose(state.link_position[n, k].numpy(), frame[:3, 3], atol=1e-12)
+            np.testing.assert_allclose(
+                _rotation(state.link_quaternion[n, k]), frame[:3, :3], atol=1e-12
+            )
+    torch.testing.assert_close(state.link_spheres, kin.forward(q2).link_spheres)
+    with pytest.raises(ValueError, match="out: expected no gradient"):
+        kin.forward(q2.clone().requires_grad_(True), out=out)
+    with pytest.raises(ValueError, match="out: expected buffers for 3 configurations"):
+        kin.forward(q2[:3], out=out)
+    with pytest.raises(ValueError, match="without spheres"):
+        kin.forward(q2, spheres=False, out=out)
+
+
 def test_franka_ready_pose_position():
     """The 'ready' pose puts panda_hand 0.307 m in front of the base, 0.590 m up (DH numbers)."""
     config = RobotConfig.load("franka")

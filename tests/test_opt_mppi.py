@@ -529,3 +529,32 @@ def test_bad_construction_and_inputs_raise():
     wrong = WrongTotal(rollout.x0, rollout.target, 4)
     with pytest.raises(ValueError, match=r"expected total of shape \(8,\)"):
         Mppi(MppiConfig(n_problems=2, num_particles=4), wrong).optimize()
+
+
+def test_stored_rollout_states_are_those_of_their_iteration():
+    """The arm rollout rewrites its state and frame buffers on every call: the states kept with
+    ``store_rollouts`` must still be each iteration's own (checked against a fresh rollout of
+    that iteration's stored actions)."""
+    from curobo_lite.robot import Kinematics
+    from curobo_lite.rollout import ArmReacher, Goal, TaskConfig
+    from curobo_lite.types import JointState, Pose
+
+    tensor_args = TensorDeviceType()
+    task = TaskConfig.load("particle_mpc")
+    rollout = ArmReacher.from_task(task, "franka", tensor_args)
+    robot = rollout.robot_config
+    fk = Kinematics(robot, tensor_args).forward(robot.retract_config[None] + 0.3)
+    start = JointState.from_position(robot.retract_config[None].clone())
+    rollout.update_params(Goal(goal_pose=Pose(fk.ee_position, fk.ee_quaternion)), start)
+    options = dict(task.mppi, num_particles=16, n_iters=3, store_rollouts=True)
+    with torch.no_grad():
+        stored = Mppi(MppiConfig.from_dict(options), rollout).optimize().debug["rollouts"]
+        fresh = []
+        for record in stored:
+            act = record["act"].reshape(-1, rollout.action_horizon, rollout.d_action)
+            state = rollout.rollout_state(act)
+            fresh.append((state.state_seq.position.clone(), state.ee_position.clone()))
+    assert not torch.equal(fresh[0][0], fresh[-1][0])  # the iterations differ
+    for record, (position, ee_position) in zip(stored, fresh):
+        torch.testing.assert_close(record["state"].state_seq.position, position)
+        torch.testing.assert_close(record["state"].ee_position, ee_position)

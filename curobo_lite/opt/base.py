@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import torch
@@ -189,6 +189,22 @@ def check_action_tensor(
 
 
 # --- configuration parsing helpers shared by the solver configs ---------------------------
+
+
+def copy_tensors(value: Any) -> Any:
+    """``value`` with every tensor in it copied (detached): a tensor, or dataclasses, lists,
+    tuples and dicts holding tensors; anything else is shared. For keeping what a rollout
+    returned past its next call, which may rewrite the rollout's buffers."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone()
+    if is_dataclass(value) and not isinstance(value, type):
+        copies = {f.name: copy_tensors(getattr(value, f.name)) for f in fields(value) if f.init}
+        return replace(value, **copies)
+    if isinstance(value, (list, tuple)):
+        return type(value)(copy_tensors(v) for v in value)
+    if isinstance(value, dict):
+        return {k: copy_tensors(v) for k, v in value.items()}
+    return value
 
 
 def check_keys(section: str, data: Mapping[str, Any], allowed: Sequence[str]) -> None:

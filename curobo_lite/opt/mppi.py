@@ -79,6 +79,7 @@ from curobo_lite.opt.base import (
     check_action_tensor,
     check_keys,
     check_rollout_result,
+    copy_tensors,
     validate_rollout,
 )
 from curobo_lite.opt.sample_lib import (
@@ -369,7 +370,8 @@ class Mppi:
                         "act": act.clone(),
                         "cost": cost.clone(),
                         "weights": weights,
-                        "state": result.state,
+                        # the rollout rewrites its state buffers on the next call
+                        "state": copy_tensors(result.state),
                     }
                 )
         debug: dict[str, Any] = {

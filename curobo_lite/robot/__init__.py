@@ -10,12 +10,13 @@ from curobo_lite.robot.config import (
     resolve_robot_file,
     robot_config_dirs,
 )
-from curobo_lite.robot.kinematics import Kinematics, KinematicsState
+from curobo_lite.robot.kinematics import Kinematics, KinematicsBuffers, KinematicsState
 
 __all__ = [
     "JointLimits",
     "JointSpec",
     "Kinematics",
+    "KinematicsBuffers",
     "KinematicsState",
     "MimicSpec",
     "RobotCollisionConfig",

@@ -26,7 +26,7 @@ from typing import Any
 import torch
 
 from curobo_lite.kernels import StepBuffers, StepMode, resolve_step_mode, tensor_step
-from curobo_lite.robot import Kinematics, KinematicsState, RobotConfig
+from curobo_lite.robot import Kinematics, KinematicsBuffers, KinematicsState, RobotConfig
 from curobo_lite.rollout.cost.base import as_bool
 from curobo_lite.types import JointState, StateType, TensorDeviceType, check_dtype_device
 from curobo_lite.types.errors import InputTypeError, InputValueError
@@ -296,6 +296,7 @@ class KinematicModel:
         self._teleport_zeros: torch.Tensor | None = None
         self._checked_index: dict[int, tuple[torch.Tensor, int]] = {}  # id -> (index, version)
         self._command_buffers: StepBuffers | None = None
+        self._fk_buffers: dict[tuple[int, bool], KinematicsBuffers] = {}
         self._set_action_bounds()
 
     # configuration -----------------------------------------------------------------------------
@@ -464,11 +465,24 @@ class KinematicModel:
         spheres: bool = True,
     ) -> KinematicModelState:
         """Roll out ``act_seq [B, H, D]`` and run forward kinematics on every step (with the
-        robot's collision spheres unless ``spheres`` is false)."""
+        robot's collision spheres unless ``spheres`` is false).
+
+        Without a gradient to take (grad mode off, or actions and start state not requiring
+        grad) the frames, like the states, are written into buffers this model keeps per batch
+        size and rewrites on the next such call: copy what you keep."""
         state_seq = self.get_state_from_action(start_state, act_seq, start_state_idx)
-        return KinematicModelState(
-            state_seq, self.kinematics.forward(state_seq.position, spheres=spheres)
-        )
+        position = state_seq.position
+        if torch.is_grad_enabled() and position.requires_grad:
+            return KinematicModelState(state_seq, self.kinematics.forward(position, spheres))
+        # no gradient: the frames go into buffers kept per batch size, like the states
+        spheres = bool(spheres) and self.kinematics.num_spheres > 0
+        n = position.numel() // self.d_action
+        out = self._fk_buffers.get((n, spheres))
+        if out is None:
+            if len(self._fk_buffers) >= 4:
+                self._fk_buffers.clear()
+            out = self._fk_buffers[(n, spheres)] = self.kinematics.allocate_outputs(n, spheres)
+        return KinematicModelState(state_seq, self.kinematics.forward(position, spheres, out=out))
 
     __call__ = forward
 
