@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -445,3 +447,39 @@ def test_cpu_batch_chunking_matches_reference(monkeypatch, use_idx):
         np.testing.assert_allclose(got_flat, want, rtol=1e-10, atol=1e-8)
     finally:
         torch.set_num_threads(threads)
+
+
+def test_launch_descriptors_do_not_keep_tensors_alive():
+    """The launch descriptor cache must not hold the tensors it describes: a held tensor is
+    memory the allocator cannot reuse, and a held action gradient is one autograd copies into
+    ``.grad`` instead of taking (checked here: ``.grad`` is the adjoint's own output)."""
+    import gc
+    import weakref
+
+    from curobo_lite.kernels.launch import as_warp
+
+    t = torch.randn(64, 7)
+    as_warp(t)
+    ref = weakref.ref(t)
+    del t
+    gc.collect()
+    assert ref() is None
+
+    step_module = sys.modules["curobo_lite.kernels.tensor_step"]
+    made = {}
+    original = step_module.launch_adjoint
+
+    def recording(*args, **kwargs):
+        out = original(*args, **kwargs)
+        made["grad_act"] = out[0].data_ptr()
+        return out
+
+    act = torch.randn(8, 16, 7, requires_grad=True)
+    start = torch.randn(8, 7)
+    outputs = tensor_step(act, start, None, None, 0.02, "ACCELERATION")
+    step_module.launch_adjoint = recording
+    try:
+        torch.autograd.backward(outputs, [torch.ones_like(o) for o in outputs])
+    finally:
+        step_module.launch_adjoint = original
+    assert act.grad.data_ptr() == made["grad_act"]

@@ -14,7 +14,7 @@ import torch
 import warp as wp
 
 #: descriptors by (address, dtype, shape, strides, device), which is all a descriptor holds:
-#: the constant tables and reused buffers of every launch hit it (~1 us instead of ~5 us)
+#: the constant tables and reused buffers of every launch hit it (~1.2 us instead of ~4 us)
 _DESCRIPTORS: dict[tuple, object] = {}
 _DESCRIPTOR_CACHE_SIZE = 4096
 
@@ -22,16 +22,24 @@ _DESCRIPTOR_CACHE_SIZE = 4096
 def as_warp(t: torch.Tensor):
     """Zero-copy Warp descriptor of a tensor for a kernel launch; ``requires_grad=False`` stops
     Warp allocating a gradient array for inputs that require grad on the torch side (autograd
-    is ours, not Warp's tape). Cached by what the descriptor holds (address, dtype, shape,
-    strides, device), so a tensor freed and another allocated in its place reuse a descriptor
-    equal to a fresh one."""
+    is ours, not Warp's tape).
+
+    The descriptor keeps ``t`` alive, as Warp's own does (an argument list may hold the only
+    reference to a temporary). It is a copy of one cached by what it holds (address, dtype,
+    shape, strides, device): the cached one must not keep its tensor alive, or it would hold
+    every tensor ever launched on until the cache clears (memory the allocator cannot reuse, and
+    gradients autograd must copy instead of taking)."""
     key = (t.data_ptr(), t.dtype, t.shape, t.stride(), t.device)
-    descriptor = _DESCRIPTORS.get(key)
-    if descriptor is None:
+    template = _DESCRIPTORS.get(key)
+    if template is None:
         if len(_DESCRIPTORS) >= _DESCRIPTOR_CACHE_SIZE:
             _DESCRIPTORS.clear()
-        descriptor = wp.from_torch(t, requires_grad=False, return_ctype=True)
-        _DESCRIPTORS[key] = descriptor
+        template = wp.from_torch(t, requires_grad=False, return_ctype=True)
+        template._ref = None
+        template._gradref = None
+        _DESCRIPTORS[key] = template
+    descriptor = type(template).from_buffer_copy(template)
+    descriptor._ref = t
     return descriptor
 
 
