@@ -6,12 +6,17 @@ Both kernels are generic over the scalar type and instantiated for float32 and f
 
 Chain description (``M`` moving joints, fixed joints already folded into the origins):
 
-- ``origin [M, 7]``: folded joint origin, position ``xyz`` then quaternion ``wxyz``.
+- ``origin [M, 11]``: folded joint origin, position ``xyz`` then quaternion ``A`` (``wxyz``),
+  then ``B = A (0, axis)`` (``wxyz``): a revolute joint at angle ``t`` turns the frame by
+  ``A (cos(t/2), sin(t/2) axis) = cos(t/2) A + sin(t/2) B``, one quaternion product instead
+  of two.
 - ``axis [M, 3]``: unit joint axis in the joint frame.
 - ``source [M]``, ``scale [M]``, ``offset [M]``: the joint value is
   ``scale * q[source] + offset`` (identity for actuated joints, the mimic rule otherwise).
 - ``joint_type [M]``: 0 revolute, 1 prismatic.
 - ``ee_origin [7]`` and ``has_ee``: a constant end-effector offset after the last joint.
+- ``write_axis``: write the base-frame joint axes (the adjoint reads them; a forward pass
+  without a backward skips them).
 
 Collision spheres (``S`` of them, possibly none) ride on the moving frames:
 
@@ -51,6 +56,13 @@ def _load_quat_wxyz(a: wp.array2d(dtype=Any), row: int, col: int):
 
 
 @wp.func
+def _store_vec3(a: wp.array3d(dtype=Any), i: int, k: int, v: Any):
+    a[i, k, 0] = v[0]
+    a[i, k, 1] = v[1]
+    a[i, k, 2] = v[2]
+
+
+@wp.func
 def _store_frame(
     link_position: wp.array3d(dtype=Any),
     link_quaternion: wp.array3d(dtype=Any),
@@ -59,9 +71,7 @@ def _store_frame(
     p: Any,
     r: Any,
 ):
-    link_position[i, k, 0] = p[0]
-    link_position[i, k, 1] = p[1]
-    link_position[i, k, 2] = p[2]
+    _store_vec3(link_position, i, k, p)
     # one hemisphere (w >= 0), so equal rotations compare equal
     sign = link_quaternion.dtype(1.0)
     if r[3] < link_quaternion.dtype(0.0):
@@ -100,6 +110,7 @@ def fk_forward(
     ee_origin: wp.array2d(dtype=Any),
     num_moving: int,
     has_ee: int,
+    write_axis: int,
     sphere_local: wp.array2d(dtype=Any),
     sphere_start: wp.array(dtype=wp.int32),
     link_position: wp.array3d(dtype=Any),
@@ -118,16 +129,21 @@ def fk_forward(
     for j in range(num_moving):
         value = scale[j] * q[i, source[j]] + offset[j]
         p = p + wp.quat_rotate(r, _load_vec3(origin, j, 0))
-        r = wp.mul(r, _load_quat_wxyz(origin, j, 3))
         a = _load_vec3(axis, j, 0)
-        z = wp.quat_rotate(r, a)
         if joint_type[j] == REVOLUTE:
-            r = wp.mul(r, wp.quat_from_axis_angle(a, value))
+            half = value * q.dtype(0.5)
+            turn = _load_quat_wxyz(origin, j, 3) * wp.cos(half)
+            turn = turn + _load_quat_wxyz(origin, j, 7) * wp.sin(half)
+            r = wp.mul(r, turn)
+            # a turn about the axis leaves the axis where it is
+            if write_axis != 0:
+                _store_vec3(joint_axis, i, j, wp.quat_rotate(r, a))
         else:
+            r = wp.mul(r, _load_quat_wxyz(origin, j, 3))
+            z = wp.quat_rotate(r, a)
             p = p + z * value
-        joint_axis[i, j, 0] = z[0]
-        joint_axis[i, j, 1] = z[1]
-        joint_axis[i, j, 2] = z[2]
+            if write_axis != 0:
+                _store_vec3(joint_axis, i, j, z)
         _store_frame(link_position, link_quaternion, i, j, p, r)
         for s in range(sphere_start[j + 1], sphere_start[j + 2]):
             _store_sphere(link_spheres, sphere_local, i, s, p, r)
@@ -196,7 +212,7 @@ def _signature(name: str, scalar) -> list:
     index = wp.array(dtype=wp.int32)
     a3, a2, a1 = wp.array3d(dtype=scalar), wp.array2d(dtype=scalar), wp.array(dtype=scalar)
     if name == "forward":
-        return [a2, a2, a2, a1, a1, index, index, a2, int, int, a2, index, a3, a3, a3, a3]
+        return [a2, a2, a2, a1, a1, index, index, a2, int, int, int, a2, index, a3, a3, a3, a3]
     return [a3, a3, a3, a3, a3, a3, a3, index, a1, index, index, int, int, a2]
 
 

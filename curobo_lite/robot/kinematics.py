@@ -137,9 +137,9 @@ class KinematicsState:
 class KinematicsBuffers:
     """Preallocated outputs of :meth:`Kinematics.forward` for one batch size ``N`` (from
     :meth:`Kinematics.allocate_outputs`): ``link_position [N, L, 3]``, ``link_quaternion
-    [N, L, 4]``, ``joint_axis [N, M, 3]`` and ``link_spheres [N, S, 4]`` (``S = 0`` without
-    spheres). Writing into them spares a rollout loop an allocation, and the page faults of
-    fresh memory, per call: about 2 ms of a 400 x 30 MPC step on the 2-core CPU."""
+    [N, L, 4]``, ``joint_axis [N, 0, 3]`` (the axes only a backward pass reads are not
+    computed) and ``link_spheres [N, S, 4]`` (``S = 0`` without spheres). Writing into them
+    spares a rollout loop the allocations and first touches of fresh memory per call."""
 
     link_position: torch.Tensor
     link_quaternion: torch.Tensor
@@ -276,7 +276,16 @@ class Kinematics:
         # chain description for the Warp kernels (see curobo_lite.robot.fk_kernels)
         index = {"dtype": torch.int32, "device": ta.device}
         self._wp_chain = {
-            "origin": ta.to_device(np.stack([np.concatenate(o) for _, o in moving])),
+            # xyz, origin quaternion A, and B = A (0, axis): a revolute joint at angle t turns
+            # by A (cos(t/2) + sin(t/2) (0, axis)) = cos(t/2) A + sin(t/2) B
+            "origin": ta.to_device(
+                np.stack(
+                    [
+                        np.concatenate((p0, q0, quat_multiply_np(q0, np.r_[0.0, j.axis])))
+                        for j, (p0, q0) in moving
+                    ]
+                )
+            ),
             "axis": self._axes,
             "scale": self._multiplier,
             "offset": self._offset,
@@ -514,7 +523,8 @@ class Kinematics:
         return KinematicsBuffers(
             torch.empty(n, len(self.link_names), 3, **kwargs),
             torch.empty(n, len(self.link_names), 4, **kwargs),
-            torch.empty(n, self.num_moving, 3, **kwargs),
+            # the base-frame joint axes serve only the backward pass, which buffers never see
+            torch.empty(n, 0, 3, **kwargs),
             torch.empty(n, local.shape[0], 4, **kwargs),
         )
 
@@ -522,13 +532,17 @@ class Kinematics:
         self, q: torch.Tensor, spheres: bool = False, out: KinematicsBuffers | None = None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         """Link frames ``[N, L, 3]``, ``[N, L, 4]``, base-frame axes ``[N, M, 3]`` and
-        spheres ``[N, S, 4]`` (``S = 0`` unless ``spheres``), written into ``out`` if given."""
+        spheres ``[N, S, 4]`` (``S = 0`` unless ``spheres``), written into ``out`` if given.
+        The axes (which only the backward pass reads) are written when the axis buffer has
+        room for them: :meth:`allocate_outputs` leaves none."""
         n, num_links = q.shape[0], len(self.link_names)
         local, start = self._sphere_arrays(spheres)
         if out is None:
             out = self.allocate_outputs(n, spheres)
+            out.joint_axis = torch.empty(n, self.num_moving, 3, **_like(q))
         position, quat = out.link_position, out.link_quaternion
         axis, link_spheres = out.joint_axis, out.link_spheres
+        write_axis = int(axis.shape[1] > 0)
         sphere_inputs = [as_warp(local), as_warp(start)]
         c = self._wp_chain
         chain = [
@@ -553,6 +567,7 @@ class Kinematics:
                 *chain,
                 self.num_moving,
                 has_ee,
+                write_axis,
                 *sphere_inputs,
                 *outputs,
             ]
