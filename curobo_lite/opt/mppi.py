@@ -416,7 +416,9 @@ class Mppi:
         if self.config.cov_type == "DIAG_A":
             torch.mul(std, self.cov_action.sqrt()[:, None, None, :], out=noise)
         else:
-            chol = torch.linalg.cholesky(self.cov_action)
+            # cholesky_ex: no host read of the error flag (min_cov > 0 keeps the covariance
+            # positive definite), so the iteration stays capturable
+            chol = torch.linalg.cholesky_ex(self.cov_action).L
             torch.matmul(std, chol.transpose(-1, -2)[:, None], out=noise)
         act = self._act
         torch.mul(self.mean_action[:, None], self._keep_mean, out=act)
