@@ -86,7 +86,7 @@ def ur5e_dh(q: np.ndarray) -> np.ndarray:
 def tree_walk(config: RobotConfig, q: np.ndarray, link: str) -> np.ndarray:
     """Pose of ``link`` by walking the joint specs with 4x4 matrices (mimic rule applied)."""
     by_child = {j.child: j for j in config.joints}
-    value = dict(zip(config.joint_names, q))
+    value = {**config.lock_joints, **dict(zip(config.joint_names, q))}
     chain = []
     while link != config.base_link:
         chain.append(by_child[link])
@@ -586,3 +586,90 @@ def test_cpu_row_chunking_matches_torch_backend(monkeypatch):
         torch.testing.assert_close(warp_q.grad, torch_q.grad)
     finally:
         torch.set_num_threads(threads)
+
+
+# ------------------------------------------------------------------------------------------
+# the CPU float32 kernel that walks eight configurations per thread
+# ------------------------------------------------------------------------------------------
+def _spheres_by_link(config: RobotConfig, kin: Kinematics, spheres: np.ndarray, q: np.ndarray):
+    """``(ours, reference)`` pairs of ``[n, 4]`` spheres per collision link: ours picked from
+    ``spheres [S, 4]`` by ``sphere_link_names`` (file order within a link), the reference the
+    robot file's centres moved by the link's 4x4 pose from the matrix walk."""
+    collision = config.collision
+    for link in collision.link_names:
+        pose = np.eye(4) if link == config.base_link else tree_walk(config, q, link)
+        local = np.asarray(collision.spheres[link], dtype=np.float64).reshape(-1, 4)
+        centres = local[:, :3] @ pose[:3, :3].T + pose[:3, 3]
+        reference = np.concatenate((centres, local[:, 3:] + collision.sphere_buffer), axis=1)
+        ours = spheres[[k for k, name in enumerate(kin.sphere_link_names) if name == link]]
+        yield ours, reference
+
+
+@pytest.mark.parametrize("name", ["franka", "ur5e", "iiwa", "fingers"])
+@pytest.mark.parametrize("n", [1, 7, 8, 13, 37])
+def test_cpu_float32_lanes_kernel_matches_the_matrix_walk(name, n):
+    """Batches that are not a multiple of the eight lanes, spheres, joint axes (grad mode) and a
+    prismatic mimic joint (``fingers``) against the float64 matrix walk of the tree."""
+    from curobo_lite.robot import fk_kernels
+
+    f32 = TensorDeviceType(dtype=torch.float32)
+    if name == "fingers":
+        config = RobotConfig.from_urdf(
+            PANDA_URDF, "panda_link0", "panda_rightfinger", tensor_args=f32
+        )
+    else:
+        config = RobotConfig.load(name, f32)
+    assert fk_kernels.forward_lanes(torch.device("cpu"), torch.float32)
+    kin = Kinematics(config)
+    q64 = _random_q(config, n, seed=n).to(torch.float64)
+    q = q64.to(torch.float32).requires_grad_()
+    state = kin.forward(q)
+    for i in range(n):
+        for k, link in enumerate(state.link_names):
+            ref = tree_walk(config, q64[i].numpy(), link)
+            np.testing.assert_allclose(
+                state.link_position[i, k].detach().numpy(), ref[:3, 3], atol=2e-6
+            )
+            np.testing.assert_allclose(
+                _rotation(state.link_quaternion[i, k].detach()), ref[:3, :3], atol=2e-6
+            )
+        if kin.num_spheres:
+            spheres = state.link_spheres[i].detach().numpy()
+            for ours, reference in _spheres_by_link(config, kin, spheres, q64[i].numpy()):
+                np.testing.assert_allclose(ours, reference, atol=2e-6)
+    assert (state.link_quaternion[..., 0] >= 0).all()
+    # the adjoint reads the base-frame joint axes the lanes kernel wrote
+    q_ref = q64.clone().requires_grad_()
+    fk64 = Kinematics(RobotConfig.load(name, F64) if name != "fingers" else _finger_config())
+    ref_state = fk64.forward(q_ref)
+    weights = torch.randn(
+        ref_state.link_position.shape,
+        generator=torch.Generator().manual_seed(1),
+        dtype=torch.float64,
+    )
+    (state.link_position * weights.float()).sum().backward()
+    (ref_state.link_position * weights).sum().backward()
+    torch.testing.assert_close(q.grad.double(), q_ref.grad, atol=2e-5, rtol=1e-5)
+
+
+def test_cpu_float32_lanes_kernel_stores_no_row_past_the_batch():
+    """The last thread's spare lanes compute a copy of the last row and store nothing: output
+    views of larger buffers keep their sentinel rows."""
+    from curobo_lite.robot.kinematics import KinematicsBuffers
+
+    config = RobotConfig.load("franka", TensorDeviceType(dtype=torch.float32))
+    kin = Kinematics(config)
+    n = 11
+    full = kin.allocate_outputs(n + 8)
+    for t in (full.link_position, full.link_quaternion, full.link_spheres):
+        t.fill_(-7.0)
+    view = KinematicsBuffers(
+        full.link_position[:n], full.link_quaternion[:n], full.joint_axis[:n], full.link_spheres[:n]
+    )
+    q = _random_q(config, n, seed=5)
+    with torch.no_grad():
+        state = kin.forward(q, out=view)
+    reference = kin.forward(q.double().float().requires_grad_())  # fresh outputs, same kernel
+    torch.testing.assert_close(state.link_position, reference.link_position.detach())
+    for t in (full.link_position, full.link_quaternion, full.link_spheres):
+        assert (t[n:] == -7.0).all()

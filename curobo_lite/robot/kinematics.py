@@ -558,11 +558,13 @@ class Kinematics:
             )
         ]
         has_ee = int(self._ee_offset is not None)
+        lanes = fk_kernels.forward_lanes(q.device, q.dtype)
+        kernel = fk_kernels.fk_forward_lanes if lanes else fk_kernels.kernel_for("forward", q.dtype)
 
         def make_launch(b0: int, b1: int):
             rows = slice(b0, b1)
             outputs = (as_warp(t[rows]) for t in (position, quat, axis, link_spheres))
-            return b1 - b0, [
+            inputs = [
                 as_warp(q[rows]),
                 *chain,
                 self.num_moving,
@@ -571,9 +573,12 @@ class Kinematics:
                 *sphere_inputs,
                 *outputs,
             ]
+            if lanes:
+                return -(-(b1 - b0) // fk_kernels.LANES), [*inputs, b1 - b0]
+            return b1 - b0, inputs
 
         work = n * (num_links * 16 + local.shape[0] * 4)
-        launch_rows(fk_kernels.kernel_for("forward", q.dtype), n, q.device, make_launch, work)
+        launch_rows(kernel, n, q.device, make_launch, work)
         return position, quat, axis, link_spheres
 
     def _grad_q_warp(
