@@ -22,7 +22,7 @@ import torch
 import warp as wp
 from torch.autograd.function import once_differentiable
 
-from curobo_lite.kernels.launch import launch_rows
+from curobo_lite.kernels.launch import as_warp, launch_rows
 
 wp.config.log_level = 30  # WARNING
 # the gradient is written by hand in the forward pass
@@ -136,10 +136,6 @@ def _kernel(dtype: torch.dtype) -> wp.Kernel:
     return bound_cost_forward.get_overload(_signature(_SCALAR[dtype]))
 
 
-def _wp(t: torch.Tensor):
-    return wp.from_torch(t, requires_grad=False, return_ctype=True)
-
-
 @dataclass(frozen=True)
 class BoundCostParams:
     """The cost's constants, on the trajectories' device and dtype.
@@ -193,13 +189,13 @@ class BoundCostFunction(torch.autograd.Function):
         placeholder = position.new_zeros(1, 1, 1)
         cost = position.new_empty(B, H)
         constants = (params.lower, params.upper, params.quad, params.lin, params.active)
-        shared = [_wp(t) for t in constants] + [int(any(need))]
+        shared = [as_warp(t) for t in constants] + [int(any(need))]
 
         def make_launch(b0: int, b1: int):
             rows = slice(b0, b1)
-            ins = [_wp(x[rows]) for x in quantities]
-            outs = [_wp(g[rows]) if g is not None else _wp(placeholder) for g in grads]
-            return b1 - b0, [*ins, *shared, _wp(cost[rows]), *outs]
+            ins = [as_warp(x[rows]) for x in quantities]
+            outs = [as_warp(g[rows]) if g is not None else as_warp(placeholder) for g in grads]
+            return b1 - b0, [*ins, *shared, as_warp(cost[rows]), *outs]
 
         launch_rows(_kernel(position.dtype), B, position.device, make_launch, position.numel() * 4)
         ctx.need = need

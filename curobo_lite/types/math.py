@@ -135,9 +135,13 @@ def rpy_to_matrix(rpy: torch.Tensor) -> torch.Tensor:
 def quat_angle_error(q1: torch.Tensor, q2: torch.Tensor, eps: float = 1e-12) -> torch.Tensor:
     """Geodesic angle (radians, in ``[0, pi]``) between unit quaternions, sign-invariant."""
     dot = (q1 * q2).sum(-1).abs()
-    # atan2 form stays accurate (and differentiable) near zero error, unlike acos.
-    rel = quat_multiply(quat_conjugate(q1), q2)
-    return 2.0 * torch.atan2((rel[..., 1:].square().sum(-1) + eps).sqrt(), dot)
+    # atan2 form stays accurate (and differentiable) near zero error, unlike acos. Its sine is
+    # the norm of the vector part of conj(q1) q2, w1 v2 - w2 v1 - v1 x v2: written on [..., 3]
+    # tensors, a dozen passes instead of the forty of the full product
+    w1, v1 = q1[..., :1], q1[..., 1:]
+    w2, v2 = q2[..., :1], q2[..., 1:]
+    rel = w1 * v2 - w2 * v1 - torch.linalg.cross(v1, v2)
+    return 2.0 * torch.atan2((rel.square().sum(-1) + eps).sqrt(), dot)
 
 
 def _unit_quaternion(quaternion: torch.Tensor) -> torch.Tensor:
