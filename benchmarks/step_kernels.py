@@ -10,6 +10,8 @@ For each batch x horizon (7 dof, float32) and each control space it times, in on
   what the autograd wrapper adds;
 * ``dense fwd`` / ``dense f+b``: the seed's dense torch reference (``CliqueTensorStep`` for
   POSITION, ``tensor_step_acc`` for ACCELERATION), matrices built once outside the timing;
+  ``dense autograd``: its forward + backward through ``torch.autograd.backward`` with the same
+  output gradients as ``autograd f+b`` (no loss), and ``dense/ours autograd`` their ratio;
 * ``copy``: copying the four output tensors' bytes (the memory-bandwidth floor for the forward).
 
 Prints a table and writes JSON (default ``benchmarks/results/step_kernels.json``).
@@ -136,6 +138,15 @@ def bench_case(batch: int, horizon: int, mode: str, device: torch.device) -> dic
 
     row["dense_fwd_bwd"] = timeit(dense_fb, device)
 
+    def dense_autograd_fb():
+        torch.autograd.backward(dense_fwd(act_grad), out_grads)
+        act_grad.grad = None
+
+    # the kernels' own comparison: forward + backward through autograd with the same output
+    # gradients on both sides, without the loss's element-wise passes that both sides pay
+    row["dense_autograd_fwd_bwd"] = timeit(dense_autograd_fb, device)
+    row["dense_over_ours_autograd"] = row["dense_autograd_fwd_bwd"] / row["autograd_fwd_bwd"]
+
     sources = [torch.randn_like(act) for _ in range(4)]
     targets = [torch.empty_like(act) for _ in range(4)]
 
@@ -164,7 +175,7 @@ def main() -> None:
     header = (
         f"{'mode':<13}{'B':>6}{'H':>5} | {'ours fwd':>9}{'fwd alloc':>10}{'ours f+b':>9} | "
         f"{'dense fwd':>10}{'dense f+b':>10} | {'copy':>8} | {'fwd/copy':>8}{'dense/ours f+b':>15}"
-        f" | {'raw f+b':>8}{'autograd':>9}{'ratio':>6}"
+        f" | {'raw f+b':>8}{'autograd':>9}{'ratio':>6} | {'dense autograd':>14}{'dense/ours':>11}"
     )
     print(
         f"step kernels, {DOF} dof, float32, device {device}, torch threads "
@@ -184,7 +195,8 @@ def main() -> None:
                     f"{ms['dense_fwd']:>10.3f}{ms['dense_fwd_bwd']:>10.3f} | {ms['copy']:>8.3f} | "
                     f"{row['fwd_over_copy']:>8.2f}{row['dense_over_ours_fwd_bwd']:>15.2f}"
                     f" | {ms['raw_fwd_bwd']:>8.3f}{ms['autograd_fwd_bwd']:>9.3f}"
-                    f"{row['autograd_over_raw']:>6.2f}"
+                    f"{row['autograd_over_raw']:>6.2f} | {ms['dense_autograd_fwd_bwd']:>14.3f}"
+                    f"{row['dense_over_ours_autograd']:>11.2f}"
                 )
     meta = {
         "device": str(device),

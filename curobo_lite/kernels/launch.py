@@ -95,13 +95,20 @@ def launch_rows(
         dim, inputs = make_launch(0, rows)
         wp.launch(kernel, dim=dim, inputs=inputs, device=wp_device)
         return
-    if _cpu_pool is None or _cpu_pool._max_workers < len(chunks):
-        _cpu_pool = ThreadPoolExecutor(max_workers=len(chunks), thread_name_prefix="curobo_lite")
-    futures = []
-    for begin, end in chunks:
-        dim, inputs = make_launch(begin, end)
-        futures.append(
-            _cpu_pool.submit(wp.launch, kernel, dim=dim, inputs=inputs, device=wp_device)
+    # the calling thread runs the first chunk itself (Warp releases the GIL during a CPU
+    # launch) instead of idling while the pool runs it: one hand-off fewer per launch
+    if _cpu_pool is None or _cpu_pool._max_workers < len(chunks) - 1:
+        _cpu_pool = ThreadPoolExecutor(
+            max_workers=len(chunks) - 1, thread_name_prefix="curobo_lite"
         )
-    for future in futures:
-        future.result()
+    launches = [make_launch(begin, end) for begin, end in chunks]
+    futures = [
+        _cpu_pool.submit(wp.launch, kernel, dim=dim, inputs=inputs, device=wp_device)
+        for dim, inputs in launches[1:]
+    ]
+    dim, inputs = launches[0]
+    try:
+        wp.launch(kernel, dim=dim, inputs=inputs, device=wp_device)
+    finally:
+        for future in futures:
+            future.result()
