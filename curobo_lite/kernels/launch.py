@@ -55,15 +55,10 @@ _cpu_pool: ThreadPoolExecutor | None = None
 MakeLaunch = Callable[[int, int], tuple[int | Sequence[int], list]]
 
 
-def cpu_row_chunks(
-    rows: int, elements: int, min_elements: int | None = None
-) -> list[tuple[int, int]]:
-    """Contiguous ``(begin, end)`` row ranges for a CPU launch of ``elements`` work, split from
-    ``min_elements`` (default :data:`CPU_CHUNK_MIN_ELEMENTS`)."""
+def cpu_row_chunks(rows: int, elements: int) -> list[tuple[int, int]]:
+    """Contiguous ``(begin, end)`` row ranges for a CPU launch of ``elements`` work."""
     workers = min(torch.get_num_threads(), rows)
-    if min_elements is None:
-        min_elements = CPU_CHUNK_MIN_ELEMENTS
-    if workers < 2 or elements < min_elements:
+    if workers < 2 or elements < CPU_CHUNK_MIN_ELEMENTS:
         return [(0, rows)]
     bounds = [rows * k // workers for k in range(workers + 1)]
     return list(zip(bounds[:-1], bounds[1:]))
@@ -75,11 +70,9 @@ def launch_rows(
     device: torch.device,
     make_launch: MakeLaunch,
     elements: int,
-    min_elements: int | None = None,
 ) -> None:
     """Launch ``kernel`` over ``rows`` independent rows: in one piece on CUDA (torch's current
-    stream), in row chunks over worker threads on a busy-enough CPU launch (``elements`` of work,
-    at least ``min_elements``: see :func:`cpu_row_chunks`)."""
+    stream), in row chunks over worker threads on a busy-enough CPU launch."""
     global _cpu_pool
     if rows == 0:
         return
@@ -90,7 +83,7 @@ def launch_rows(
             kernel, dim=dim, inputs=inputs, device=wp_device, stream=wp.stream_from_torch(device)
         )
         return
-    chunks = cpu_row_chunks(rows, elements, min_elements)
+    chunks = cpu_row_chunks(rows, elements)
     if len(chunks) == 1:
         dim, inputs = make_launch(0, rows)
         wp.launch(kernel, dim=dim, inputs=inputs, device=wp_device)

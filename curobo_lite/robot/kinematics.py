@@ -36,7 +36,6 @@ import torch
 import warp as wp
 from torch.autograd.function import once_differentiable
 
-from curobo_lite.kernels import launch
 from curobo_lite.kernels.launch import as_warp, launch_rows
 from curobo_lite.robot import fk_kernels
 from curobo_lite.robot.config import RobotConfig
@@ -49,11 +48,6 @@ from curobo_lite.robot.geometry import (
 )
 from curobo_lite.types import Pose, TensorDeviceType, check_dtype_device, quat_rotate
 from curobo_lite.types.errors import InputTypeError, InputValueError
-
-#: forward-kinematics work (``launch_rows`` elements) from which a CPU launch is split over the
-#: torch threads: ~7 800 configurations without spheres. Measured on 2 cores, the MPPI iteration
-#: of ``benchmarks/mpc.py`` (12 000 configurations) took a median 2.8 ms split vs 3.2 ms whole
-FK_CHUNK_MIN_ELEMENTS = 1 << 20
 
 
 def _like(t: torch.Tensor) -> dict:
@@ -584,10 +578,7 @@ class Kinematics:
             return b1 - b0, inputs
 
         work = n * (num_links * 16 + local.shape[0] * 4)
-        # the chain is arithmetic on data in cache: an MPPI rollout's 12 000 configurations (0.9
-        # ms on one core) gain from a split that smaller, memory-bound launches lose to
-        min_work = min(launch.CPU_CHUNK_MIN_ELEMENTS, FK_CHUNK_MIN_ELEMENTS)
-        launch_rows(kernel, n, q.device, make_launch, work, min_work)
+        launch_rows(kernel, n, q.device, make_launch, work)
         return position, quat, axis, link_spheres
 
     def _grad_q_warp(
