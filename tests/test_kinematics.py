@@ -12,8 +12,9 @@ import math
 import numpy as np
 import pytest
 import torch
+import warp as wp
 
-from curobo_lite.robot import Kinematics, KinematicsState, RobotConfig
+from curobo_lite.robot import Kinematics, KinematicsState, RobotConfig, fk_kernels
 from curobo_lite.types import Pose, TensorDeviceType, quat_multiply, quat_to_matrix
 
 DATA = __import__("pathlib").Path(__file__).parent / "data"
@@ -610,7 +611,6 @@ def _spheres_by_link(config: RobotConfig, kin: Kinematics, spheres: np.ndarray, 
 def test_cpu_float32_lanes_kernel_matches_the_matrix_walk(name, n):
     """Batches that are not a multiple of the eight lanes, spheres, joint axes (grad mode) and a
     prismatic mimic joint (``fingers``) against the float64 matrix walk of the tree."""
-    from curobo_lite.robot import fk_kernels
 
     f32 = TensorDeviceType(dtype=torch.float32)
     if name == "fingers":
@@ -673,3 +673,32 @@ def test_cpu_float32_lanes_kernel_stores_no_row_past_the_batch():
     torch.testing.assert_close(state.link_position, reference.link_position.detach())
     for t in (full.link_position, full.link_quaternion, full.link_spheres):
         assert (t[n:] == -7.0).all()
+
+
+@wp.kernel
+def _lanes_cosine_sine(
+    angle: wp.array(dtype=fk_kernels._Lanes),
+    c: wp.array(dtype=fk_kernels._Lanes),
+    s: wp.array(dtype=fk_kernels._Lanes),
+):
+    t = wp.tid()
+    cosine, sine = fk_kernels._lanes_cos_sin(angle[t])
+    c[t] = cosine
+    s[t] = sine
+
+
+def test_lanes_cosine_and_sine_match_float64():
+    """The lanes kernel's branch-free cosine and sine (Cody-Waite reduction, Cephes
+    polynomials) against float64 at random angles up to 8192 and at every multiple of pi/4 in
+    [-16 pi, 16 pi] (quadrant boundaries), within one float32 ulp of 1."""
+    wp.init()
+    gen = torch.Generator().manual_seed(0)
+    for limit in (1.0, 50.0, 8192.0):
+        x = (2.0 * torch.rand(4096, generator=gen, dtype=torch.float64) - 1.0) * limit
+        x = torch.cat((x, torch.arange(-64, 65, dtype=torch.float64) * math.pi / 4)).float()
+        x = torch.nn.functional.pad(x, (0, -x.numel() % 8)).reshape(-1, 8).contiguous()
+        c, s = torch.empty_like(x), torch.empty_like(x)
+        arrays = [wp.from_torch(t, dtype=fk_kernels._Lanes) for t in (x, c, s)]
+        wp.launch(_lanes_cosine_sine, dim=x.shape[0], inputs=arrays, device="cpu")
+        torch.testing.assert_close(c.double(), x.double().cos(), rtol=0, atol=1.2e-7)
+        torch.testing.assert_close(s.double(), x.double().sin(), rtol=0, atol=1.2e-7)

@@ -243,6 +243,47 @@ def _lanes_rotation_c(w: _Lanes):
 
 
 @wp.func
+def _lanes_round(x: _Lanes):
+    """Round every lane to the nearest integer (ties to even) for ``|x| < 2^22``: adding and
+    removing 1.5 * 2^23 leaves no fraction bits (plain float32 arithmetic, no fast-math)."""
+    magic = _Lanes(wp.float32(12582912.0))
+    return (x + magic) - magic
+
+
+@wp.func
+def _lanes_cos_sin(angle: _Lanes):
+    """Cosine and sine of every lane in 8-wide arithmetic, with no per-lane branch: the angle
+    less the nearest multiple ``k`` of pi/2 (Cody-Waite, pi/2 in three parts) goes through the
+    minimax polynomials of Cephes' ``sinf`` / ``cosf`` on ``[-pi/4, pi/4]``, and ``k mod 4``
+    swaps and signs them. Within a few float32 ulp of libm for ``|angle| < 8192`` (a joint's
+    half angle is far inside)."""
+    one = _Lanes(wp.float32(1.0))
+    k = _lanes_round(angle * wp.float32(0.63661977236758134))
+    r = angle - k * wp.float32(1.5703125)
+    r = r - k * wp.float32(4.837512969970703125e-4)
+    r = r - k * wp.float32(7.54978995489188216e-8)
+    z = wp.cw_mul(r, r)
+    poly = z * wp.float32(-1.9515295891e-4) + _Lanes(wp.float32(8.3321608736e-3))
+    poly = wp.cw_mul(poly, z) + _Lanes(wp.float32(-1.6666654611e-1))
+    sine_r = r + wp.cw_mul(wp.cw_mul(r, z), poly)
+    poly = z * wp.float32(2.443315711809948e-5) + _Lanes(wp.float32(-1.388731625493765e-3))
+    poly = wp.cw_mul(poly, z) + _Lanes(wp.float32(4.166664568298827e-2))
+    cosine_r = one - z * wp.float32(0.5) + wp.cw_mul(wp.cw_mul(z, z), poly)
+    # quadrant q = k mod 4 as its two bits: high = floor(q / 2), odd = q mod 2
+    quarter = _lanes_round(k * wp.float32(0.25) - _Lanes(wp.float32(0.375)))
+    q = k - quarter * wp.float32(4.0)
+    high = _lanes_round(q * wp.float32(0.5) - _Lanes(wp.float32(0.25)))
+    odd = q - high * wp.float32(2.0)
+    even = one - odd
+    # sin: s, c, -s, -c and cos: c, -s, -c, s for q = 0 .. 3
+    sign_s = one - high * wp.float32(2.0)
+    sign_c = one - (odd + high - wp.cw_mul(odd, high) * wp.float32(2.0)) * wp.float32(2.0)
+    sine = wp.cw_mul(sign_s, wp.cw_mul(even, sine_r) + wp.cw_mul(odd, cosine_r))
+    cosine = wp.cw_mul(sign_c, wp.cw_mul(even, cosine_r) + wp.cw_mul(odd, sine_r))
+    return cosine, sine
+
+
+@wp.func
 def _lanes_mul(
     aw: _Lanes, ax: _Lanes, ay: _Lanes, az: _Lanes, bw: _Lanes, bx: _Lanes, by: _Lanes, bz: _Lanes
 ):
@@ -396,12 +437,7 @@ def fk_forward_lanes(
         pz = pz + dz
         a = _lanes_vec3(axis, j, 0)
         if joint_type[j] == REVOLUTE:
-            cosine = _Lanes()
-            sine = _Lanes()
-            for lane in range(LANES):
-                half = value[lane] * wp.float32(0.5)
-                cosine[lane] = wp.cos(half)
-                sine[lane] = wp.sin(half)
+            cosine, sine = _lanes_cos_sin(value * wp.float32(0.5))
             tw = cosine * origin[j, 3] + sine * origin[j, 7]
             tx = cosine * origin[j, 4] + sine * origin[j, 8]
             ty = cosine * origin[j, 5] + sine * origin[j, 9]
