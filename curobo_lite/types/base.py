@@ -99,3 +99,19 @@ class TensorDeviceType:
 
     def __repr__(self) -> str:
         return f"TensorDeviceType(device={self.device}, dtype={self.dtype})"
+
+
+#: the target of a tensor container's ``to()``: a device (or its name), a
+#: :class:`TensorDeviceType` (its device and dtype both), or ``None`` (keep the device)
+DeviceTarget = str | torch.device | TensorDeviceType | None
+
+
+def resolve_device_target(
+    device: DeviceTarget, dtype: torch.dtype | None
+) -> tuple[str | torch.device | None, torch.dtype | None]:
+    """``(device, dtype)`` for ``torch.Tensor.to`` from a container's ``to(device, dtype)``
+    arguments: a :class:`TensorDeviceType` gives its own device and dtype (``dtype`` is then
+    not used)."""
+    if isinstance(device, TensorDeviceType):
+        return device.device, device.dtype
+    return device, dtype
