@@ -62,7 +62,7 @@ YAML section ``lbfgs:`` (keys of :meth:`LbfgsConfig.from_dict`; unknown keys are
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import torch
@@ -448,3 +448,20 @@ class _WolfeSearch:
         """Budget spent: take ``lo`` (the best Armijo point; none when it is still 0)."""
         rest = (self.searching | self.zoom) & (self.lo_a > 0)
         self.acc.take(rest, self.lo_a, self.lo_x, self.lo_f, self.lo_g)
+
+
+def lbfgs_for_batch(
+    solvers: dict[tuple[int, int], Lbfgs],
+    config: LbfgsConfig,
+    rollout: Rollout,
+    n_problems: int,
+    num_seeds: int,
+) -> Lbfgs:
+    """The :class:`Lbfgs` over ``rollout`` for ``n_problems`` problems of ``num_seeds`` seeds:
+    the one ``solvers`` holds for that shape, else a new one with ``config``'s other options,
+    kept in ``solvers`` (a solver's buffers are sized for its batch, so it is built once per
+    shape)."""
+    key = (n_problems, num_seeds)
+    if key not in solvers:
+        solvers[key] = Lbfgs(replace(config, n_problems=n_problems, num_seeds=num_seeds), rollout)
+    return solvers[key]

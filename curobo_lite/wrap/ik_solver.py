@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -38,6 +38,7 @@ import torch
 from curobo_lite.geom import WorldCollision, WorldConfig
 from curobo_lite.opt import Lbfgs, LbfgsConfig
 from curobo_lite.opt.base import as_float, as_int, as_mapping, options_from_dict
+from curobo_lite.opt.lbfgs import lbfgs_for_batch
 from curobo_lite.robot import RobotConfig
 from curobo_lite.rollout import ArmReacher, ArmReacherConfig, Goal, ReachCriteria, TaskConfig
 from curobo_lite.rollout.dynamics_model import KinematicModelConfig
@@ -399,11 +400,7 @@ class IKSolver:
         return seeds
 
     def _solver(self, S: int, n: int) -> Lbfgs:
-        solver = self._solvers.get((S, n))
-        if solver is None:
-            solver = Lbfgs(replace(self.lbfgs_config, n_problems=S, num_seeds=n), self.rollout)
-            self._solvers[(S, n)] = solver
-        return solver
+        return lbfgs_for_batch(self._solvers, self.lbfgs_config, self.rollout, S, n)
 
     def __repr__(self) -> str:
         return (
