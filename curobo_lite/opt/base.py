@@ -19,7 +19,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import torch
 
-from curobo_lite.types.base import TensorDeviceType
+from curobo_lite.types.base import TensorDeviceType, require_tensor
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
 _Config = TypeVar("_Config")
@@ -175,8 +175,7 @@ def check_action_tensor(
     name: str, x: Any, shape: tuple[int, ...], tensor_args: TensorDeviceType
 ) -> torch.Tensor:
     """Validate an action tensor: type, shape, dtype, device, finiteness."""
-    if not isinstance(x, torch.Tensor):
-        raise InputTypeError(f"{name}: expected a torch.Tensor, received {type(x).__name__}")
+    require_tensor(name, x)
     if tuple(x.shape) != shape:
         raise InputValueError(f"{name}: expected shape {shape}, received {tuple(x.shape)}")
     if x.dtype != tensor_args.dtype:

@@ -56,6 +56,14 @@ def check_data_device(name: str, tensor: torch.Tensor) -> None:
         )
 
 
+def require_tensor(name: str, value: Any) -> torch.Tensor:
+    """``value`` if it is a tensor; else :class:`InputTypeError` naming ``name`` and the type
+    received."""
+    if not isinstance(value, torch.Tensor):
+        raise InputTypeError(f"{name}: expected a torch.Tensor, received {type(value).__name__}")
+    return value
+
+
 def check_dtype_device(
     name: str, value: torch.Tensor, dtype: torch.dtype, device: torch.device
 ) -> None:
