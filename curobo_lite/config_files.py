@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +64,47 @@ def resolve_config_file(kind: str, name_or_path: str | os.PathLike) -> Path:
         f"{kind} '{text}': no such bundled {kind} file; available: {available_configs(kind)}; "
         f"searched {[str(d) for d in config_dirs(kind)]}"
     )
+
+
+def bundled_file_lookups(
+    kind: str, example: str, module: str
+) -> tuple[Callable[[], list[Path]], Callable[[], list[str]], Callable[[str | os.PathLike], Path]]:
+    """The public lookups of one kind of bundled file, for the package that reads it (``module``
+    is where they are exported from; ``example`` names a bundled file in their docstrings):
+    ``<kind>_config_dirs()``, ``available_<kind>s()`` and ``resolve_<kind>_file(name_or_path)``,
+    i.e. :func:`config_dirs`, :func:`available_configs` and :func:`resolve_config_file` for
+    ``kind``."""
+
+    def dirs() -> list[Path]:
+        return config_dirs(kind)
+
+    def available() -> list[str]:
+        return available_configs(kind)
+
+    def resolve(name_or_path: str | os.PathLike) -> Path:
+        return resolve_config_file(kind, name_or_path)
+
+    docs = {
+        f"{kind}_config_dirs": (
+            dirs,
+            f"Folders searched for ``<name>.yml`` {kind} files (see "
+            ":mod:`curobo_lite.config_files`).",
+        ),
+        f"available_{kind}s": (
+            available,
+            f"Names of the {kind} files found in :func:`{kind}_config_dirs`.",
+        ),
+        f"resolve_{kind}_file": (
+            resolve,
+            f'A {kind} file path from a bundled name (``"{example}"``) or a path to a ``.yml`` '
+            "file.",
+        ),
+    }
+    for name, (function, doc) in docs.items():
+        function.__name__ = function.__qualname__ = name
+        function.__module__ = module
+        function.__doc__ = doc
+    return dirs, available, resolve
 
 
 class YamlReader:

@@ -40,9 +40,7 @@ import yaml
 from curobo_lite.config_files import (
     FlowListDumper,
     YamlReader,
-    available_configs,
-    config_dirs,
-    resolve_config_file,
+    bundled_file_lookups,
 )
 from curobo_lite.types.errors import ConfigError, InputTypeError, InputValueError
 
@@ -579,16 +577,6 @@ class WorldConfig:
 # ------------------------------------------------------------------------------------------
 # bundled world files
 # ------------------------------------------------------------------------------------------
-def world_config_dirs() -> list[Path]:
-    """Folders searched for ``<name>.yml`` world files (see :mod:`curobo_lite.config_files`)."""
-    return config_dirs("world")
-
-
-def available_worlds() -> list[str]:
-    """Names of the world files found in :func:`world_config_dirs`."""
-    return available_configs("world")
-
-
-def resolve_world_file(name_or_path: str | os.PathLike) -> Path:
-    """A world file path from a bundled name (``"table"``) or a path to a ``.yml`` file."""
-    return resolve_config_file("world", name_or_path)
+world_config_dirs, available_worlds, resolve_world_file = bundled_file_lookups(
+    "world", "table", __name__
+)

@@ -64,9 +64,7 @@ import yaml
 from curobo_lite.config_files import (
     FlowListDumper,
     YamlReader,
-    available_configs,
-    config_dirs,
-    resolve_config_file,
+    bundled_file_lookups,
 )
 from curobo_lite.robot.geometry import (
     quat_from_axis_angle_np,
@@ -1107,16 +1105,6 @@ class RobotConfig:
 # ------------------------------------------------------------------------------------------
 # bundled robot files
 # ------------------------------------------------------------------------------------------
-def robot_config_dirs() -> list[Path]:
-    """Folders searched for ``<name>.yml`` robot files (see :mod:`curobo_lite.config_files`)."""
-    return config_dirs("robot")
-
-
-def available_robots() -> list[str]:
-    """Names of the robot files found in :func:`robot_config_dirs`."""
-    return available_configs("robot")
-
-
-def resolve_robot_file(name_or_path: str | os.PathLike) -> Path:
-    """A robot file path from a bundled name (``"franka"``) or a path to a ``.yml`` file."""
-    return resolve_config_file("robot", name_or_path)
+robot_config_dirs, available_robots, resolve_robot_file = bundled_file_lookups(
+    "robot", "franka", __name__
+)
