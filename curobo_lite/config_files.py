@@ -154,6 +154,17 @@ class YamlReader:
             raise self.error(key, f"expected {length} numbers, received {len(value)}")
         return [self.number(v, f"{key}[{i}]") for i, v in enumerate(value)]
 
+    def numbers_by_name(self, value: Any, key: str) -> dict[str, float]:
+        """A mapping of names (links, joints) to numbers; ``None`` reads as empty."""
+        if value is None:
+            return {}
+        allowed = list(value) if isinstance(value, Mapping) else ()
+        value = self.mapping(value, key, (), allowed)
+        return {
+            self.string(name, f"{key}.{name}"): self.number(number, f"{key}.{name}")
+            for name, number in value.items()
+        }
+
     def strings(self, value: Any, key: str) -> list[str]:
         if isinstance(value, str) or not isinstance(value, Sequence):
             raise self.error(key, f"expected a list of strings, received {value!r}")

@@ -450,14 +450,9 @@ class RobotCollisionConfig:
                         raise reader.error(entry_key, f"link '{link}' ignores itself")
                     ignore.setdefault(link, set()).add(other)
                     ignore.setdefault(other, set()).add(link)
-        self_buffer: dict[str, float] = {}
-        if data.get("self_collision_buffer") is not None:
-            raw_buffer = data["self_collision_buffer"]
-            allowed = list(raw_buffer) if isinstance(raw_buffer, Mapping) else ()
-            raw_buffer = reader.mapping(raw_buffer, "self_collision_buffer", (), allowed)
-            for link, value in raw_buffer.items():
-                reader.string(link, f"self_collision_buffer.{link}")
-                self_buffer[link] = reader.number(value, f"self_collision_buffer.{link}")
+        self_buffer = reader.numbers_by_name(
+            data.get("self_collision_buffer"), "self_collision_buffer"
+        )
         return cls(
             spheres={link: spheres[link] for link in link_names},
             link_names=link_names,
@@ -978,14 +973,7 @@ class RobotConfig:
         limits = JointLimits.from_dict(data["joint_limits"], dof, tensor_args, source)
         retract = reader.vector(data["retract_config"], "retract_config", dof)
         weights = reader.vector(data["cspace_weights"], "cspace_weights", dof)
-        lock_joints: dict[str, float] = {}
-        if data.get("lock_joints") is not None:
-            raw_lock = data["lock_joints"]
-            allowed = list(raw_lock) if isinstance(raw_lock, Mapping) else ()
-            raw_lock = reader.mapping(raw_lock, "lock_joints", (), allowed)
-            for joint_name, value in raw_lock.items():
-                reader.string(joint_name, f"lock_joints.{joint_name}")
-                lock_joints[joint_name] = reader.number(value, f"lock_joints.{joint_name}")
+        lock_joints = reader.numbers_by_name(data.get("lock_joints"), "lock_joints")
         collision = RobotCollisionConfig.from_dict(data, source, base_dir)
         return cls(
             name=name,
