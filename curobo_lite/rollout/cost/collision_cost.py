@@ -77,7 +77,7 @@ class PrimitiveCollisionCostConfig(CostConfig):
             )
 
 
-class PrimitiveCollisionCost(CostBase):
+class PrimitiveCollisionCost(CostBase[PrimitiveCollisionCostConfig]):
     """Robot spheres against the obstacles of an attached :class:`WorldCollision`.
 
     Without an attached world (or with an empty one) the cost is zero.
@@ -139,7 +139,7 @@ class SelfCollisionCostConfig(CostConfig):
         )
 
 
-class SelfCollisionCost(CostBase):
+class SelfCollisionCost(CostBase[SelfCollisionCostConfig]):
     """The robot's spheres against each other (a :class:`SelfCollisionModel` from
     :meth:`attach_robot`).
 
