@@ -66,6 +66,17 @@ def resolve_config_file(kind: str, name_or_path: str | os.PathLike) -> Path:
     )
 
 
+def read_config_file(path: Path, kind: str) -> Any:
+    """The parsed YAML of the ``kind`` file (``"robot"``, ``"world"``) at ``path``; a missing
+    file or invalid YAML is a :class:`ConfigError` naming the path."""
+    if not path.is_file():
+        raise ConfigError(f"{path}: {kind} file does not exist")
+    try:
+        return yaml.safe_load(path.read_text())
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: invalid YAML: {err}") from None
+
+
 def bundled_file_lookups(
     kind: str, example: str, module: str
 ) -> tuple[Callable[[], list[Path]], Callable[[], list[str]], Callable[[str | os.PathLike], Path]]:

@@ -41,6 +41,7 @@ from curobo_lite.config_files import (
     FlowListDumper,
     YamlReader,
     bundled_file_lookups,
+    read_config_file,
 )
 from curobo_lite.types.errors import ConfigError, InputTypeError, InputValueError
 
@@ -481,14 +482,8 @@ class WorldConfig:
     def from_yaml(cls, path: str | os.PathLike) -> WorldConfig:
         """Load and validate a world file (relative mesh paths: against its folder)."""
         path = Path(path)
-        source = str(path)
-        if not path.is_file():
-            raise ConfigError(f"{source}: world file does not exist")
-        try:
-            data = yaml.safe_load(path.read_text())
-        except yaml.YAMLError as err:
-            raise ConfigError(f"{source}: invalid YAML: {err}") from None
-        return cls.from_dict(data, source=source, base_dir=path.parent)
+        data = read_config_file(path, "world")
+        return cls.from_dict(data, source=str(path), base_dir=path.parent)
 
     @classmethod
     def load(cls, name_or_path: str | os.PathLike | Mapping | WorldConfig) -> WorldConfig:

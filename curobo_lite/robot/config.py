@@ -65,6 +65,7 @@ from curobo_lite.config_files import (
     FlowListDumper,
     YamlReader,
     bundled_file_lookups,
+    read_config_file,
 )
 from curobo_lite.robot.geometry import (
     quat_from_axis_angle_np,
@@ -998,12 +999,7 @@ class RobotConfig:
         """Load and validate a robot file."""
         path = Path(path)
         source = str(path)
-        if not path.is_file():
-            raise ConfigError(f"{source}: robot file does not exist")
-        try:
-            data = yaml.safe_load(path.read_text())
-        except yaml.YAMLError as err:
-            raise ConfigError(f"{source}: invalid YAML: {err}") from None
+        data = read_config_file(path, "robot")
         if data is None:
             raise ConfigError(f"{source}: the file is empty")
         return cls.from_dict(data, tensor_args, source=source, base_dir=path.parent)
