@@ -395,15 +395,23 @@ class _WolfeSearch:
         )
         self.lo_x, self.lo_g = _sel(mask, x, self.lo_x), _sel(mask, g, self.lo_g)
 
+    def _sort_point(
+        self, seeds: torch.Tensor, a, x, f, g, d, arm
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Sort the trial points of ``seeds``: one failing the sufficient-decrease test
+        (``arm``) or no lower than ``lo`` becomes the bracket's ``hi``; of the others, one
+        meeting the curvature condition is accepted. Returns ``(to_hi, accepted, rest)``."""
+        to_hi = seeds & (~arm | (f >= self.lo_f))
+        self._set_hi(to_hi, a, f, d)
+        rest = seeds & ~to_hi
+        accepted = rest & (d.abs() <= self.c2gp)
+        self.acc.take(accepted, a, x, f, g)
+        return to_hi, accepted, rest & ~accepted
+
     def scan_point(self, a, x, f, g, d, arm, mask: torch.Tensor | None = None) -> None:
         """A new, larger step for the seeds still without a bracket."""
         s = self.searching if mask is None else self.searching & mask
-        up = s & (~arm | (f >= self.lo_f))
-        self._set_hi(up, a, f, d)
-        s = s & ~up
-        wolfe = s & (d.abs() <= self.c2gp)
-        self.acc.take(wolfe, a, x, f, g)
-        s = s & ~wolfe
+        up, wolfe, s = self._sort_point(s, a, x, f, g, d, arm)
         down = s & (d >= 0)
         self._set_hi(down, self.lo_a, self.lo_f, self.lo_d)
         self.prev_a, self.prev_d = _sel(s, self.lo_a, self.prev_a), _sel(s, self.lo_d, self.prev_d)
@@ -413,12 +421,7 @@ class _WolfeSearch:
 
     def zoom_point(self, mask, a, x, f, g, d, arm) -> None:
         """A step inside the bracket for the seeds in ``mask``."""
-        to_hi = mask & (~arm | (f >= self.lo_f))
-        self._set_hi(to_hi, a, f, d)
-        ok = mask & ~to_hi
-        done = ok & (d.abs() <= self.c2gp)
-        self.acc.take(done, a, x, f, g)
-        keep = ok & ~done
+        _, done, keep = self._sort_point(mask, a, x, f, g, d, arm)
         flip = keep & (d * (self.hi_a - self.lo_a) >= 0)
         self._set_hi(flip, self.lo_a, self.lo_f, self.lo_d)
         self._set_lo(keep, a, x, f, g, d)
