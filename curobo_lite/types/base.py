@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar, overload
 
 import torch
 
 from curobo_lite.types.errors import InputTypeError, InputValueError
+
+_T = TypeVar("_T")
 
 # Warp, which runs the kernels, knows these two device types only.
 SUPPORTED_DEVICE_TYPES = ("cpu", "cuda")
@@ -123,3 +125,30 @@ def resolve_device_target(
     if isinstance(device, TensorDeviceType):
         return device.device, device.dtype
     return device, dtype
+
+
+class Forwarded(Generic[_T]):
+    """A read-only attribute that is the same-named attribute of a member, read on every
+    access (so it follows the member): in a class body, ``d_action = Forwarded[int]("model")``
+    makes ``obj.d_action`` read ``obj.model.d_action``."""
+
+    def __init__(self, member: str) -> None:
+        self.member = member
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, objtype: type | None = None) -> Forwarded[_T]: ...
+
+    @overload
+    def __get__(self, obj: object, objtype: type | None = None) -> _T: ...
+
+    def __get__(self, obj: object | None, objtype: type | None = None) -> Any:
+        if obj is None:
+            return self
+        return getattr(getattr(obj, self.member), self.name)
+
+    def __set__(self, obj: object, value: Any) -> None:
+        raise AttributeError(f"{self.name}: read-only (it is {self.member}.{self.name})")
