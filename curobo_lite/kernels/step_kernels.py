@@ -51,16 +51,16 @@ from typing import Any
 
 import warp as wp
 
+# generic (float32 / float64) array annotations shared by every kernel and rule
+from curobo_lite.kernels.warp_types import Array1 as _Array1
+from curobo_lite.kernels.warp_types import Array2 as _Array2
+from curobo_lite.kernels.warp_types import Array3 as _Array3
+
 # Warp logs a banner and module loads at INFO; keep library users' logs clean.
 wp.config.log_level = 30  # WARNING
 
 # autograd is done by our own adjoint kernels; skip generating Warp's tape adjoints
 wp.set_module_options({"enable_backward": False})
-
-# generic (float32 / float64) array annotations shared by every kernel and rule
-_Array1 = wp.array(dtype=Any)
-_Array2 = wp.array2d(dtype=Any)
-_Array3 = wp.array3d(dtype=Any)
 
 # --------------------------------------------------------------------------------------------------
 # the two kernel skeletons
