@@ -80,6 +80,13 @@ DEFAULT_IK_LBFGS: dict[str, Any] = {
     "fixed_iters": False,
 }
 
+#: defaults of the IK options that the trajectory optimizer and MotionGen pass on to their IK
+#: solver (so that their own defaults are these): seeds per goal, the random seed, and the
+#: success thresholds (m, rad)
+DEFAULT_IK_SEEDS = 32
+DEFAULT_SEED = 0
+DEFAULT_POSITION_THRESHOLD = 0.005
+DEFAULT_ROTATION_THRESHOLD = 0.05
 
 #: ranking: a solution within this fraction of both thresholds counts as precise
 _PRECISE = 0.25
@@ -93,10 +100,10 @@ class IKSolverConfig:
 
     section = "ik"
 
-    num_seeds: int = 32
-    seed: int = 0
-    position_threshold: float = 0.005
-    rotation_threshold: float = 0.05
+    num_seeds: int = DEFAULT_IK_SEEDS
+    seed: int = DEFAULT_SEED
+    position_threshold: float = DEFAULT_POSITION_THRESHOLD
+    rotation_threshold: float = DEFAULT_ROTATION_THRESHOLD
     distinct_tolerance: float = 0.05
     limit_margin: float = 0.02
     stop_after: int = 0
