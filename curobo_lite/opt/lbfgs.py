@@ -67,8 +67,9 @@ from typing import ClassVar
 
 import torch
 
-from curobo_lite.opt.base import Rollout, as_choice, as_float, as_int
+from curobo_lite.opt.base import Rollout
 from curobo_lite.opt.gradient_base import GradientOptimizerBase, GradientOptimizerConfig
+from curobo_lite.opt.options import as_choice, as_float, as_int
 from curobo_lite.types.base import TensorDeviceType
 from curobo_lite.types.errors import InputTypeError, InputValueError
 

@@ -37,8 +37,8 @@ import torch
 
 from curobo_lite.geom import WorldCollision, WorldConfig
 from curobo_lite.opt import Lbfgs, LbfgsConfig
-from curobo_lite.opt.base import as_float, as_int, as_mapping, options_from_dict
 from curobo_lite.opt.lbfgs import lbfgs_for_batch
+from curobo_lite.opt.options import as_float, as_int, as_mapping, options_from_dict
 from curobo_lite.robot import RobotConfig
 from curobo_lite.rollout import ArmReacher, ArmReacherConfig, Goal, ReachCriteria, TaskConfig
 from curobo_lite.rollout.dynamics_model import KinematicModelConfig

@@ -40,7 +40,7 @@ from typing import Any
 import torch
 
 from curobo_lite.geom import WorldCollision, WorldConfig
-from curobo_lite.opt.base import as_bool, as_float, as_int, as_mapping, options_from_dict
+from curobo_lite.opt.options import as_bool, as_float, as_int, as_mapping, options_from_dict
 from curobo_lite.robot import RobotConfig
 from curobo_lite.rollout import TaskConfig
 from curobo_lite.types import JointState, Pose, TensorDeviceType, check_joint_state

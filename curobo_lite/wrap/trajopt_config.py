@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from curobo_lite.opt.base import as_choice, as_float, as_int, as_mapping, options_from_dict
+from curobo_lite.opt.options import as_choice, as_float, as_int, as_mapping, options_from_dict
 from curobo_lite.rollout import ReachCriteria
 from curobo_lite.types import (
     JointState,
