@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +66,58 @@ def resolve_config_file(kind: str, name_or_path: str | os.PathLike) -> Path:
     )
 
 
+def read_config_file(path: Path, kind: str) -> Any:
+    """The parsed YAML of the ``kind`` file (``"robot"``, ``"world"``) at ``path``; a missing
+    file or invalid YAML is a :class:`ConfigError` naming the path."""
+    if not path.is_file():
+        raise ConfigError(f"{path}: {kind} file does not exist")
+    try:
+        return yaml.safe_load(path.read_text())
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: invalid YAML: {err}") from None
+
+
+def bundled_file_lookups(
+    kind: str, example: str, module: str
+) -> tuple[Callable[[], list[Path]], Callable[[], list[str]], Callable[[str | os.PathLike], Path]]:
+    """The public lookups of one kind of bundled file, for the package that reads it (``module``
+    is where they are exported from; ``example`` names a bundled file in their docstrings):
+    ``<kind>_config_dirs()``, ``available_<kind>s()`` and ``resolve_<kind>_file(name_or_path)``,
+    i.e. :func:`config_dirs`, :func:`available_configs` and :func:`resolve_config_file` for
+    ``kind``."""
+
+    def dirs() -> list[Path]:
+        return config_dirs(kind)
+
+    def available() -> list[str]:
+        return available_configs(kind)
+
+    def resolve(name_or_path: str | os.PathLike) -> Path:
+        return resolve_config_file(kind, name_or_path)
+
+    docs = {
+        f"{kind}_config_dirs": (
+            dirs,
+            f"Folders searched for ``<name>.yml`` {kind} files (see "
+            ":mod:`curobo_lite.config_files`).",
+        ),
+        f"available_{kind}s": (
+            available,
+            f"Names of the {kind} files found in :func:`{kind}_config_dirs`.",
+        ),
+        f"resolve_{kind}_file": (
+            resolve,
+            f'A {kind} file path from a bundled name (``"{example}"``) or a path to a ``.yml`` '
+            "file.",
+        ),
+    }
+    for name, (function, doc) in docs.items():
+        function.__name__ = function.__qualname__ = name
+        function.__module__ = module
+        function.__doc__ = doc
+    return dirs, available, resolve
+
+
 class YamlReader:
     """Type-checks raw YAML values and builds errors that name the file (``source``) and the
     key: ``ValueError("<source>: '<key>': <problem>")``."""
@@ -112,6 +164,17 @@ class YamlReader:
         if length is not None and len(value) != length:
             raise self.error(key, f"expected {length} numbers, received {len(value)}")
         return [self.number(v, f"{key}[{i}]") for i, v in enumerate(value)]
+
+    def numbers_by_name(self, value: Any, key: str) -> dict[str, float]:
+        """A mapping of names (links, joints) to numbers; ``None`` reads as empty."""
+        if value is None:
+            return {}
+        allowed = list(value) if isinstance(value, Mapping) else ()
+        value = self.mapping(value, key, (), allowed)
+        return {
+            self.string(name, f"{key}.{name}"): self.number(number, f"{key}.{name}")
+            for name, number in value.items()
+        }
 
     def strings(self, value: Any, key: str) -> list[str]:
         if isinstance(value, str) or not isinstance(value, Sequence):

@@ -40,9 +40,8 @@ import yaml
 from curobo_lite.config_files import (
     FlowListDumper,
     YamlReader,
-    available_configs,
-    config_dirs,
-    resolve_config_file,
+    bundled_file_lookups,
+    read_config_file,
 )
 from curobo_lite.types.errors import ConfigError, InputTypeError, InputValueError
 
@@ -483,14 +482,8 @@ class WorldConfig:
     def from_yaml(cls, path: str | os.PathLike) -> WorldConfig:
         """Load and validate a world file (relative mesh paths: against its folder)."""
         path = Path(path)
-        source = str(path)
-        if not path.is_file():
-            raise ConfigError(f"{source}: world file does not exist")
-        try:
-            data = yaml.safe_load(path.read_text())
-        except yaml.YAMLError as err:
-            raise ConfigError(f"{source}: invalid YAML: {err}") from None
-        return cls.from_dict(data, source=source, base_dir=path.parent)
+        data = read_config_file(path, "world")
+        return cls.from_dict(data, source=str(path), base_dir=path.parent)
 
     @classmethod
     def load(cls, name_or_path: str | os.PathLike | Mapping | WorldConfig) -> WorldConfig:
@@ -579,16 +572,6 @@ class WorldConfig:
 # ------------------------------------------------------------------------------------------
 # bundled world files
 # ------------------------------------------------------------------------------------------
-def world_config_dirs() -> list[Path]:
-    """Folders searched for ``<name>.yml`` world files (see :mod:`curobo_lite.config_files`)."""
-    return config_dirs("world")
-
-
-def available_worlds() -> list[str]:
-    """Names of the world files found in :func:`world_config_dirs`."""
-    return available_configs("world")
-
-
-def resolve_world_file(name_or_path: str | os.PathLike) -> Path:
-    """A world file path from a bundled name (``"table"``) or a path to a ``.yml`` file."""
-    return resolve_config_file("world", name_or_path)
+world_config_dirs, available_worlds, resolve_world_file = bundled_file_lookups(
+    "world", "table", __name__
+)

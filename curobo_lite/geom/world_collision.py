@@ -31,6 +31,7 @@ from curobo_lite.geom.world import Mesh, Obstacle, WorldConfig, _check_pose
 from curobo_lite.kernels import world_collision_kernels as wck
 from curobo_lite.kernels.launch import as_warp, launch_rows
 from curobo_lite.types import Pose, TensorDeviceType
+from curobo_lite.types.base import require_tensor
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
 _PRIMITIVE_IDS = {
@@ -563,10 +564,7 @@ class WorldCollision:
         return WorldDistance(distance, cost)
 
     def _check_spheres(self, spheres: Any, min_dim: int, max_dim: int | None = None) -> None:
-        if not isinstance(spheres, torch.Tensor):
-            raise InputTypeError(
-                f"spheres: expected a torch.Tensor, received {type(spheres).__name__}"
-            )
+        require_tensor("spheres", spheres)
         if spheres.dtype != self.tensor_args.dtype:
             raise InputTypeError(
                 f"spheres: expected dtype {self.tensor_args.dtype} (the world's), "

@@ -23,6 +23,7 @@ import warp as wp
 from torch.autograd.function import once_differentiable
 
 from curobo_lite.kernels.launch import as_warp, launch_rows
+from curobo_lite.kernels.warp_types import Array1, Array2, Array3, IndexArray
 
 wp.config.log_level = 30  # WARNING
 # the gradient is written by hand in the forward pass
@@ -41,13 +42,13 @@ def _excess(x: Any, low: Any, high: Any):
 
 @wp.func
 def _quantity_cost(
-    x: wp.array3d(dtype=Any),
-    grad: wp.array3d(dtype=Any),
+    x: Array3,
+    grad: Array3,
     b: int,
     h: int,
     q: int,
-    lower: wp.array2d(dtype=Any),
-    upper: wp.array2d(dtype=Any),
+    lower: Array2,
+    upper: Array2,
     w2: Any,
     w1: Any,
     compute_grad: int,
@@ -70,21 +71,21 @@ def _quantity_cost(
 
 @wp.kernel
 def bound_cost_forward(
-    position: wp.array3d(dtype=Any),
-    velocity: wp.array3d(dtype=Any),
-    acceleration: wp.array3d(dtype=Any),
-    jerk: wp.array3d(dtype=Any),
-    lower: wp.array2d(dtype=Any),
-    upper: wp.array2d(dtype=Any),
-    quad: wp.array(dtype=Any),
-    lin: wp.array(dtype=Any),
-    active: wp.array(dtype=wp.int32),
+    position: Array3,
+    velocity: Array3,
+    acceleration: Array3,
+    jerk: Array3,
+    lower: Array2,
+    upper: Array2,
+    quad: Array1,
+    lin: Array1,
+    active: IndexArray,
     compute_grad: int,
-    cost: wp.array2d(dtype=Any),
-    grad_position: wp.array3d(dtype=Any),
-    grad_velocity: wp.array3d(dtype=Any),
-    grad_acceleration: wp.array3d(dtype=Any),
-    grad_jerk: wp.array3d(dtype=Any),
+    cost: Array2,
+    grad_position: Array3,
+    grad_velocity: Array3,
+    grad_acceleration: Array3,
+    grad_jerk: Array3,
 ):
     """``cost [B, H]`` and, with ``compute_grad``, its gradients ``[B, H, D]`` per quantity
     (quantities with ``active[q] == 0`` are skipped and their gradients left untouched)."""

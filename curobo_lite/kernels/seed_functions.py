@@ -19,6 +19,9 @@ The README's "The cuRobo seed API" lists the differences and
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
+
 import torch
 
 from curobo_lite.kernels.tensor_step import (
@@ -129,67 +132,54 @@ def _seed_jvp(ctx, t_act, t_pos, t_vel, t_acc):
     return tuple(_to_step_layout(o, ctx.dof_major) for o in outputs)
 
 
+def _without_start_idx(forward: Callable[..., tuple]) -> Callable[..., tuple]:
+    """The forward of a class without ``start_idx``: ``forward`` with ``start_idx=None``, and
+    the seed's signature for it (``forward``'s without that parameter)."""
+
+    def forward_without_idx(ctx, *args):
+        return forward(ctx, *args[:4], None, *args[4:])
+
+    signature = inspect.signature(forward)
+    forward_without_idx.__signature__ = signature.replace(
+        parameters=[p for p in signature.parameters.values() if p.name != "start_idx"]
+    )
+    return forward_without_idx
+
+
 def _seed_class(name: str, mode: StepMode, dof_major: bool, with_idx: bool, doc: str) -> type:
     """One seed class: the seed's exact forward signature (with or without ``start_idx``) over
     the shared forward/backward/jvp above."""
-    if with_idx:
 
-        def forward(
+    def forward(
+        ctx,
+        u_act,
+        start_position,
+        start_velocity,
+        start_acceleration,
+        start_idx,
+        out_position,
+        out_velocity,
+        out_acceleration,
+        out_jerk,
+        traj_dt,
+        out_grad_position,
+    ):
+        return _seed_forward(
             ctx,
+            mode,
+            dof_major,
             u_act,
             start_position,
             start_velocity,
             start_acceleration,
             start_idx,
-            out_position,
-            out_velocity,
-            out_acceleration,
-            out_jerk,
+            (out_position, out_velocity, out_acceleration, out_jerk),
             traj_dt,
             out_grad_position,
-        ):
-            return _seed_forward(
-                ctx,
-                mode,
-                dof_major,
-                u_act,
-                start_position,
-                start_velocity,
-                start_acceleration,
-                start_idx,
-                (out_position, out_velocity, out_acceleration, out_jerk),
-                traj_dt,
-                out_grad_position,
-            )
-    else:
+        )
 
-        def forward(
-            ctx,
-            u_act,
-            start_position,
-            start_velocity,
-            start_acceleration,
-            out_position,
-            out_velocity,
-            out_acceleration,
-            out_jerk,
-            traj_dt,
-            out_grad_position,
-        ):
-            return _seed_forward(
-                ctx,
-                mode,
-                dof_major,
-                u_act,
-                start_position,
-                start_velocity,
-                start_acceleration,
-                None,
-                (out_position, out_velocity, out_acceleration, out_jerk),
-                traj_dt,
-                out_grad_position,
-            )
-
+    if not with_idx:
+        forward = _without_start_idx(forward)
     n_nondiff = 7 if with_idx else 6
 
     def backward(ctx, grad_out_p, grad_out_v, grad_out_a, grad_out_j):

@@ -28,6 +28,7 @@ import torch
 import warp as wp
 
 from curobo_lite.kernels.collision_common import smooth_hinge, smooth_hinge_grad
+from curobo_lite.kernels.warp_types import Array1, Array3, IndexArray, IndexArray2
 
 wp.config.log_level = 30  # WARNING
 # the gradients are written by hand in the forward pass
@@ -38,26 +39,26 @@ NO_PAIR_DISTANCE = 1.0e30
 
 
 @wp.func
-def _centre(spheres: wp.array3d(dtype=Any), b: int, i: int):
+def _centre(spheres: Array3, b: int, i: int):
     return wp.vector(spheres[b, i, 0], spheres[b, i, 1], spheres[b, i, 2])
 
 
 @wp.kernel
 def self_collision_forward(
-    spheres: wp.array3d(dtype=Any),
-    pairs: wp.array2d(dtype=wp.int32),
-    pair_buffer: wp.array(dtype=Any),
-    blocks: wp.array2d(dtype=wp.int32),
-    block_buffer: wp.array(dtype=Any),
-    groups: wp.array2d(dtype=wp.int32),
+    spheres: Array3,
+    pairs: IndexArray2,
+    pair_buffer: Array1,
+    blocks: IndexArray2,
+    block_buffer: Array1,
+    groups: IndexArray2,
     activation_distance: Any,
     distance_range: Any,
     compute_grad: int,
-    bounds: wp.array3d(dtype=Any),
-    distance: wp.array(dtype=Any),
-    cost: wp.array(dtype=Any),
-    argmin: wp.array(dtype=wp.int32),
-    grad_cost: wp.array3d(dtype=Any),
+    bounds: Array3,
+    distance: Array1,
+    cost: Array1,
+    argmin: IndexArray,
+    grad_cost: Array3,
 ):
     """Minimum signed distance, summed penalty and (if ``compute_grad``) its gradient.
 

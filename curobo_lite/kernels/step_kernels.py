@@ -51,16 +51,16 @@ from typing import Any
 
 import warp as wp
 
+# generic (float32 / float64) array annotations shared by every kernel and rule
+from curobo_lite.kernels.warp_types import Array1 as _Array1
+from curobo_lite.kernels.warp_types import Array2 as _Array2
+from curobo_lite.kernels.warp_types import Array3 as _Array3
+
 # Warp logs a banner and module loads at INFO; keep library users' logs clean.
 wp.config.log_level = 30  # WARNING
 
 # autograd is done by our own adjoint kernels; skip generating Warp's tape adjoints
 wp.set_module_options({"enable_backward": False})
-
-# generic (float32 / float64) array annotations shared by every kernel and rule
-_Array1 = wp.array(dtype=Any)
-_Array2 = wp.array2d(dtype=Any)
-_Array3 = wp.array3d(dtype=Any)
 
 # --------------------------------------------------------------------------------------------------
 # the two kernel skeletons
@@ -72,6 +72,13 @@ def _start_row(start_idx: wp.array(dtype=wp.int64), use_idx: int, b: int):
     if use_idx != 0:
         row = int(start_idx[b])
     return row
+
+
+@wp.func
+def _dof_range(group: int, dof_chunk: int, dofs: int):
+    # the dofs [begin, end) that the threads of dof group ``group`` walk
+    begin = group * dof_chunk
+    return begin, wp.min(begin + dof_chunk, dofs)
 
 
 @wp.func
@@ -121,8 +128,8 @@ def _forward_kernel(name: str, begin: wp.Function, step: wp.Function) -> wp.Kern
         dof_chunk: int,
     ):
         b, group = wp.tid()
-        d_begin = group * dof_chunk
-        for d in range(d_begin, wp.min(d_begin + dof_chunk, act.shape[2])):
+        d_begin, d_end = _dof_range(group, dof_chunk, act.shape[2])
+        for d in range(d_begin, d_end):
             s = _start_row(start_idx, use_idx, b)
             start = wp.vector(start_position[s, d], start_velocity[s, d], start_acceleration[s, d])
             context, x, v, a, j = begin(act, traj_dt, b, d, start)
@@ -164,11 +171,11 @@ def _adjoint_kernel(
         dof_chunk: int,
     ):
         b, group = wp.tid()
-        d_begin = group * dof_chunk
         has_grad = wp.vec4i(
             has_grad_position, has_grad_velocity, has_grad_acceleration, has_grad_jerk
         )
-        for d in range(d_begin, wp.min(d_begin + dof_chunk, grad_act.shape[2])):
+        d_begin, d_end = _dof_range(group, dof_chunk, grad_act.shape[2])
+        for d in range(d_begin, d_end):
             context, c0, c1, c2, c3 = begin(grad_act, traj_dt, b, d)
             for h in range(grad_act.shape[1] - 1, 0, -1):
                 g = _grads_at(
@@ -422,6 +429,13 @@ def _velocity_finish(grad_act: _Array3, traj_dt: _Array1, b: int, d: int, g: Any
 
 
 @wp.func
+def _integrate(x: Any, v: Any, a: Any, dt: Any):
+    # v_h = v_{h-1} + a_h dt, then x_h = x_{h-1} + v_h dt (ACCELERATION, JERK): (x_h, v_h)
+    v_next = v + a * dt
+    return x + v_next * dt, v_next
+
+
+@wp.func
 def _integration_adjoint(g: Any, adj_x: Any, adj_v: Any, dt: Any):
     # x_h = x_{h-1} + v_h dt and v_h = v_{h-1} + a_h dt (ACCELERATION, JERK) in reverse: the
     # running adjoints of x and v after adding step h's output gradients
@@ -439,8 +453,8 @@ def _acceleration_step(
 ):
     dt = traj_dt[h]
     a_next = act[b, h - 1, d]
-    v_next = v + a_next * dt
-    return x + v_next * dt, v_next, a_next, (a_next - a) / dt
+    x_next, v_next = _integrate(x, v, a_next, dt)
+    return x_next, v_next, a_next, (a_next - a) / dt
 
 
 @wp.func
@@ -470,8 +484,8 @@ def _jerk_step(
     dt = traj_dt[h]
     j = act[b, h - 1, d]
     a_next = a + j * dt
-    v_next = v + a_next * dt
-    return x + v_next * dt, v_next, a_next, j
+    x_next, v_next = _integrate(x, v, a_next, dt)
+    return x_next, v_next, a_next, j
 
 
 @wp.func

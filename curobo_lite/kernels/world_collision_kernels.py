@@ -46,6 +46,7 @@ import torch
 import warp as wp
 
 from curobo_lite.kernels.collision_common import smooth_hinge, smooth_hinge_grad
+from curobo_lite.kernels.warp_types import Array1, Array2, IndexArray
 
 wp.config.log_level = 30  # WARNING
 # gradients are computed analytically in the forward kernel
@@ -216,7 +217,7 @@ def sdf_cylinder(p: Any, radius: Any, half_height: Any):
 
 
 @wp.func
-def _to_local(frame: wp.array2d(dtype=Any), j: int, p: Any):
+def _to_local(frame: Array2, j: int, p: Any):
     """``R^T (p - t)``: a world point in the frame stored in row ``j``."""
     d = p - wp.vector(frame[j, 9], frame[j, 10], frame[j, 11])
     return wp.vector(
@@ -227,7 +228,7 @@ def _to_local(frame: wp.array2d(dtype=Any), j: int, p: Any):
 
 
 @wp.func
-def _to_world(frame: wp.array2d(dtype=Any), j: int, g: Any):
+def _to_world(frame: Array2, j: int, g: Any):
     """``R g``: a local direction back in the world frame."""
     return wp.vector(
         frame[j, 0] * g[0] + frame[j, 1] * g[1] + frame[j, 2] * g[2],
@@ -237,7 +238,7 @@ def _to_world(frame: wp.array2d(dtype=Any), j: int, g: Any):
 
 
 @wp.func
-def _primitive_sdf(kind: int, q: Any, params: wp.array2d(dtype=Any), row: int):
+def _primitive_sdf(kind: int, q: Any, params: Array2, row: int):
     """Signed distance and local gradient of local point ``q`` against the primitive of
     ``kind`` whose parameters are ``params[row]``."""
     zero = q[0] - q[0]
@@ -261,9 +262,9 @@ def _primitive_sdf(kind: int, q: Any, params: wp.array2d(dtype=Any), row: int):
 def _slot_primitive_sdf(
     slot: int,
     p: Any,
-    prim_type: wp.array(dtype=wp.int32),
-    prim_frame: wp.array2d(dtype=Any),
-    prim_params: wp.array2d(dtype=Any),
+    prim_type: IndexArray,
+    prim_frame: Array2,
+    prim_params: Array2,
 ):
     """``(sdf, world gradient)`` of world point ``p`` against primitive slot ``slot`` (the
     tables passed one by one: the hot loop does not copy the whole world struct per call)."""
@@ -495,7 +496,7 @@ def _boxes_overlap(lo: Any, hi: Any, box_lo: wp.vec3f, box_hi: wp.vec3f):
 
 
 @wp.func
-def _store4(a: wp.array2d(dtype=Any), i: int, v: Any, w: Any):
+def _store4(a: Array2, i: int, v: Any, w: Any):
     a[i, 0] = v[0]
     a[i, 1] = v[1]
     a[i, 2] = v[2]
@@ -504,7 +505,7 @@ def _store4(a: wp.array2d(dtype=Any), i: int, v: Any, w: Any):
 
 @wp.kernel
 def sphere_world_distance(
-    spheres: wp.array2d(dtype=Any),
+    spheres: Array2,
     activation: Any,
     max_distance: Any,
     initial_range: Any,
@@ -517,12 +518,12 @@ def sphere_world_distance(
     use_bvh: int,
     row_offset: int,
     write_grad: int,
-    distance: wp.array(dtype=Any),
-    cost: wp.array(dtype=Any),
-    grad_distance: wp.array2d(dtype=Any),
-    grad_cost: wp.array2d(dtype=Any),
-    grad_distance_prev: wp.array2d(dtype=Any),
-    grad_cost_prev: wp.array2d(dtype=Any),
+    distance: Array1,
+    cost: Array1,
+    grad_distance: Array2,
+    grad_cost: Array2,
+    grad_distance_prev: Array2,
+    grad_cost_prev: Array2,
 ):
     """Distance ``[S]`` and cost ``[S]`` of spheres ``[S, 4]`` (rows ``b*H*N + h*N + n``).
 
@@ -626,10 +627,10 @@ def sphere_world_distance(
 
 @wp.kernel
 def sdf_primitive_points(
-    points: wp.array2d(dtype=Any),
+    points: Array2,
     kind: int,
-    params: wp.array2d(dtype=Any),
-    out: wp.array2d(dtype=Any),
+    params: Array2,
+    out: Array2,
 ):
     """``out[i] = (sdf, gradient xyz)`` of local ``points [n, 3]`` against one primitive with
     parameters ``params [1, 8]``: the per-primitive functions exposed for unit tests."""

@@ -39,16 +39,12 @@ import torch
 from curobo_lite.opt.base import (
     OptResult,
     Rollout,
-    as_bool,
-    as_choice,
-    as_float,
-    as_int,
     check_action_tensor,
-    check_keys,
     check_rollout_result,
     validate_rollout,
 )
 from curobo_lite.opt.cuda_graph import GraphedCall, graphs_available
+from curobo_lite.opt.options import as_bool, as_choice, as_float, as_int, check_keys
 from curobo_lite.types.errors import InputValueError
 
 STOP_RULES = ("ALL_SEEDS", "BEST_SEED")

@@ -17,8 +17,9 @@ from typing import ClassVar
 
 import torch
 
-from curobo_lite.opt.base import Rollout, as_float
+from curobo_lite.opt.base import Rollout
 from curobo_lite.opt.gradient_base import GradientOptimizerBase, GradientOptimizerConfig
+from curobo_lite.opt.options import as_float
 from curobo_lite.types.errors import InputTypeError
 
 

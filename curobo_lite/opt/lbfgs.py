@@ -62,13 +62,14 @@ YAML section ``lbfgs:`` (keys of :meth:`LbfgsConfig.from_dict`; unknown keys are
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import torch
 
-from curobo_lite.opt.base import Rollout, as_choice, as_float, as_int
+from curobo_lite.opt.base import Rollout
 from curobo_lite.opt.gradient_base import GradientOptimizerBase, GradientOptimizerConfig
+from curobo_lite.opt.options import as_choice, as_float, as_int
 from curobo_lite.types.base import TensorDeviceType
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
@@ -395,15 +396,23 @@ class _WolfeSearch:
         )
         self.lo_x, self.lo_g = _sel(mask, x, self.lo_x), _sel(mask, g, self.lo_g)
 
+    def _sort_point(
+        self, seeds: torch.Tensor, a, x, f, g, d, arm
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Sort the trial points of ``seeds``: one failing the sufficient-decrease test
+        (``arm``) or no lower than ``lo`` becomes the bracket's ``hi``; of the others, one
+        meeting the curvature condition is accepted. Returns ``(to_hi, accepted, rest)``."""
+        to_hi = seeds & (~arm | (f >= self.lo_f))
+        self._set_hi(to_hi, a, f, d)
+        rest = seeds & ~to_hi
+        accepted = rest & (d.abs() <= self.c2gp)
+        self.acc.take(accepted, a, x, f, g)
+        return to_hi, accepted, rest & ~accepted
+
     def scan_point(self, a, x, f, g, d, arm, mask: torch.Tensor | None = None) -> None:
         """A new, larger step for the seeds still without a bracket."""
         s = self.searching if mask is None else self.searching & mask
-        up = s & (~arm | (f >= self.lo_f))
-        self._set_hi(up, a, f, d)
-        s = s & ~up
-        wolfe = s & (d.abs() <= self.c2gp)
-        self.acc.take(wolfe, a, x, f, g)
-        s = s & ~wolfe
+        up, wolfe, s = self._sort_point(s, a, x, f, g, d, arm)
         down = s & (d >= 0)
         self._set_hi(down, self.lo_a, self.lo_f, self.lo_d)
         self.prev_a, self.prev_d = _sel(s, self.lo_a, self.prev_a), _sel(s, self.lo_d, self.prev_d)
@@ -413,12 +422,7 @@ class _WolfeSearch:
 
     def zoom_point(self, mask, a, x, f, g, d, arm) -> None:
         """A step inside the bracket for the seeds in ``mask``."""
-        to_hi = mask & (~arm | (f >= self.lo_f))
-        self._set_hi(to_hi, a, f, d)
-        ok = mask & ~to_hi
-        done = ok & (d.abs() <= self.c2gp)
-        self.acc.take(done, a, x, f, g)
-        keep = ok & ~done
+        _, done, keep = self._sort_point(mask, a, x, f, g, d, arm)
         flip = keep & (d * (self.hi_a - self.lo_a) >= 0)
         self._set_hi(flip, self.lo_a, self.lo_f, self.lo_d)
         self._set_lo(keep, a, x, f, g, d)
@@ -448,3 +452,20 @@ class _WolfeSearch:
         """Budget spent: take ``lo`` (the best Armijo point; none when it is still 0)."""
         rest = (self.searching | self.zoom) & (self.lo_a > 0)
         self.acc.take(rest, self.lo_a, self.lo_x, self.lo_f, self.lo_g)
+
+
+def lbfgs_for_batch(
+    solvers: dict[tuple[int, int], Lbfgs],
+    config: LbfgsConfig,
+    rollout: Rollout,
+    n_problems: int,
+    num_seeds: int,
+) -> Lbfgs:
+    """The :class:`Lbfgs` over ``rollout`` for ``n_problems`` problems of ``num_seeds`` seeds:
+    the one ``solvers`` holds for that shape, else a new one with ``config``'s other options,
+    kept in ``solvers`` (a solver's buffers are sized for its batch, so it is built once per
+    shape)."""
+    key = (n_problems, num_seeds)
+    if key not in solvers:
+        solvers[key] = Lbfgs(replace(config, n_problems=n_problems, num_seeds=num_seeds), rollout)
+    return solvers[key]

@@ -72,16 +72,12 @@ from curobo_lite.distributed import all_gather_with_grad, get_rank, get_world_si
 from curobo_lite.opt.base import (
     OptResult,
     Rollout,
-    as_bool,
-    as_choice,
-    as_float,
-    as_int,
     check_action_tensor,
-    check_keys,
     check_rollout_result,
     copy_tensors,
     validate_rollout,
 )
+from curobo_lite.opt.options import as_bool, as_choice, as_float, as_int, check_keys
 from curobo_lite.opt.sample_lib import (
     HaltonGenerator,
     gaussian_transform,

@@ -64,9 +64,8 @@ import yaml
 from curobo_lite.config_files import (
     FlowListDumper,
     YamlReader,
-    available_configs,
-    config_dirs,
-    resolve_config_file,
+    bundled_file_lookups,
+    read_config_file,
 )
 from curobo_lite.robot.geometry import (
     quat_from_axis_angle_np,
@@ -452,14 +451,9 @@ class RobotCollisionConfig:
                         raise reader.error(entry_key, f"link '{link}' ignores itself")
                     ignore.setdefault(link, set()).add(other)
                     ignore.setdefault(other, set()).add(link)
-        self_buffer: dict[str, float] = {}
-        if data.get("self_collision_buffer") is not None:
-            raw_buffer = data["self_collision_buffer"]
-            allowed = list(raw_buffer) if isinstance(raw_buffer, Mapping) else ()
-            raw_buffer = reader.mapping(raw_buffer, "self_collision_buffer", (), allowed)
-            for link, value in raw_buffer.items():
-                reader.string(link, f"self_collision_buffer.{link}")
-                self_buffer[link] = reader.number(value, f"self_collision_buffer.{link}")
+        self_buffer = reader.numbers_by_name(
+            data.get("self_collision_buffer"), "self_collision_buffer"
+        )
         return cls(
             spheres={link: spheres[link] for link in link_names},
             link_names=link_names,
@@ -980,14 +974,7 @@ class RobotConfig:
         limits = JointLimits.from_dict(data["joint_limits"], dof, tensor_args, source)
         retract = reader.vector(data["retract_config"], "retract_config", dof)
         weights = reader.vector(data["cspace_weights"], "cspace_weights", dof)
-        lock_joints: dict[str, float] = {}
-        if data.get("lock_joints") is not None:
-            raw_lock = data["lock_joints"]
-            allowed = list(raw_lock) if isinstance(raw_lock, Mapping) else ()
-            raw_lock = reader.mapping(raw_lock, "lock_joints", (), allowed)
-            for joint_name, value in raw_lock.items():
-                reader.string(joint_name, f"lock_joints.{joint_name}")
-                lock_joints[joint_name] = reader.number(value, f"lock_joints.{joint_name}")
+        lock_joints = reader.numbers_by_name(data.get("lock_joints"), "lock_joints")
         collision = RobotCollisionConfig.from_dict(data, source, base_dir)
         return cls(
             name=name,
@@ -1012,12 +999,7 @@ class RobotConfig:
         """Load and validate a robot file."""
         path = Path(path)
         source = str(path)
-        if not path.is_file():
-            raise ConfigError(f"{source}: robot file does not exist")
-        try:
-            data = yaml.safe_load(path.read_text())
-        except yaml.YAMLError as err:
-            raise ConfigError(f"{source}: invalid YAML: {err}") from None
+        data = read_config_file(path, "robot")
         if data is None:
             raise ConfigError(f"{source}: the file is empty")
         return cls.from_dict(data, tensor_args, source=source, base_dir=path.parent)
@@ -1107,16 +1089,6 @@ class RobotConfig:
 # ------------------------------------------------------------------------------------------
 # bundled robot files
 # ------------------------------------------------------------------------------------------
-def robot_config_dirs() -> list[Path]:
-    """Folders searched for ``<name>.yml`` robot files (see :mod:`curobo_lite.config_files`)."""
-    return config_dirs("robot")
-
-
-def available_robots() -> list[str]:
-    """Names of the robot files found in :func:`robot_config_dirs`."""
-    return available_configs("robot")
-
-
-def resolve_robot_file(name_or_path: str | os.PathLike) -> Path:
-    """A robot file path from a bundled name (``"franka"``) or a path to a ``.yml`` file."""
-    return resolve_config_file("robot", name_or_path)
+robot_config_dirs, available_robots, resolve_robot_file = bundled_file_lookups(
+    "robot", "franka", __name__
+)

@@ -36,6 +36,8 @@ from typing import Any
 import torch
 import warp as wp
 
+from curobo_lite.kernels.warp_types import Array1, Array2, Array3, IndexArray
+
 # Warp logs a banner and module loads at INFO; keep library users' logs clean.
 wp.config.log_level = 30  # WARNING
 # the adjoint below is written by hand; Warp's tape adjoints are not needed
@@ -64,8 +66,8 @@ def _store_vec3(a: wp.array3d(dtype=Any), i: int, k: int, v: Any):
 
 @wp.func
 def _store_frame(
-    link_position: wp.array3d(dtype=Any),
-    link_quaternion: wp.array3d(dtype=Any),
+    link_position: Array3,
+    link_quaternion: Array3,
     i: int,
     k: int,
     p: Any,
@@ -84,8 +86,8 @@ def _store_frame(
 
 @wp.func
 def _store_sphere(
-    link_spheres: wp.array3d(dtype=Any),
-    sphere_local: wp.array2d(dtype=Any),
+    link_spheres: Array3,
+    sphere_local: Array2,
     i: int,
     s: int,
     p: Any,
@@ -100,23 +102,23 @@ def _store_sphere(
 
 @wp.kernel
 def fk_forward(
-    q: wp.array2d(dtype=Any),
-    origin: wp.array2d(dtype=Any),
-    axis: wp.array2d(dtype=Any),
-    scale: wp.array(dtype=Any),
-    offset: wp.array(dtype=Any),
-    source: wp.array(dtype=wp.int32),
-    joint_type: wp.array(dtype=wp.int32),
-    ee_origin: wp.array2d(dtype=Any),
+    q: Array2,
+    origin: Array2,
+    axis: Array2,
+    scale: Array1,
+    offset: Array1,
+    source: IndexArray,
+    joint_type: IndexArray,
+    ee_origin: Array2,
     num_moving: int,
     has_ee: int,
     write_axis: int,
-    sphere_local: wp.array2d(dtype=Any),
-    sphere_start: wp.array(dtype=wp.int32),
-    link_position: wp.array3d(dtype=Any),
-    link_quaternion: wp.array3d(dtype=Any),
-    joint_axis: wp.array3d(dtype=Any),
-    link_spheres: wp.array3d(dtype=Any),
+    sphere_local: Array2,
+    sphere_start: IndexArray,
+    link_position: Array3,
+    link_quaternion: Array3,
+    joint_axis: Array3,
+    link_spheres: Array3,
 ):
     """Link frames ``[N, L, 3|4]``, base-frame joint axes ``[N, M, 3]`` and collision spheres
     ``[N, S, 4]`` of ``q [N, D]``."""
@@ -155,20 +157,20 @@ def fk_forward(
 
 @wp.kernel
 def fk_adjoint(
-    link_position: wp.array3d(dtype=Any),
-    link_quaternion: wp.array3d(dtype=Any),
-    joint_axis: wp.array3d(dtype=Any),
-    grad_position: wp.array3d(dtype=Any),
-    grad_quaternion: wp.array3d(dtype=Any),
-    link_spheres: wp.array3d(dtype=Any),
-    grad_spheres: wp.array3d(dtype=Any),
-    sphere_start: wp.array(dtype=wp.int32),
-    scale: wp.array(dtype=Any),
-    source: wp.array(dtype=wp.int32),
-    joint_type: wp.array(dtype=wp.int32),
+    link_position: Array3,
+    link_quaternion: Array3,
+    joint_axis: Array3,
+    grad_position: Array3,
+    grad_quaternion: Array3,
+    link_spheres: Array3,
+    grad_spheres: Array3,
+    sphere_start: IndexArray,
+    scale: Array1,
+    source: IndexArray,
+    joint_type: IndexArray,
     num_moving: int,
     num_links: int,
-    grad_q: wp.array2d(dtype=Any),
+    grad_q: Array2,
 ):
     """Accumulate ``dL/dq [N, D]`` (zero-initialised by the caller) from link-frame gradients
     and sphere-centre gradients (a sphere at x_s with gradient g_s on frame k adds

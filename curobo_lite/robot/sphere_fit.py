@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from curobo_lite.robot.config import JointSpec, RobotConfig, joint_transform_np
+from curobo_lite.robot.urdf import read_urdf
 from curobo_lite.types.errors import InputValueError
 
 #: coordinates are written with this many decimals (0.1 mm); radii are rounded up to match
@@ -100,19 +101,11 @@ def load_urdf_geometry(urdf_path: str | os.PathLike) -> dict[str, list[LinkGeome
     The ``<collision><origin>`` transform is applied. Links without collision geometry are
     left out.
     """
-    import yourdfpy
-
     trimesh = _trimesh()
     urdf_path = Path(urdf_path)
     if not urdf_path.is_file():
         raise InputValueError(f"{urdf_path}: URDF file does not exist")
-    urdf = yourdfpy.URDF.load(
-        str(urdf_path),
-        build_scene_graph=False,
-        build_collision_scene_graph=False,
-        load_meshes=False,
-        load_collision_meshes=False,
-    )
+    urdf = read_urdf(urdf_path)
     out: dict[str, list[LinkGeometry]] = {}
     for link in urdf.robot.links:
         for collision in link.collisions:

@@ -24,21 +24,31 @@ from curobo_lite.robot.geometry import matrix_to_rpy_np
 from curobo_lite.types.errors import ConfigError
 
 
+def read_urdf(path: Path, meshes: bool = False, **options: Any) -> Any:
+    """The ``yourdfpy.URDF`` of the file at ``path`` (the caller has checked that it exists):
+    its tree only, or with ``meshes`` its scene graphs and visual and collision meshes too;
+    ``options`` go to ``yourdfpy.URDF.load`` (e.g. a ``filename_handler``)."""
+    import yourdfpy
+
+    return yourdfpy.URDF.load(
+        str(path),
+        build_scene_graph=meshes,
+        build_collision_scene_graph=meshes,
+        load_meshes=meshes,
+        load_collision_meshes=meshes,
+        **options,
+    )
+
+
 def _load_urdf(path: Path):
     try:
-        import yourdfpy
+        import yourdfpy  # noqa: F401 (checked before the file, for the install hint)
     except ImportError as err:
         raise ImportError("URDF import needs the 'yourdfpy' package: pip install yourdfpy") from err
     if not path.is_file():
         raise ConfigError(f"{path}: URDF file does not exist")
     try:
-        return yourdfpy.URDF.load(
-            str(path),
-            build_scene_graph=False,
-            build_collision_scene_graph=False,
-            load_meshes=False,
-            load_collision_meshes=False,
-        )
+        return read_urdf(path)
     except Exception as err:  # the parser raises many types for malformed files
         raise ConfigError(f"{path}: cannot parse URDF: {err}") from None
 

@@ -33,6 +33,7 @@ from curobo_lite.rollout.dynamics_model import (
 )
 from curobo_lite.rollout.task import TaskConfig
 from curobo_lite.types import JointState, Pose, TensorDeviceType, check_joint_state
+from curobo_lite.types.base import Forwarded
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
 #: Range (m) of the collision checks in :meth:`ArmReacher.convergence`: obstacles farther than
@@ -278,22 +279,11 @@ class ArmReacher:
             return
         self.world_collision.update_world(WorldConfig.load(world))
 
-    # protocol attributes ------------------------------------------------------------------------
-    @property
-    def d_action(self) -> int:
-        return self.dynamics_model.d_action
-
-    @property
-    def action_horizon(self) -> int:
-        return self.dynamics_model.action_horizon
-
-    @property
-    def action_bound_lows(self) -> torch.Tensor:
-        return self.dynamics_model.action_bound_lows
-
-    @property
-    def action_bound_highs(self) -> torch.Tensor:
-        return self.dynamics_model.action_bound_highs
+    # protocol attributes: the dynamics model's -------------------------------------------------
+    d_action = Forwarded[int]("dynamics_model")
+    action_horizon = Forwarded[int]("dynamics_model")
+    action_bound_lows = Forwarded[torch.Tensor]("dynamics_model")
+    action_bound_highs = Forwarded[torch.Tensor]("dynamics_model")
 
     @property
     def n_problems(self) -> int:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar, overload
 
 import torch
 
 from curobo_lite.types.errors import InputTypeError, InputValueError
+
+_T = TypeVar("_T")
 
 # Warp, which runs the kernels, knows these two device types only.
 SUPPORTED_DEVICE_TYPES = ("cpu", "cuda")
@@ -56,6 +58,14 @@ def check_data_device(name: str, tensor: torch.Tensor) -> None:
         )
 
 
+def require_tensor(name: str, value: Any) -> torch.Tensor:
+    """``value`` if it is a tensor; else :class:`InputTypeError` naming ``name`` and the type
+    received."""
+    if not isinstance(value, torch.Tensor):
+        raise InputTypeError(f"{name}: expected a torch.Tensor, received {type(value).__name__}")
+    return value
+
+
 def check_dtype_device(
     name: str, value: torch.Tensor, dtype: torch.dtype, device: torch.device
 ) -> None:
@@ -99,3 +109,46 @@ class TensorDeviceType:
 
     def __repr__(self) -> str:
         return f"TensorDeviceType(device={self.device}, dtype={self.dtype})"
+
+
+#: the target of a tensor container's ``to()``: a device (or its name), a
+#: :class:`TensorDeviceType` (its device and dtype both), or ``None`` (keep the device)
+DeviceTarget = str | torch.device | TensorDeviceType | None
+
+
+def resolve_device_target(
+    device: DeviceTarget, dtype: torch.dtype | None
+) -> tuple[str | torch.device | None, torch.dtype | None]:
+    """``(device, dtype)`` for ``torch.Tensor.to`` from a container's ``to(device, dtype)``
+    arguments: a :class:`TensorDeviceType` gives its own device and dtype (``dtype`` is then
+    not used)."""
+    if isinstance(device, TensorDeviceType):
+        return device.device, device.dtype
+    return device, dtype
+
+
+class Forwarded(Generic[_T]):
+    """A read-only attribute that is the same-named attribute of a member, read on every
+    access (so it follows the member): in a class body, ``d_action = Forwarded[int]("model")``
+    makes ``obj.d_action`` read ``obj.model.d_action``."""
+
+    def __init__(self, member: str) -> None:
+        self.member = member
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, objtype: type | None = None) -> Forwarded[_T]: ...
+
+    @overload
+    def __get__(self, obj: object, objtype: type | None = None) -> _T: ...
+
+    def __get__(self, obj: object | None, objtype: type | None = None) -> Any:
+        if obj is None:
+            return self
+        return getattr(getattr(obj, self.member), self.name)
+
+    def __set__(self, obj: object, value: Any) -> None:
+        raise AttributeError(f"{self.name}: read-only (it is {self.member}.{self.name})")

@@ -7,7 +7,12 @@ from dataclasses import dataclass
 
 import torch
 
-from curobo_lite.types.base import TensorDeviceType, check_data_device
+from curobo_lite.types.base import (
+    DeviceTarget,
+    TensorDeviceType,
+    check_data_device,
+    resolve_device_target,
+)
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
 
@@ -243,13 +248,8 @@ class Pose:
     def clone(self) -> Pose:
         return Pose(self.position.clone(), self.quaternion.clone())
 
-    def to(
-        self,
-        device: str | torch.device | TensorDeviceType | None = None,
-        dtype: torch.dtype | None = None,
-    ) -> Pose:
-        if isinstance(device, TensorDeviceType):
-            device, dtype = device.device, device.dtype
+    def to(self, device: DeviceTarget = None, dtype: torch.dtype | None = None) -> Pose:
+        device, dtype = resolve_device_target(device, dtype)
         return Pose(self.position.to(device, dtype), self.quaternion.to(device, dtype))
 
     def repeat(self, n: int) -> Pose:

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
 
-from curobo_lite.types.base import TensorDeviceType, check_data_device, check_dtype_device
+from curobo_lite.types.base import (
+    DeviceTarget,
+    TensorDeviceType,
+    check_data_device,
+    check_dtype_device,
+    resolve_device_target,
+)
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
 
@@ -167,20 +173,21 @@ class JointState:
     @classmethod
     def stack(cls, states: Sequence[JointState], dim: int = 0) -> JointState:
         """Stack states along a new batch dimension ``dim``."""
-        if len(states) == 0:
-            raise InputValueError("JointState.stack: states is empty")
-        return cls(
-            *(torch.stack([getattr(s, f) for s in states], dim=dim) for f in _FIELDS),
-            joint_names=states[0].joint_names,
-        )
+        return cls._join(torch.stack, states, dim)
 
     @classmethod
     def cat(cls, states: Sequence[JointState], dim: int = 0) -> JointState:
         """Concatenate states along an existing batch dimension ``dim``."""
+        return cls._join(torch.cat, states, dim)
+
+    @classmethod
+    def _join(cls, join: Callable, states: Sequence[JointState], dim: int) -> JointState:
+        """``join`` (``torch.stack`` or ``torch.cat``) applied field by field along ``dim``; the
+        joint names are those of the first state."""
         if len(states) == 0:
-            raise InputValueError("JointState.cat: states is empty")
+            raise InputValueError(f"JointState.{join.__name__}: states is empty")
         return cls(
-            *(torch.cat([getattr(s, f) for s in states], dim=dim) for f in _FIELDS),
+            *(join([getattr(s, f) for s in states], dim=dim) for f in _FIELDS),
             joint_names=states[0].joint_names,
         )
 
@@ -194,13 +201,8 @@ class JointState:
     def detach(self) -> JointState:
         return self._map(torch.Tensor.detach)
 
-    def to(
-        self,
-        device: str | torch.device | TensorDeviceType | None = None,
-        dtype: torch.dtype | None = None,
-    ) -> JointState:
-        if isinstance(device, TensorDeviceType):
-            device, dtype = device.device, device.dtype
+    def to(self, device: DeviceTarget = None, dtype: torch.dtype | None = None) -> JointState:
+        device, dtype = resolve_device_target(device, dtype)
         return self._map(lambda t: t.to(device=device, dtype=dtype))
 
     def __getitem__(self, index) -> JointState:

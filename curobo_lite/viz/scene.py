@@ -17,15 +17,8 @@ import torch
 import trimesh
 import yaml
 
-from curobo_lite.geom import (
-    Capsule,
-    Cuboid,
-    Cylinder,
-    Mesh,
-    Obstacle,
-    Sphere,
-    WorldCollision,
-)
+from curobo_lite.geom import WorldCollision
+from curobo_lite.geom.world import Capsule, Cuboid, Cylinder, Mesh, Obstacle, Sphere
 from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.types import JointState
 from curobo_lite.types.errors import InputTypeError, InputValueError

@@ -32,6 +32,7 @@ import trimesh
 
 from curobo_lite.geom import WorldCollision, WorldConfig
 from curobo_lite.robot import Kinematics, RobotConfig
+from curobo_lite.robot.urdf import read_urdf
 from curobo_lite.types import JointState, Pose, TensorDeviceType
 from curobo_lite.types.errors import InputValueError
 from curobo_lite.viz.scene import (
@@ -220,12 +221,9 @@ class Viewer:
         path = Path(urdf)
         if not path.is_file():
             raise InputValueError(f"urdf: file '{path}' does not exist")
-        model = yourdfpy.URDF.load(
-            str(path),
-            build_scene_graph=True,
-            build_collision_scene_graph=True,
-            load_meshes=True,
-            load_collision_meshes=True,
+        model = read_urdf(
+            path,
+            meshes=True,
             filename_handler=partial(yourdfpy.filename_handler_magic, dir=str(path.parent)),
         )
         visual = bool(model.scene is not None and model.scene.geometry)

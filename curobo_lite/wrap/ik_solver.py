@@ -30,14 +30,15 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
 from curobo_lite.geom import WorldCollision, WorldConfig
 from curobo_lite.opt import Lbfgs, LbfgsConfig
-from curobo_lite.opt.base import as_float, as_int, as_mapping, options_from_dict
+from curobo_lite.opt.lbfgs import lbfgs_for_batch
+from curobo_lite.opt.options import as_float, as_int, as_mapping, options_from_dict
 from curobo_lite.robot import RobotConfig
 from curobo_lite.rollout import ArmReacher, ArmReacherConfig, Goal, ReachCriteria, TaskConfig
 from curobo_lite.rollout.dynamics_model import KinematicModelConfig
@@ -79,6 +80,13 @@ DEFAULT_IK_LBFGS: dict[str, Any] = {
     "fixed_iters": False,
 }
 
+#: defaults of the IK options that the trajectory optimizer and MotionGen pass on to their IK
+#: solver (so that their own defaults are these): seeds per goal, the random seed, and the
+#: success thresholds (m, rad)
+DEFAULT_IK_SEEDS = 32
+DEFAULT_SEED = 0
+DEFAULT_POSITION_THRESHOLD = 0.005
+DEFAULT_ROTATION_THRESHOLD = 0.05
 
 #: ranking: a solution within this fraction of both thresholds counts as precise
 _PRECISE = 0.25
@@ -92,10 +100,10 @@ class IKSolverConfig:
 
     section = "ik"
 
-    num_seeds: int = 32
-    seed: int = 0
-    position_threshold: float = 0.005
-    rotation_threshold: float = 0.05
+    num_seeds: int = DEFAULT_IK_SEEDS
+    seed: int = DEFAULT_SEED
+    position_threshold: float = DEFAULT_POSITION_THRESHOLD
+    rotation_threshold: float = DEFAULT_ROTATION_THRESHOLD
     distinct_tolerance: float = 0.05
     limit_margin: float = 0.02
     stop_after: int = 0
@@ -399,11 +407,7 @@ class IKSolver:
         return seeds
 
     def _solver(self, S: int, n: int) -> Lbfgs:
-        solver = self._solvers.get((S, n))
-        if solver is None:
-            solver = Lbfgs(replace(self.lbfgs_config, n_problems=S, num_seeds=n), self.rollout)
-            self._solvers[(S, n)] = solver
-        return solver
+        return lbfgs_for_batch(self._solvers, self.lbfgs_config, self.rollout, S, n)
 
     def __repr__(self) -> str:
         return (

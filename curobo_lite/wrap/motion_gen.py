@@ -40,15 +40,16 @@ from typing import Any
 import torch
 
 from curobo_lite.geom import WorldCollision, WorldConfig
-from curobo_lite.opt.base import as_bool, as_float, as_int, as_mapping, options_from_dict
+from curobo_lite.opt.options import as_bool, as_float, as_int, as_mapping, options_from_dict
 from curobo_lite.robot import RobotConfig
 from curobo_lite.rollout import TaskConfig
 from curobo_lite.types import JointState, Pose, TensorDeviceType, check_joint_state
 from curobo_lite.types.errors import InputTypeError, InputValueError
 from curobo_lite.wrap.graph_planner import PLANNERS, OmplPlanner, ompl_available, resample_path
-from curobo_lite.wrap.ik_solver import IKSolver
+from curobo_lite.wrap.ik_solver import DEFAULT_IK_SEEDS, IKSolver
 from curobo_lite.wrap.robot_world import RobotWorld, as_world_collision, as_world_config
 from curobo_lite.wrap.trajopt import TrajOptResult, TrajOptSolver
+from curobo_lite.wrap.trajopt_config import DEFAULT_INTERPOLATION_DT, DEFAULT_TRAJOPT_SEEDS
 
 _REST_TOL = 1e-6
 
@@ -75,9 +76,9 @@ class MotionGenConfig:
     section = "motion_gen"
 
     task: Any = "gradient_trajopt"
-    num_trajopt_seeds: int = 4
-    num_ik_seeds: int = 32
-    interpolation_dt: float = 0.01
+    num_trajopt_seeds: int = DEFAULT_TRAJOPT_SEEDS
+    num_ik_seeds: int = DEFAULT_IK_SEEDS
+    interpolation_dt: float = DEFAULT_INTERPOLATION_DT
     enable_graph: bool | None = None
     graph_planner: str = "RRTConnect"
     graph_time_limit: float = 5.0

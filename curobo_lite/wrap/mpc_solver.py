@@ -34,8 +34,8 @@ import torch
 
 from curobo_lite.geom import WorldCollision, WorldConfig
 from curobo_lite.opt import Mppi, MppiConfig
-from curobo_lite.opt.base import as_bool, as_float, as_int, check_keys
 from curobo_lite.opt.cuda_graph import GraphedCall
+from curobo_lite.opt.options import as_bool, as_float, as_int, check_keys
 from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.rollout import ArmReacher, ArmReacherConfig, Goal, TaskConfig
 from curobo_lite.types import (

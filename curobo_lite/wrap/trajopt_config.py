@@ -11,14 +11,24 @@ from typing import Any
 
 import torch
 
-from curobo_lite.opt.base import as_choice, as_float, as_int, as_mapping, options_from_dict
+from curobo_lite.opt.options import as_choice, as_float, as_int, as_mapping, options_from_dict
 from curobo_lite.rollout import ReachCriteria
 from curobo_lite.types import (
     JointState,
 )
 from curobo_lite.types.errors import InputTypeError
+from curobo_lite.wrap.ik_solver import (
+    DEFAULT_IK_SEEDS,
+    DEFAULT_POSITION_THRESHOLD,
+    DEFAULT_ROTATION_THRESHOLD,
+    DEFAULT_SEED,
+)
 
 INTERPOLATIONS = ("CUBIC", "LINEAR")
+#: defaults of the trajopt options that MotionGen passes on to its trajectory optimizer (so that
+#: its own defaults are these): seeds per problem and the output's interpolation step (s)
+DEFAULT_TRAJOPT_SEEDS = 4
+DEFAULT_INTERPOLATION_DT = 0.01
 
 
 # --------------------------------------------------------------------------------------------------
@@ -41,7 +51,7 @@ class IkConfig:
 
     section = "trajopt.ik"
 
-    num_seeds: int = 32
+    num_seeds: int = DEFAULT_IK_SEEDS
     cost: dict[str, Any] | None = None
     lbfgs: dict[str, Any] = field(default_factory=dict)
     stop_after: int = 0
@@ -119,14 +129,14 @@ class TrajOptSolverConfig:
 
     section = "trajopt"
 
-    num_seeds: int = 4
-    interpolation_dt: float = 0.01
+    num_seeds: int = DEFAULT_TRAJOPT_SEEDS
+    interpolation_dt: float = DEFAULT_INTERPOLATION_DT
     interpolation: str = "CUBIC"
-    position_threshold: float = 0.005
-    rotation_threshold: float = 0.05
+    position_threshold: float = DEFAULT_POSITION_THRESHOLD
+    rotation_threshold: float = DEFAULT_ROTATION_THRESHOLD
     cspace_threshold: float = 0.01
     seed_noise: float = 0.1
-    seed: int = 0
+    seed: int = DEFAULT_SEED
     time_margin: float = 0.05
     min_dt: float = 0.01
     max_retime_iters: int = 4

@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 import torch
@@ -23,6 +22,7 @@ import torch
 from curobo_lite.debug import active_session, track_scales
 from curobo_lite.distributed import all_gather_with_grad
 from curobo_lite.opt import Lbfgs, LbfgsConfig
+from curobo_lite.opt.lbfgs import lbfgs_for_batch
 from curobo_lite.robot import JointLimits, Kinematics, RobotConfig
 from curobo_lite.rollout import ArmReacher, Goal
 from curobo_lite.types import JointState, Pose, TensorDeviceType
@@ -73,11 +73,7 @@ class TrajOptPhases:
 
     def _lbfgs(self, S: int, n: int) -> Lbfgs:
         """The trajectory L-BFGS for ``S`` problems of ``n`` seeds (built once per shape)."""
-        solver = self._solvers.get((S, n))
-        if solver is None:
-            solver = Lbfgs(replace(self.lbfgs_config, n_problems=S, num_seeds=n), self.rollout)
-            self._solvers[(S, n)] = solver
-        return solver
+        return lbfgs_for_batch(self._solvers, self.lbfgs_config, self.rollout, S, n)
 
     def solve_ik(
         self, start_position: torch.Tensor, goal_pose: Pose, n_select: int

@@ -13,7 +13,7 @@ import dataclasses
 import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import torch
 
@@ -318,6 +318,20 @@ class CostConfig:
     def _validate(self) -> None:
         """Subclass hook: check and normalise the subclass's own options."""
 
+    def _require(self, name: str, expected: str, hint: str) -> None:
+        """Raise :class:`InputValueError` when option ``name`` is missing (``None``):
+        ``expected`` says what it holds, ``hint`` where else it may come from."""
+        if getattr(self, name) is None:
+            raise InputValueError(f"{self.section}.{name}: required ({expected}); {hint}")
+
+    def _joint_weights(self, name: str, dof: int | None = None) -> torch.Tensor | None:
+        """Option ``name`` as optional per-joint weights ``[D]`` (``>= 0``; ``dof`` of them when
+        given); ``None`` (every weight one) stays ``None``."""
+        value = getattr(self, name)
+        if value is None:
+            return None
+        return as_vector(self.section, name, value, self.tensor_args, length=dof, nonnegative=True)
+
     @classmethod
     def known_keys(cls) -> list[str]:
         return [f.name for f in dataclasses.fields(cls) if f.name != "tensor_args"]
@@ -350,8 +364,13 @@ class CostConfig:
         return cls(**kwargs, tensor_args=tensor_args or TensorDeviceType())
 
 
-class CostBase(abc.ABC):
-    """A cost term: ``forward(...) -> [B, H]``; see each subclass for its inputs.
+#: the configuration class of a :class:`CostBase` subclass
+_ConfigT = TypeVar("_ConfigT", bound=CostConfig)
+
+
+class CostBase(abc.ABC, Generic[_ConfigT]):
+    """A cost term: ``forward(...) -> [B, H]``; see each subclass for its inputs. The type
+    parameter is the cost's configuration class (``config_cls``), the type of ``config``.
 
     Weights can change at runtime through :meth:`update_weight`; the new values are validated
     like the configuration and new weight tensors replace the old ones (never written in place,
@@ -362,7 +381,9 @@ class CostBase(abc.ABC):
     #: Configuration fields that :meth:`update_weight` may change.
     weight_fields: ClassVar[tuple[str, ...]] = ("weight",)
 
-    def __init__(self, config: CostConfig) -> None:
+    config: _ConfigT
+
+    def __init__(self, config: _ConfigT) -> None:
         if not isinstance(config, self.config_cls):
             raise InputTypeError(
                 f"{type(self).__name__}: expected a {self.config_cls.__name__}, "

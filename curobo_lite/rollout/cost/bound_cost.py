@@ -52,11 +52,11 @@ class BoundCostConfig(CostConfig):
 
     def _validate(self) -> None:
         s, ta = self.section, self.tensor_args
-        if self.joint_limits is None:
-            raise InputValueError(
-                f"{s}.joint_limits: required ({list(QUANTITIES)}, [2, D] each); give them in the "
-                "section or through the robot's limits"
-            )
+        self._require(
+            "joint_limits",
+            f"{list(QUANTITIES)}, [2, D] each",
+            "give them in the section or through the robot's limits",
+        )
         self.joint_limits = parse_joint_limits(s, self.joint_limits, ta)
         self.bound_weight = as_vector(s, "bound_weight", self.bound_weight, ta, 4, True)
         self.linear_weight = as_vector(s, "linear_weight", self.linear_weight, ta, 4, True)
@@ -98,7 +98,7 @@ class BoundCostConfig(CostConfig):
         return bounds
 
 
-class BoundCost(CostBase):
+class BoundCost(CostBase[BoundCostConfig]):
     """Joint-limit penalty ``[B, H]``.
 
     For each quantity ``x`` (position, velocity, acceleration, jerk) with activation bounds
@@ -111,7 +111,6 @@ class BoundCost(CostBase):
 
     config_cls = BoundCostConfig
     weight_fields = ("weight", "bound_weight", "linear_weight")
-    config: BoundCostConfig
 
     def _setup(self) -> None:
         super()._setup()

@@ -20,7 +20,7 @@ cost that uses it), and the robot's sphere pairs come from its
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import torch
 
@@ -28,6 +28,15 @@ from curobo_lite.geom.self_collision import SelfCollisionModel
 from curobo_lite.geom.world_collision import WorldCollision
 from curobo_lite.rollout.cost.base import CostBase, CostConfig, as_bool, as_scalar, check_tensor
 from curobo_lite.types.errors import InputTypeError, InputValueError
+
+
+def _check_attachment(method: str, value: Any, expected: type) -> None:
+    """Raise :class:`InputTypeError` naming the cost's attach ``method`` unless ``value`` is
+    ``None`` or an ``expected``."""
+    if value is not None and not isinstance(value, expected):
+        raise InputTypeError(
+            f"{method}: expected a {expected.__name__} or None, received {type(value).__name__}"
+        )
 
 
 @dataclass
@@ -68,7 +77,7 @@ class PrimitiveCollisionCostConfig(CostConfig):
             )
 
 
-class PrimitiveCollisionCost(CostBase):
+class PrimitiveCollisionCost(CostBase[PrimitiveCollisionCostConfig]):
     """Robot spheres against the obstacles of an attached :class:`WorldCollision`.
 
     Without an attached world (or with an empty one) the cost is zero.
@@ -76,19 +85,12 @@ class PrimitiveCollisionCost(CostBase):
 
     config_cls = PrimitiveCollisionCostConfig
     weight_fields = ("weight", "activation_distance")
-
-    def _setup(self) -> None:
-        super()._setup()
-        if not hasattr(self, "world_collision"):
-            self.world_collision: WorldCollision | None = None
+    #: the attached world (until :meth:`attach_world`, none)
+    world_collision: WorldCollision | None = None
 
     def attach_world(self, world_collision: WorldCollision | None) -> None:
         """Use ``world_collision`` (shared, not copied) from the next call on."""
-        if world_collision is not None and not isinstance(world_collision, WorldCollision):
-            raise InputTypeError(
-                f"{self.name}.attach_world: expected a WorldCollision or None, received "
-                f"{type(world_collision).__name__}"
-            )
+        _check_attachment(f"{self.name}.attach_world", world_collision, WorldCollision)
         self.world_collision = world_collision
 
     def forward(self, link_spheres: torch.Tensor) -> torch.Tensor:
@@ -137,7 +139,7 @@ class SelfCollisionCostConfig(CostConfig):
         )
 
 
-class SelfCollisionCost(CostBase):
+class SelfCollisionCost(CostBase[SelfCollisionCostConfig]):
     """The robot's spheres against each other (a :class:`SelfCollisionModel` from
     :meth:`attach_robot`).
 
@@ -146,19 +148,12 @@ class SelfCollisionCost(CostBase):
 
     config_cls = SelfCollisionCostConfig
     weight_fields = ("weight", "activation_distance")
-
-    def _setup(self) -> None:
-        super()._setup()
-        if not hasattr(self, "model"):
-            self.model: SelfCollisionModel | None = None
+    #: the robot's sphere pairs (until :meth:`attach_robot`, none)
+    model: SelfCollisionModel | None = None
 
     def attach_robot(self, model: SelfCollisionModel | None) -> None:
         """The robot's sphere pairs that may collide (``None``: no self-collision term)."""
-        if model is not None and not isinstance(model, SelfCollisionModel):
-            raise InputTypeError(
-                f"{self.name}.attach_robot: expected a SelfCollisionModel or None, received "
-                f"{type(model).__name__}"
-            )
+        _check_attachment(f"{self.name}.attach_robot", model, SelfCollisionModel)
         self.model = model if model is not None and model.num_pairs else None
 
     def forward(self, link_spheres: torch.Tensor) -> torch.Tensor:

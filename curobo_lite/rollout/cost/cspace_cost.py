@@ -20,7 +20,6 @@ from curobo_lite.rollout.cost.base import (
     trajectory_position,
 )
 from curobo_lite.types import JointState
-from curobo_lite.types.errors import InputValueError
 
 
 def _weighted_sq_distance(
@@ -56,13 +55,10 @@ class CSpaceGoalCostConfig(CostConfig):
         self.terminal_weight = as_scalar(s, "terminal_weight", self.terminal_weight)
         self.run_weight = as_scalar(s, "run_weight", self.run_weight)
         self.run_weight_ramp = as_bool(s, "run_weight_ramp", self.run_weight_ramp)
-        if self.cspace_weights is not None:
-            self.cspace_weights = as_vector(
-                s, "cspace_weights", self.cspace_weights, self.tensor_args, nonnegative=True
-            )
+        self.cspace_weights = self._joint_weights("cspace_weights")
 
 
-class CSpaceGoalCost(CostBase):
+class CSpaceGoalCost(CostBase[CSpaceGoalCostConfig]):
     """Weighted squared joint-space distance to a goal configuration ``[B, H]``.
 
     ``cost[b, h] = weight * w[h] * sum_d c_d (q[b, h, d] - g[b, d])²`` with ``w[h] = run_weight``
@@ -71,7 +67,6 @@ class CSpaceGoalCost(CostBase):
 
     config_cls = CSpaceGoalCostConfig
     weight_fields = ("weight", "terminal_weight", "run_weight", "cspace_weights")
-    config: CSpaceGoalCostConfig
 
     def _setup(self) -> None:
         super()._setup()
@@ -138,21 +133,18 @@ class NullSpaceCostConfig(CostConfig):
     cspace_weights: Any = None
 
     def _validate(self) -> None:
-        s, ta = self.section, self.tensor_args
-        if self.retract_config is None:
-            raise InputValueError(
-                f"{s}.retract_config: required ([D] joint positions); give it in the section or "
-                "through the robot's retract configuration"
-            )
-        self.retract_config = as_vector(s, "retract_config", self.retract_config, ta)
-        dof = self.retract_config.numel()
-        if self.cspace_weights is not None:
-            self.cspace_weights = as_vector(
-                s, "cspace_weights", self.cspace_weights, ta, length=dof, nonnegative=True
-            )
+        self._require(
+            "retract_config",
+            "[D] joint positions",
+            "give it in the section or through the robot's retract configuration",
+        )
+        self.retract_config = as_vector(
+            self.section, "retract_config", self.retract_config, self.tensor_args
+        )
+        self.cspace_weights = self._joint_weights("cspace_weights", self.retract_config.numel())
 
 
-class NullSpaceCost(CostBase):
+class NullSpaceCost(CostBase[NullSpaceCostConfig]):
     """Running cost to stay near the retract configuration ``[B, H]``.
 
     ``cost[b, h] = weight * sum_d c_d (q[b, h, d] - retract[d])²`` at every step.
@@ -160,7 +152,6 @@ class NullSpaceCost(CostBase):
 
     config_cls = NullSpaceCostConfig
     weight_fields = ("weight", "cspace_weights")
-    config: NullSpaceCostConfig
 
     def forward(self, state: JointState | torch.Tensor) -> torch.Tensor:
         """Per-step cost of a ``JointState`` or joint positions ``[B, H, D]`` -> ``[B, H]``."""

@@ -65,7 +65,7 @@ class PoseCostConfig(CostConfig):
         self.rotation_error = as_choice(s, "rotation_error", self.rotation_error, ROTATION_ERRORS)
 
 
-class PoseCost(CostBase):
+class PoseCost(CostBase[PoseCostConfig]):
     """End-effector pose cost ``[B, H]``.
 
     ``cost[b, h] = weight * (w_pos[h] * e_pos[b, h] + w_rot[h] * e_rot[b, h])`` where
@@ -76,7 +76,6 @@ class PoseCost(CostBase):
 
     config_cls = PoseCostConfig
     weight_fields = ("weight", "terminal_weight", "run_weight")
-    config: PoseCostConfig
 
     def _setup(self) -> None:
         super()._setup()

@@ -11,7 +11,6 @@ from curobo_lite.rollout.cost.base import (
     CostBase,
     CostConfig,
     as_scalar,
-    as_vector,
     check_dof,
     trajectory_state,
 )
@@ -39,18 +38,14 @@ class SmoothnessCostConfig(CostConfig):
         s = self.section
         self.acceleration_weight = as_scalar(s, "acceleration_weight", self.acceleration_weight)
         self.jerk_weight = as_scalar(s, "jerk_weight", self.jerk_weight)
-        if self.joint_weights is not None:
-            self.joint_weights = as_vector(
-                s, "joint_weights", self.joint_weights, self.tensor_args, nonnegative=True
-            )
+        self.joint_weights = self._joint_weights("joint_weights")
 
 
-class SmoothnessCost(CostBase):
+class SmoothnessCost(CostBase[SmoothnessCostConfig]):
     """``cost[b, h] = weight * sum_d c_d (w_acc a[b,h,d]² + w_jerk j[b,h,d]²)`` at every step."""
 
     config_cls = SmoothnessCostConfig
     weight_fields = ("weight", "acceleration_weight", "jerk_weight", "joint_weights")
-    config: SmoothnessCostConfig
 
     def forward(self, state: JointState) -> torch.Tensor:
         """Per-step cost of a ``JointState`` with ``[B, H, D]`` fields -> ``[B, H]``."""

@@ -82,7 +82,7 @@ class StopCostConfig(CostConfig):
             )
 
 
-class StopCost(CostBase):
+class StopCost(CostBase[StopCostConfig]):
     """Stop-at-end cost ``[B, H]``.
 
     Over the last ``n = min(n_steps, H)`` steps the allowed speed shrinks linearly to zero:
@@ -100,7 +100,6 @@ class StopCost(CostBase):
         "terminal_velocity_weight",
         "terminal_acceleration_weight",
     )
-    config: StopCostConfig
 
     def _window_limits(self, horizon: int) -> torch.Tensor:
         """``[n, D]`` (or ``[n, 1]``) allowed speed over the last ``n`` steps."""

@@ -66,12 +66,6 @@ def tensor_kwargs(name: str, tensor_args: Any) -> dict[str, Any]:
     return {"device": device, "dtype": dtype}
 
 
-def require_tensor(name: str, value: Any) -> torch.Tensor:
-    if not isinstance(value, torch.Tensor):
-        raise InputTypeError(f"{name}: expected a torch.Tensor, received {type(value).__name__}")
-    return value
-
-
 def check_invertible(name: str, dt: torch.Tensor, where: str = "") -> None:
     """``ValueError`` when ``1 / dt`` is not finite (a zero or NaN entry): cuRobo returns NaN."""
     inv = 1 / dt.detach()

@@ -29,6 +29,7 @@ from curobo_lite.kernels import StepBuffers, StepMode, resolve_step_mode, tensor
 from curobo_lite.robot import Kinematics, KinematicsBuffers, KinematicsState, RobotConfig
 from curobo_lite.rollout.cost.base import as_bool
 from curobo_lite.types import JointState, StateType, TensorDeviceType, check_dtype_device
+from curobo_lite.types.base import Forwarded
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
 
@@ -255,14 +256,8 @@ class KinematicModelState:
 
     state_seq: JointState
     kinematics: KinematicsState
-
-    @property
-    def ee_position(self) -> torch.Tensor:
-        return self.kinematics.ee_position
-
-    @property
-    def ee_quaternion(self) -> torch.Tensor:
-        return self.kinematics.ee_quaternion
+    ee_position = Forwarded[torch.Tensor]("kinematics")
+    ee_quaternion = Forwarded[torch.Tensor]("kinematics")
 
     def __repr__(self) -> str:
         return f"KinematicModelState(state_seq={self.state_seq!r}, kinematics={self.kinematics!r})"

@@ -15,12 +15,13 @@ The ``jit_`` prefixes are kept for API compatibility; these are plain functions 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 
-from curobo_lite.rollout.dynamics_model._seed_common import named_errors, require_tensor
+from curobo_lite.rollout.dynamics_model._seed_common import named_errors
+from curobo_lite.types.base import require_tensor
 from curobo_lite.types.errors import InputValueError
 
 __all__ = [
@@ -40,15 +41,48 @@ def _require(names: Sequence[str], values: Sequence[Any]) -> None:
         require_tensor(name, value)
 
 
-def jit_tensor_step_pos_clique(
-    pos_act: torch.Tensor,
-    start_position: torch.Tensor,
-    mask: torch.Tensor,
-    n_mask: torch.Tensor,
-    fd_1: torch.Tensor,
-    fd_2: torch.Tensor,
-    fd_3: torch.Tensor,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+_Outputs = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]
+
+
+def _published(func: Callable, name: str, doc: str) -> Callable:
+    """``func`` named ``name`` with docstring ``doc``: one of the public functions below, each
+    built by a factory for both of cuRobo's layouts (the ``_contiguous`` names compute
+    dof-major)."""
+    func.__name__ = func.__qualname__ = name
+    func.__doc__ = doc
+    return func
+
+
+def _clique_step(name: str, dof_major: bool, doc: str) -> Callable[..., _Outputs]:
+    """The forward clique step ``name``, computed batch-major or (``dof_major``) as rows
+    ``[B, D, H]``: the same map, cuRobo 0.7.8's two summation orders."""
+
+    def step(
+        pos_act: torch.Tensor,
+        start_position: torch.Tensor,
+        mask: torch.Tensor,
+        n_mask: torch.Tensor,
+        fd_1: torch.Tensor,
+        fd_2: torch.Tensor,
+        fd_3: torch.Tensor,
+    ) -> _Outputs:
+        mats = (mask, n_mask, fd_1, fd_2, fd_3)
+        with _forward_errors(name, pos_act, start_position, mats):
+            if not dof_major:
+                pos = mask @ start_position.unsqueeze(1) + n_mask @ pos_act
+                return pos, fd_1 @ pos, fd_2 @ pos, fd_3 @ pos
+            rows = start_position.unsqueeze(1).transpose(1, 2) @ mask.transpose(0, 1)
+            rows = rows + pos_act.transpose(1, 2) @ n_mask.transpose(0, 1)
+            outputs = [rows] + [rows @ fd.transpose(0, 1) for fd in (fd_1, fd_2, fd_3)]
+            pos, vel, acc, jerk = (o.transpose(1, 2).contiguous() for o in outputs)
+            return pos, vel, acc, jerk
+
+    return _published(step, name, doc)
+
+
+jit_tensor_step_pos_clique = _clique_step(
+    "jit_tensor_step_pos_clique",
+    False,
     """``x = mask @ p[:, None] + n_mask @ u``; returns ``(x, fd_1 @ x, fd_2 @ x, fd_3 @ x)``.
 
     Args:
@@ -56,35 +90,18 @@ def jit_tensor_step_pos_clique(
         start_position: ``[B, D]``.
         mask, n_mask: ``[H, 1]``, ``[H, H]`` from :func:`build_start_state_mask`.
         fd_1, fd_2, fd_3: ``[H, H]`` operators (velocity, acceleration, jerk).
-    """
-    mats = (mask, n_mask, fd_1, fd_2, fd_3)
-    with _forward_errors("jit_tensor_step_pos_clique", pos_act, start_position, mats):
-        pos = mask @ start_position.unsqueeze(1) + n_mask @ pos_act
-        return pos, fd_1 @ pos, fd_2 @ pos, fd_3 @ pos
-
-
-def jit_tensor_step_pos_clique_contiguous(
-    pos_act: torch.Tensor,
-    start_position: torch.Tensor,
-    mask: torch.Tensor,
-    n_mask: torch.Tensor,
-    fd_1: torch.Tensor,
-    fd_2: torch.Tensor,
-    fd_3: torch.Tensor,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """,
+)
+jit_tensor_step_pos_clique_contiguous = _clique_step(
+    "jit_tensor_step_pos_clique_contiguous",
+    True,
     """:func:`jit_tensor_step_pos_clique` computed dof-major: ``[B, H, D]`` in, ``[B, H, D]`` out.
 
     The sequence is built as rows ``x^T = p^T mask^T + u^T n_mask^T`` (``[B, D, H]``) and the
     operators applied from the right; the outputs are transposed back and made contiguous, so the
     values equal :func:`jit_tensor_step_pos_clique`'s up to float summation order (cuRobo 0.7.8).
-    """
-    mats = (mask, n_mask, fd_1, fd_2, fd_3)
-    with _forward_errors("jit_tensor_step_pos_clique_contiguous", pos_act, start_position, mats):
-        rows = start_position.unsqueeze(1).transpose(1, 2) @ mask.transpose(0, 1)
-        rows = rows + pos_act.transpose(1, 2) @ n_mask.transpose(0, 1)
-        outputs = [rows] + [rows @ fd.transpose(0, 1) for fd in (fd_1, fd_2, fd_3)]
-        pos, vel, acc, jerk = (o.transpose(1, 2).contiguous() for o in outputs)
-        return pos, vel, acc, jerk
+    """,
+)
 
 
 def _grad_x(
@@ -145,46 +162,48 @@ def _backward_errors(func: str, grads: Sequence[Any], n_mask: Any, fd: Sequence[
     return named_errors(func, **named, n_mask=n_mask, **dict(zip(_MATS[2:], fd, strict=True)))
 
 
-def jit_backward_pos_clique(
-    grad_p: torch.Tensor | None,
-    grad_v: torch.Tensor | None,
-    grad_a: torch.Tensor | None,
-    grad_j: torch.Tensor | None,
-    n_mask: torch.Tensor,
-    fd_1: torch.Tensor,
-    fd_2: torch.Tensor,
-    fd_3: torch.Tensor,
-) -> torch.Tensor:
+def _clique_backward(name: str, dof_major: bool, doc: str) -> Callable[..., torch.Tensor]:
+    """The adjoint ``name`` of a forward clique step, batch-major or dof-major like it."""
+
+    def backward(
+        grad_p: torch.Tensor | None,
+        grad_v: torch.Tensor | None,
+        grad_a: torch.Tensor | None,
+        grad_j: torch.Tensor | None,
+        n_mask: torch.Tensor,
+        fd_1: torch.Tensor,
+        fd_2: torch.Tensor,
+        fd_3: torch.Tensor,
+    ) -> torch.Tensor:
+        grads = (grad_p, grad_v, grad_a, grad_j)
+        with _backward_errors(name, grads, n_mask, (fd_1, fd_2, fd_3)):
+            g_x = _grad_x(grads, (fd_1, fd_2, fd_3), dof_major=dof_major)
+            if not dof_major:
+                return n_mask.transpose(-1, -2) @ g_x
+            return (g_x.transpose(-1, -2) @ n_mask).transpose(-1, -2).contiguous()
+
+    return _published(backward, name, doc)
+
+
+jit_backward_pos_clique = _clique_backward(
+    "jit_backward_pos_clique",
+    False,
     """Adjoint of :func:`jit_tensor_step_pos_clique` w.r.t. ``pos_act``, ``[B, H, D]`` in and out.
 
     ``grad_u = n_mask^T (g_p + fd_3^T g_j + fd_2^T g_a + fd_1^T g_v)`` (``None`` reads as zero, an
     extension; at least one gradient must be given). With the shift ``n_mask``,
     ``grad_u[:, H-1] = 0``.
-    """
-    grads = (grad_p, grad_v, grad_a, grad_j)
-    with _backward_errors("jit_backward_pos_clique", grads, n_mask, (fd_1, fd_2, fd_3)):
-        return n_mask.transpose(-1, -2) @ _grad_x(grads, (fd_1, fd_2, fd_3), dof_major=False)
-
-
-def jit_backward_pos_clique_contiguous(
-    grad_p: torch.Tensor | None,
-    grad_v: torch.Tensor | None,
-    grad_a: torch.Tensor | None,
-    grad_j: torch.Tensor | None,
-    n_mask: torch.Tensor,
-    fd_1: torch.Tensor,
-    fd_2: torch.Tensor,
-    fd_3: torch.Tensor,
-) -> torch.Tensor:
+    """,
+)
+jit_backward_pos_clique_contiguous = _clique_backward(
+    "jit_backward_pos_clique_contiguous",
+    True,
     """Adjoint of :func:`jit_tensor_step_pos_clique_contiguous`: ``[B, H, D]`` in and out.
 
     Same map as :func:`jit_backward_pos_clique`, computed dof-major (cuRobo 0.7.8's summation
     order); the result is contiguous.
-    """
-    grads = (grad_p, grad_v, grad_a, grad_j)
-    with _backward_errors("jit_backward_pos_clique_contiguous", grads, n_mask, (fd_1, fd_2, fd_3)):
-        g_x = _grad_x(grads, (fd_1, fd_2, fd_3), dof_major=True)
-        return (g_x.transpose(-1, -2) @ n_mask).transpose(-1, -2).contiguous()
+    """,
+)
 
 
 class CliqueTensorStep(torch.autograd.Function):
@@ -199,19 +218,13 @@ class CliqueTensorStep(torch.autograd.Function):
 
     @staticmethod
     def forward(
-        ctx: Any,
-        u_act: torch.Tensor,
-        start_position: torch.Tensor,
-        mask: torch.Tensor,
-        n_mask: torch.Tensor,
-        fd_1: torch.Tensor,
-        fd_2: torch.Tensor,
-        fd_3: torch.Tensor,
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-        out = jit_tensor_step_pos_clique(u_act, start_position, mask, n_mask, fd_1, fd_2, fd_3)
+        ctx: Any, u_act: torch.Tensor, start_position: torch.Tensor, *matrices: torch.Tensor
+    ) -> _Outputs:
+        """``matrices``: ``mask, n_mask, fd_1, fd_2, fd_3``."""
+        out = jit_tensor_step_pos_clique(u_act, start_position, *matrices)
         ctx.set_materialize_grads(False)
-        ctx.save_for_backward(mask, n_mask, fd_1, fd_2, fd_3)
-        ctx.save_for_forward(mask, n_mask, fd_1, fd_2, fd_3)
+        ctx.save_for_backward(*matrices)
+        ctx.save_for_forward(*matrices)
         ctx.shapes = (tuple(u_act.shape), tuple(start_position.shape))
         return out
 

@@ -24,11 +24,8 @@ from typing import Any
 
 import torch
 
-from curobo_lite.rollout.dynamics_model._seed_common import (
-    as_int,
-    named_errors,
-    require_tensor,
-)
+from curobo_lite.rollout.dynamics_model._seed_common import as_int, named_errors
+from curobo_lite.types.base import require_tensor
 from curobo_lite.types.errors import InputValueError
 
 __all__ = [

@@ -18,9 +18,9 @@ from curobo_lite.rollout.dynamics_model._seed_common import (
     as_int,
     check_invertible,
     named_errors,
-    require_tensor,
     tensor_kwargs,
 )
+from curobo_lite.types.base import require_tensor
 from curobo_lite.types.errors import InputValueError
 
 __all__ = [

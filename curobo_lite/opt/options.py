@@ -1,0 +1,108 @@
+"""Parsing of option sections (the solvers', MPC's, planners' and plant's): each option is
+checked and normalised, with an error naming ``<section>.<key>``, what was expected and what was
+received.
+
+:func:`options_from_dict` builds an options dataclass from a mapping (unknown keys are an error);
+the ``as_*`` helpers check one value each, for the dataclasses' ``__post_init__``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import fields
+from typing import Any, TypeVar
+
+from curobo_lite.types.errors import InputTypeError, InputValueError
+
+_Config = TypeVar("_Config")
+
+
+def check_keys(section: str, data: Mapping[str, Any], allowed: Sequence[str]) -> None:
+    """Raise on a non-mapping ``data`` or on keys outside ``allowed``."""
+    if not isinstance(data, Mapping):
+        raise InputTypeError(f"{section}: expected a mapping, received {type(data).__name__}")
+    unknown = sorted(str(k) for k in data if k not in allowed)
+    if unknown:
+        raise InputValueError(
+            f"{section}: unknown key(s) {unknown}; expected a subset of {sorted(allowed)}"
+        )
+
+
+def options_from_dict(
+    cls: type[_Config], data: Mapping[str, Any] | None, expected: str = "a mapping"
+) -> _Config:
+    """``cls(**data)`` for an options dataclass whose ``section`` attribute names its YAML
+    section: ``None`` means no options (the defaults); data that is not a mapping (``expected``
+    describes what is) or holds a key that is no field of ``cls`` raises, naming the section."""
+    data = {} if data is None else data
+    if not isinstance(data, Mapping):
+        raise InputTypeError(f"{cls.section}: expected {expected}, received {type(data).__name__}")
+    check_keys(cls.section, data, [f.name for f in fields(cls)])
+    return cls(**dict(data))
+
+
+def as_int(
+    section: str, key: str, value: Any, minimum: int | None = None, allow_none: bool = False
+) -> int | None:
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputTypeError(f"{section}.{key}: expected an int, received {value!r}")
+    if minimum is not None and value < minimum:
+        raise InputValueError(f"{section}.{key}: expected an int >= {minimum}, received {value}")
+    return int(value)
+
+
+def as_float(
+    section: str,
+    key: str,
+    value: Any,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputTypeError(f"{section}.{key}: expected a number, received {value!r}")
+    v = float(value)
+    bad = not math.isfinite(v)
+    if low is not None:
+        bad = bad or (v <= low if low_open else v < low)
+    if high is not None:
+        bad = bad or (v >= high if high_open else v > high)
+    if bad:
+        lo = "(-inf" if low is None else ("(" if low_open else "[") + f"{low:g}"
+        hi = "inf)" if high is None else f"{high:g}" + (")" if high_open else "]")
+        raise InputValueError(
+            f"{section}.{key}: expected a finite number in {lo}, {hi}, received {v}"
+        )
+    return v
+
+
+def as_mapping(
+    section: str, key: str, value: Any, allow_none: bool = False
+) -> dict[str, Any] | None:
+    """A copy of a mapping-valued option (``None`` passes through with ``allow_none``)."""
+    if value is None and allow_none:
+        return None
+    if not isinstance(value, Mapping):
+        raise InputTypeError(
+            f"{section}.{key}: expected a mapping, received {type(value).__name__}"
+        )
+    return dict(value)
+
+
+def as_bool(section: str, key: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise InputTypeError(f"{section}.{key}: expected true/false, received {value!r}")
+    return value
+
+
+def as_choice(section: str, key: str, value: Any, choices: Sequence[str]) -> str:
+    v = str(value).upper() if isinstance(value, str) else value
+    if v not in choices:
+        raise InputValueError(
+            f"{section}.{key}: expected one of {list(choices)}, received {value!r}"
+        )
+    return v
