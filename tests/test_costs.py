@@ -692,3 +692,26 @@ def test_build_costs_validation_errors():
     with pytest.raises(TypeError, match="cost_dict expected a mapping"):
         build_costs([("pose_cost", {})])
     assert build_costs(None) == {}
+
+
+@pytest.mark.parametrize("goals", [1, 6])
+def test_quat_angle_error_matches_rotation_matrices(goals):
+    """Geodesic error of one goal (the [4, 4] product path) and of per-row goals (the
+    component path) against the angle of R1^T R2 from float64 rotation matrices, and the
+    gradient of both paths by finite differences."""
+    from curobo_lite.types import quat_to_matrix
+    from curobo_lite.types.math import quat_angle_error
+
+    gen = torch.Generator().manual_seed(goals)
+    q1 = torch.nn.functional.normalize(
+        torch.randn(6, 5, 4, generator=gen, dtype=torch.float64), dim=-1
+    )
+    q2 = torch.nn.functional.normalize(
+        torch.randn(goals, 1, 4, generator=gen, dtype=torch.float64), dim=-1
+    )
+    relative = quat_to_matrix(q1).transpose(-1, -2) @ quat_to_matrix(q2)
+    cosine = ((relative.diagonal(dim1=-2, dim2=-1).sum(-1) - 1.0) / 2.0).clamp(-1.0, 1.0)
+    torch.testing.assert_close(quat_angle_error(q1, q2, eps=0.0), torch.arccos(cosine))
+    assert torch.autograd.gradcheck(
+        lambda a, b: quat_angle_error(a, b), (q1.requires_grad_(), q2.requires_grad_())
+    )

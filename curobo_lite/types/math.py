@@ -139,14 +139,29 @@ def rpy_to_matrix(rpy: torch.Tensor) -> torch.Tensor:
 
 def quat_angle_error(q1: torch.Tensor, q2: torch.Tensor, eps: float = 1e-12) -> torch.Tensor:
     """Geodesic angle (radians, in ``[0, pi]``) between unit quaternions, sign-invariant."""
-    dot = (q1 * q2).sum(-1).abs()
-    # atan2 form stays accurate (and differentiable) near zero error, unlike acos. Its sine is
-    # the norm of the vector part of conj(q1) q2, w1 v2 - w2 v1 - v1 x v2: written on [..., 3]
-    # tensors, a dozen passes instead of the forty of the full product
-    w1, v1 = q1[..., :1], q1[..., 1:]
-    w2, v2 = q2[..., :1], q2[..., 1:]
-    rel = w1 * v2 - w2 * v1 - torch.linalg.cross(v1, v2)
-    return 2.0 * torch.atan2((rel.square().sum(-1) + eps).sqrt(), dot)
+    # atan2 form stays accurate (and differentiable) near zero error, unlike acos: the cosine
+    # of the half angle is q1 . q2, the scalar part of conj(q1) q2, its sine the vector part's norm
+    if q2.numel() == 4:
+        # one quaternion q2 (a single goal): conj(q1) q2 is linear in q1, one [4, 4] product
+        rel = q1 @ _conjugate_product_matrix(q2.reshape(4)).t()
+        dot, vector = rel[..., 0].abs(), rel[..., 1:]
+    else:
+        dot = (q1 * q2).sum(-1).abs()
+        vector = quat_multiply(quat_conjugate(q1), q2)[..., 1:]
+    return 2.0 * torch.atan2((vector.square().sum(-1) + eps).sqrt(), dot)
+
+
+def _conjugate_product_matrix(q: torch.Tensor) -> torch.Tensor:
+    """``[4, 4]`` matrix ``M`` with ``conj(p) q = M p`` for ``wxyz`` quaternions ``p``."""
+    w, x, y, z = q.unbind(-1)
+    return torch.stack(
+        (
+            torch.stack((w, x, y, z)),
+            torch.stack((x, -w, z, -y)),
+            torch.stack((y, -z, -w, x)),
+            torch.stack((z, y, -x, -w)),
+        )
+    )
 
 
 def _unit_quaternion(quaternion: torch.Tensor) -> torch.Tensor:
