@@ -5,7 +5,9 @@ semi-implicit Euler at a uniform 20 ms, and the same costs (end-effector pose wi
 terminal weights, joint position/velocity bounds, acceleration smoothness) evaluated by our cost
 classes and our forward kinematics. pytorch_mppi rolls out step by step through callables; we roll
 out the whole batch at once with the Warp kernel. Also timed: ``MpcSolver.step`` with the bundled
-``particle_mpc`` task (what the closed loop runs).
+``particle_mpc`` task (what the closed loop runs). The two iterations are timed in five
+alternating rounds, and the speedup is the median of the rounds' ratios (with their range), so
+that a drift of the machine's speed during the run weighs on both sides alike.
 
 Usage: ``python benchmarks/mpc.py [--threads N] [--device cuda]``; writes
 ``benchmarks/results/mpc.json``. pytorch_mppi: ``pip install --no-deps pytorch-mppi`` (optional;
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 from collections.abc import Callable
 from functools import partial
 
@@ -30,7 +33,8 @@ from curobo_lite.rollout.cost import BoundCost, PoseCost, SmoothnessCost
 from curobo_lite.types import JointState, Pose, TensorDeviceType
 from curobo_lite.wrap import MpcSolver
 
-timeit = partial(_timeit, min_time=1.0, min_reps=10)
+timeit = partial(_timeit, min_time=0.4, min_reps=10)
+ROUNDS = 5  # alternating rounds of ours and pytorch_mppi
 
 PARTICLES, HORIZON, DT = 400, 30, 0.02
 COSTS = {
@@ -160,20 +164,30 @@ def main() -> None:
     device = torch.device(args.device)
     tensor_args = TensorDeviceType(device=device)
     reacher, goal, mppi_options = problem(tensor_args)
-    rows = {"ours_mppi_iteration": timeit(ours_iteration(reacher, mppi_options), device)}
+    ours = ours_iteration(reacher, mppi_options)
     try:
         baseline = pytorch_mppi_iteration(reacher, goal, mppi_options, tensor_args)
     except ImportError:
         baseline = None
         print("pytorch_mppi not installed: `pip install --no-deps pytorch-mppi` to compare")
-    if baseline is not None:
-        rows["pytorch_mppi_iteration"] = timeit(baseline, device)
-        rows["speedup"] = rows["pytorch_mppi_iteration"] / rows["ours_mppi_iteration"]
+    if baseline is None:
+        rows = {"ours_mppi_iteration": timeit(ours, device)}
+    else:
+        # side by side: alternating rounds, so a drift of the machine's speed (up to 2x within
+        # an hour on a shared VM) weighs on both; the speedup is the median of the rounds' ratios
+        rounds = [(timeit(ours, device), timeit(baseline, device)) for _ in range(ROUNDS)]
+        ratios = sorted(theirs / mine for mine, theirs in rounds)
+        rows = {
+            "ours_mppi_iteration": statistics.median(mine for mine, _ in rounds),
+            "pytorch_mppi_iteration": statistics.median(theirs for _, theirs in rounds),
+            "speedup": statistics.median(ratios),
+            "speedup_range": [ratios[0], ratios[-1]],
+        }
 
     solver = MpcSolver.from_config(robot="franka", task="particle_mpc", tensor_args=tensor_args)
     solver.update_goal(goal)
     state = JointState.from_position(solver.robot_config.retract_config[None].clone())
-    rows["mpc_step"] = timeit(lambda: solver.step(state), device)
+    rows["mpc_step"] = timeit(lambda: solver.step(state), device, min_time=1.0)
     cfg = solver.mppi.config
     print(
         f"MPPI on the Franka, {PARTICLES} particles x horizon {HORIZON}, float32, device "
@@ -183,7 +197,8 @@ def main() -> None:
     if "pytorch_mppi_iteration" in rows:
         print(
             f"  one MPPI iteration, pytorch_mppi: {rows['pytorch_mppi_iteration'] * 1e3:8.2f}"
-            f"   ({rows['speedup']:.1f}x)"
+            f"   ({rows['speedup']:.1f}x, rounds {rows['speedup_range'][0]:.1f}-"
+            f"{rows['speedup_range'][1]:.1f}x)"
         )
     print(
         f"  MpcSolver.step (particle_mpc: {cfg.num_particles} particles, {cfg.n_iters} "
