@@ -3,9 +3,10 @@
 For each quantity ``q`` (position, velocity, acceleration, jerk) of a trajectory ``[B, H, D]``
 with activation bounds ``[lower_q, upper_q]`` the excess is ``e = x - clamp(x, lower, upper)``
 and the per-step cost ``cost[b, h] = sum_q sum_d quad_q e² + lin_q |e|`` (see
-:class:`curobo_lite.rollout.cost.BoundCost`). One thread per step ``(b, h)`` reads the four
-quantities once and writes the cost and, when asked, ``d cost[b, h] / d x[b, h, d]`` for every
-quantity (``2 quad e + lin sign(e)``), so the backward pass is one multiply per quantity.
+:class:`curobo_lite.rollout.cost.BoundCost`). One thread per trajectory ``b`` reads each
+quantity once, joint by joint, adding to ``cost[b, h]`` and writing, when asked,
+``d cost[b, h] / d x[b, h, d]`` (``2 quad e + lin sign(e)``), so the backward pass is one
+multiply per quantity.
 
 The torch version of the same cost (clamp, subtract, square, scale, abs, sum per quantity) makes
 about 24 passes over ``[B, H, D]`` tensors; at MPC sizes (400 x 30 x 7) those passes, not the

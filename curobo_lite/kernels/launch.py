@@ -65,11 +65,7 @@ def cpu_row_chunks(rows: int, elements: int) -> list[tuple[int, int]]:
 
 
 def launch_rows(
-    kernel: wp.Kernel,
-    rows: int,
-    device: torch.device,
-    make_launch: MakeLaunch,
-    elements: int,
+    kernel: wp.Kernel, rows: int, device: torch.device, make_launch: MakeLaunch, elements: int
 ) -> None:
     """Launch ``kernel`` over ``rows`` independent rows: in one piece on CUDA (torch's current
     stream), in row chunks over worker threads on a busy-enough CPU launch."""

@@ -518,6 +518,6 @@ def kernel_for(name: str, dtype: torch.dtype) -> wp.Kernel:
 
 def forward_lanes(device: torch.device, dtype: torch.dtype) -> bool:
     """Whether the forward pass on ``device`` / ``dtype`` runs ``fk_forward_lanes`` (CPU float32:
-    2.3x the one-configuration-per-thread kernel at 12 000 Franka configurations; on CUDA one
+    1.9x the one-configuration-per-thread kernel at 12 000 Franka configurations; on CUDA one
     configuration per thread is what fills the GPU)."""
     return device.type == "cpu" and dtype == torch.float32
