@@ -9,6 +9,9 @@ out the whole batch at once with the Warp kernel. Also timed: ``MpcSolver.step``
 alternating rounds, and the speedup is the median of the rounds' ratios (with their range), so
 that a drift of the machine's speed during the run weighs on both sides alike.
 
+On CUDA the iteration and the step are also timed replayed from CUDA graphs
+(``use_cuda_graph: true``).
+
 Usage: ``python benchmarks/mpc.py [--threads N] [--device cuda]``; writes
 ``benchmarks/results/mpc.json``. pytorch_mppi: ``pip install --no-deps pytorch-mppi`` (optional;
 skipped when missing).
@@ -27,6 +30,7 @@ from timing import timeit as _timeit
 from timing import write_json
 
 from curobo_lite.opt import Mppi, MppiConfig
+from curobo_lite.opt.cuda_graph import GraphedCall
 from curobo_lite.robot import Kinematics
 from curobo_lite.rollout import ArmReacher, Goal, TaskConfig
 from curobo_lite.rollout.cost import BoundCost, PoseCost, SmoothnessCost
@@ -65,7 +69,8 @@ def problem(tensor_args: TensorDeviceType):
     return reacher, goal, mppi_options
 
 
-def ours_iteration(reacher, mppi_options) -> Callable[[], object]:
+def ours_iteration(reacher, mppi_options, cuda_graph: bool = False) -> Callable[[], object]:
+    """One shift + MPPI iteration; with ``cuda_graph`` (CUDA only) replayed from a graph."""
     mppi = Mppi(MppiConfig.from_dict(mppi_options), reacher)
 
     def iterate():
@@ -73,7 +78,17 @@ def ours_iteration(reacher, mppi_options) -> Callable[[], object]:
             mppi.shift(1)
             return mppi.optimize()
 
-    return iterate
+    if not cuda_graph:
+        return iterate
+    return GraphedCall(iterate, reacher.tensor_args.device, True, generators=(mppi._gen,))
+
+
+def mpc_solver(tensor_args: TensorDeviceType, goal: Pose, cuda_graph: bool) -> MpcSolver:
+    task = TaskConfig.load("particle_mpc")
+    task.mpc = dict(task.mpc, use_cuda_graph=cuda_graph)
+    solver = MpcSolver.from_config(robot="franka", task=task, tensor_args=tensor_args)
+    solver.update_goal(goal)
+    return solver
 
 
 def pytorch_mppi_iteration(reacher, goal, mppi_options, tensor_args) -> Callable[[], object]:
@@ -184,10 +199,16 @@ def main() -> None:
             "speedup_range": [ratios[0], ratios[-1]],
         }
 
-    solver = MpcSolver.from_config(robot="franka", task="particle_mpc", tensor_args=tensor_args)
-    solver.update_goal(goal)
+    solver = mpc_solver(tensor_args, goal, cuda_graph=False)
     state = JointState.from_position(solver.robot_config.retract_config[None].clone())
     rows["mpc_step"] = timeit(lambda: solver.step(state), device, min_time=1.0)
+    if device.type == "cuda":
+        # the same iteration and step replayed from CUDA graphs (use_cuda_graph: true)
+        rows["ours_mppi_iteration_cuda_graph"] = timeit(
+            ours_iteration(reacher, mppi_options, cuda_graph=True), device
+        )
+        graphed = mpc_solver(tensor_args, goal, cuda_graph=True)
+        rows["mpc_step_cuda_graph"] = timeit(lambda: graphed.step(state), device, min_time=1.0)
     cfg = solver.mppi.config
     print(
         f"MPPI on the Franka, {PARTICLES} particles x horizon {HORIZON}, float32, device "
@@ -204,6 +225,12 @@ def main() -> None:
         f"  MpcSolver.step (particle_mpc: {cfg.num_particles} particles, {cfg.n_iters} "
         f"iteration(s), horizon {solver.dynamics_model.horizon}): {rows['mpc_step'] * 1e3:.2f}"
     )
+    if "mpc_step_cuda_graph" in rows:
+        print(
+            f"  with use_cuda_graph: one MPPI iteration "
+            f"{rows['ours_mppi_iteration_cuda_graph'] * 1e3:.2f}, MpcSolver.step "
+            f"{rows['mpc_step_cuda_graph'] * 1e3:.2f}"
+        )
     meta = {
         "device": str(device),
         "particles": PARTICLES,

@@ -56,6 +56,26 @@ def dense_acceleration(act, state, traj_dt, int_matrix, state_seq):
     return iu.tensor_step_acc(state, shifted, state_seq, traj_dt, DOF, int_matrix)
 
 
+def graph_time(fn, device: torch.device, reps: int = 20) -> float:
+    """Seconds per call of ``fn`` replayed from a CUDA graph ``reps`` times back to back: the
+    device time of its kernels without Python's launch overhead."""
+    stream = torch.cuda.Stream(device)
+    stream.wait_stream(torch.cuda.current_stream(device))
+    with torch.cuda.stream(stream):
+        for _ in range(2):
+            fn()
+    torch.cuda.current_stream(device).wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+
+    def replay():
+        for _ in range(reps):
+            graph.replay()
+
+    return timeit(replay, device) / reps
+
+
 def bench_case(batch: int, horizon: int, mode: str, device: torch.device) -> dict:
     dtype = torch.float32
     g = torch.Generator().manual_seed(0)
@@ -156,6 +176,17 @@ def bench_case(batch: int, horizon: int, mode: str, device: torch.device) -> dic
 
     row["copy"] = timeit(copy, device)
     row["fwd_over_copy"] = row["ours_fwd"] / row["copy"]
+    if device.type == "cuda":
+        # device time alone (replayed from CUDA graphs): the kernels vs the HBM copy bound
+        row["ours_fwd_graph"] = graph_time(
+            lambda: tensor_step(act, p, v, a, traj_dt, control_space, out=buffers), device
+        )
+        row["raw_fwd_bwd_graph"] = graph_time(raw_fb, device)
+        with torch.no_grad():
+            row["dense_fwd_graph"] = graph_time(lambda: dense_fwd(act), device)
+        row["copy_graph"] = graph_time(copy, device)
+        row["fwd_over_copy_graph"] = row["ours_fwd_graph"] / row["copy_graph"]
+        row["copy_graph_bytes_per_s"] = 2 * 4 * act.numel() * 4 / row["copy_graph"]
     row["dense_over_ours_fwd_bwd"] = row["dense_fwd_bwd"] / row["ours_fwd_bwd"]
     return row
 
@@ -207,6 +238,17 @@ def main() -> None:
         "dtype": "float32",
         "unit": "seconds (median)",
     }
+    if device.type == "cuda":
+        print("\nreplayed from CUDA graphs (device time, us): fwd, raw fwd+bwd, dense fwd, copy")
+        for row in rows:
+            us = {k: row[k] * 1e6 for k in row if k.endswith("_graph")}
+            tbs = row["copy_graph_bytes_per_s"] / 1e12
+            print(
+                f"{row['mode']:<13}{row['batch']:>6}{row['horizon']:>5} | "
+                f"{us['ours_fwd_graph']:>8.1f}{us['raw_fwd_bwd_graph']:>9.1f}"
+                f"{us['dense_fwd_graph']:>9.1f}{us['copy_graph']:>8.1f} | fwd/copy "
+                f"{row['fwd_over_copy_graph']:.2f}, copy {tbs:.2f} TB/s"
+            )
     write_json(args.out, meta, rows)
 
 

@@ -50,7 +50,7 @@ def percentile(values: list[float], q: float) -> float:
 
 def make_goals(robot: RobotConfig, n: int, seed: int, tensor_args: TensorDeviceType) -> Pose:
     low, high = robot.joint_limits.position
-    u = torch.rand(n, robot.dof, generator=torch.Generator().manual_seed(seed))
+    u = torch.rand(n, robot.dof, generator=torch.Generator().manual_seed(seed)).to(low.device)
     q = (low + (high - low) * u).to(**tensor_args.as_kwargs())
     fk = Kinematics(robot, tensor_args).forward(q)
     return Pose(fk.ee_position, fk.ee_quaternion)
@@ -135,12 +135,24 @@ def main(argv: list[str] | None = None) -> dict:
         "--mode", nargs="+", choices=("single", "batch"), default=["single", "batch"]
     )
     parser.add_argument("--output", default=str(RESULTS), help="JSON file to write")
+    parser.add_argument(
+        "--cuda-graph",
+        action="store_true",
+        help="replay the L-BFGS iterations from CUDA graphs (use_cuda_graph: true; CUDA only)",
+    )
     args = parser.parse_args(argv)
     if args.threads is not None:
         torch.set_num_threads(args.threads)
     tensor_args = TensorDeviceType(device=torch.device(args.device))
     load_before = os.getloadavg()
-    solver = TrajOptSolver.from_config("franka", num_seeds=args.seeds, tensor_args=tensor_args)
+    graph = {"use_cuda_graph": True} if args.cuda_graph else {}
+    solver = TrajOptSolver.from_config(
+        "franka",
+        num_seeds=args.seeds,
+        tensor_args=tensor_args,
+        lbfgs=graph,
+        ik={"lbfgs": graph} if graph else {},
+    )
     robot = solver.robot_config
     goals = make_goals(robot, args.n_goals, args.seed, tensor_args)
     start = JointState.from_position(robot.retract_config[None].clone())
@@ -149,6 +161,7 @@ def main(argv: list[str] | None = None) -> dict:
         "benchmark": "trajopt",
         "robot": "franka",
         "device": str(tensor_args.device),
+        "use_cuda_graph": args.cuda_graph,
         "torch": torch.__version__,
         "threads": torch.get_num_threads(),
         "cpu_count": os.cpu_count(),

@@ -138,6 +138,7 @@ def _worker(rank: int, world: int, port: int, out_dir: str, backend: str, device
 
 def _spawn(out_dir: Path, world: int, backend: str, device_type: str) -> list[dict]:
     """Run ``_worker`` on ``world`` fresh processes; kill any still alive at the deadline."""
+    out_dir.mkdir(parents=True, exist_ok=True)
     ctx = mp.get_context("spawn")
     port = _free_port()
     procs = [

@@ -109,6 +109,45 @@ def test_mppi_iteration_reads_nothing_on_the_host():
     assert torch.isfinite(result.action).all()
 
 
+def tensor_addresses(*owners) -> dict[str, int]:
+    """``{owner.attribute: data_ptr}`` of every tensor attribute of ``owners``."""
+    return {
+        f"{type(owner).__name__}.{name}": value.data_ptr()
+        for owner in owners
+        for name, value in vars(owner).items()
+        if isinstance(value, torch.Tensor)
+    }
+
+
+def test_lbfgs_iteration_keeps_its_state_at_fixed_addresses():
+    """A captured iteration reads and writes the buffers it saw at capture: an attribute
+    rebound to a new tensor inside ``_step`` would be read stale by every replay."""
+    rollout = reacher("gradient_trajopt", TensorDeviceType())
+    for line_search in ("ARMIJO", "WOLFE"):
+        solver, x, f, g, active = lbfgs_state(rollout)
+        solver.config.line_search = line_search
+        x, f, g, _ = solver._step(x, f, g, active)
+        before = tensor_addresses(solver, solver.history)
+        assert "Lbfgs._trial" in before and "LbfgsHistory.s" in before
+        for _ in range(3):
+            x, f, g, _ = solver._step(x, f, g, active)
+        assert tensor_addresses(solver, solver.history) == before, line_search
+
+
+def test_mppi_iteration_keeps_its_state_at_fixed_addresses():
+    rollout = reacher("particle_mpc", TensorDeviceType())
+    task = TaskConfig.load("particle_mpc")
+    mppi = Mppi(MppiConfig.from_dict(dict(task.mppi, num_particles=64)), rollout)
+    with torch.no_grad():
+        mppi.optimize()
+        before = tensor_addresses(mppi)
+        assert "Mppi.mean_action" in before and "Mppi.cov_action" in before
+        for _ in range(3):
+            mppi.shift(1)
+            mppi.optimize()
+    assert tensor_addresses(mppi) == before
+
+
 def capture(fn, generators=()):
     """Capture ``fn()`` into a CUDA graph (on a side stream, as torch advises); private CUDA
     generators used inside must be registered with the graph."""
@@ -218,8 +257,9 @@ def test_use_cuda_graph_is_a_checked_key_and_runs_eagerly_on_cpu(monkeypatch):
     assert len(calls) == 3 and not call.captured
 
 
-def mpc_commands(device: torch.device, use_cuda_graph: bool, steps: int = 8):
-    """Commands of an MPC run with a goal change and an obstacle move half way."""
+def mpc_commands(device: torch.device, use_cuda_graph: bool, steps: int = 12):
+    """Commands of an MPC run with a goal change at a third and an obstacle move at two
+    thirds: with two warm-up calls per key, each key is captured and replayed."""
     from curobo_lite.wrap import MpcSolver
 
     task = TaskConfig.load("particle_mpc")
@@ -238,10 +278,10 @@ def mpc_commands(device: torch.device, use_cuda_graph: bool, steps: int = 8):
     state = JointState.from_position(robot.retract_config[None].clone())
     commands = []
     for k in range(steps):
-        if k in (0, steps // 2):
+        if k in (0, steps // 3):
             fk = goals[0 if k == 0 else 1]
             solver.update_goal(Pose(fk.ee_position, fk.ee_quaternion))
-        if k == steps // 2 + 2:
+        if k == 2 * steps // 3:
             solver.world_collision.update_obstacle_pose("post", [0.5, 0.25, 0.3, 1, 0, 0, 0])
         state = solver.step(state).action
         commands.append(state.position.clone())
@@ -258,12 +298,19 @@ def test_mpc_with_cuda_graph_gives_the_eager_commands():
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA (torch.cuda.graph)")
-def test_lbfgs_with_cuda_graph_gives_the_eager_result():
+@pytest.mark.parametrize("line_search", ["ARMIJO", "WOLFE"])
+def test_lbfgs_with_cuda_graph_gives_the_eager_result(line_search):
     rollout = reacher("gradient_trajopt", TensorDeviceType(device=torch.device("cuda", 0)))
     task = TaskConfig.load("gradient_trajopt")
     results = []
     for use_cuda_graph in (False, True):
-        options = dict(task.lbfgs, n_problems=1, num_seeds=4, use_cuda_graph=use_cuda_graph)
+        options = dict(
+            task.lbfgs,
+            n_problems=1,
+            num_seeds=4,
+            use_cuda_graph=use_cuda_graph,
+            line_search=line_search,
+        )
         solver = Lbfgs(LbfgsConfig.from_dict(options), rollout)
         gen = torch.Generator(device="cuda").manual_seed(0)
         q0 = rollout.robot_config.retract_config

@@ -39,6 +39,12 @@ def graphs_available(device: torch.device, requested: bool) -> bool:
     return False
 
 
+def capturing(device: torch.device) -> bool:
+    """Whether work on ``device`` is being recorded into a CUDA graph right now (a host read
+    would fail there; CPU-only torch builds have no capture to ask about)."""
+    return device.type == "cuda" and torch.cuda.is_current_stream_capturing()
+
+
 class GraphedCall:
     """``fn()`` run eagerly or replayed from a CUDA graph.
 

@@ -68,6 +68,7 @@ from typing import ClassVar
 import torch
 
 from curobo_lite.opt.base import Rollout
+from curobo_lite.opt.cuda_graph import capturing
 from curobo_lite.opt.gradient_base import GradientOptimizerBase, GradientOptimizerConfig
 from curobo_lite.opt.options import as_choice, as_float, as_int
 from curobo_lite.types.base import TensorDeviceType
@@ -265,7 +266,8 @@ class Lbfgs(GradientOptimizerBase):
         B = x.shape[0]
         self.history.push((x_new - x).reshape(B, -1), (g_new - g).reshape(B, -1), active & found)
         trial = torch.where(found, torch.ones_like(self._trial), self._trial * _FAIL_SHRINK)
-        self._trial = torch.where(active, trial, self._trial)
+        # in place: a captured CUDA graph reads and writes the buffer it saw at capture
+        self._trial.copy_(torch.where(active, trial, self._trial))
         return x_new, f_new, g_new, {"step_history": alpha}
 
     def _line_search(
@@ -319,7 +321,9 @@ class Lbfgs(GradientOptimizerBase):
         c1 = self.config.c1
         for _ in range(self.config.max_zoom_iters):
             scan, zoom = state.searching.clone(), state.zoom.clone()
-            if not bool((scan | zoom).any()):
+            # the early exit reads the host; under CUDA-graph capture every zoom step runs
+            # (a step with no seed scanning or zooming changes nothing)
+            if not capturing(x.device) and not bool((scan | zoom).any()):
                 break
             trial = torch.where(zoom, state.interpolate(), state.extrapolate())
             trial = torch.where(scan | zoom, trial, torch.zeros_like(trial))

@@ -11,11 +11,12 @@ Task ``mpc:`` section (unknown keys are an error):
 - ``shift_steps`` (int >= 1, default 1): plan steps consumed per control step.
 - ``control_dt`` (s > 0, default: the model's first step): period between control steps; must
   equal the plan's ``traj_dt`` over the consumed steps.
-- ``use_cuda_graph`` (bool, default false): on a CUDA device, capture the plan update (shift +
-  MPPI iterations) once and replay it every step (:class:`~curobo_lite.opt.cuda_graph.GraphedCall`);
-  a new goal, :meth:`MpcSolver.update_world`, :meth:`MpcSolver.reset` or an edit of the world
-  captures again. No effect on a CPU device (a warning says so); not with ``HALTON`` sampling,
-  ``store_rollouts`` or a ``process_group`` (those run eagerly).
+- ``use_cuda_graph`` (bool, default false): on a CUDA device, capture the plan update (shift,
+  MPPI iterations, the command's integration) once and replay it every step
+  (:class:`~curobo_lite.opt.cuda_graph.GraphedCall`); a new goal, :meth:`MpcSolver.update_world`,
+  :meth:`MpcSolver.reset` or an edit of the world captures again. No effect on a CPU device (a
+  warning says so); not with ``HALTON`` sampling, ``store_rollouts`` or a ``process_group``
+  (those run eagerly).
 
 Obstacles: ``MpcSolver.from_config(world=...)`` and :meth:`MpcSolver.update_world`; obstacles can
 also be moved, added or switched off between steps through :attr:`MpcSolver.world_collision`
@@ -33,7 +34,7 @@ from typing import Any
 import torch
 
 from curobo_lite.geom import WorldCollision, WorldConfig
-from curobo_lite.opt import Mppi, MppiConfig
+from curobo_lite.opt import Mppi, MppiConfig, OptResult
 from curobo_lite.opt.cuda_graph import GraphedCall
 from curobo_lite.opt.options import as_bool, as_float, as_int, check_keys
 from curobo_lite.robot import Kinematics, RobotConfig
@@ -153,6 +154,14 @@ class MpcSolver:
         self._position_limits = limits.position
         self._velocity_limits = limits.velocity * self.dynamics_model.config.vel_scale
         self._acceleration_limits = limits.acceleration * self.dynamics_model.config.vel_scale
+        # per-step constants of enforce_limits and limit_violation, computed once: [2|3, 1, D]
+        a_low, a_high = self._acceleration_limits
+        brake = torch.stack((-a_low, a_high))[:, None]  # braking towards x_high, towards x_low
+        self._brake_finite = torch.isfinite(brake)
+        self._brake = torch.where(self._brake_finite, brake, torch.ones_like(brake))
+        self._inf = torch.full_like(brake, float("inf"))
+        self._limit_lows = torch.stack([b[0] for b in self._limits()])[:, None]
+        self._limit_highs = torch.stack([b[1] for b in self._limits()])[:, None]
         self.goal: Goal | None = None
         self._steps = 0
         # counts what a captured plan update cannot see: goals, worlds, resets
@@ -163,7 +172,7 @@ class MpcSolver:
             and process_group is None
         )
         self._graphed_plan = GraphedCall(
-            self._shift_and_optimize,
+            self._plan_and_command,
             self.tensor_args.device,
             enabled=config.use_cuda_graph and capturable,
             generators=(self.mppi._gen,),
@@ -265,22 +274,25 @@ class MpcSolver:
         state = self.dynamics_model.filter_robot_state(state)
         self.rollout.update_start_state(state)
         if self._steps > 0:
-            result = self._graphed_plan(self._plan_key())
+            result, command = self._graphed_plan(self._plan_key())
         else:
-            result = self.mppi.optimize()
-        command = self.dynamics_model.get_robot_command(
-            state, result.action, self.config.shift_steps
-        )
-        command, clamped = self.enforce_limits(state, command)
+            result, command = self._plan_and_command(shift=False)
+        command, clamped = self._limited_command(state, command)
         self._steps += 1
-        metrics = self._metrics(state, result.best_cost, clamped)
-        metrics["limit_violation"] = self.limit_violation(command)
+        metrics = self._metrics(state, result.best_cost, clamped, command)
         return MpcResult(command, time.perf_counter() - t_start, metrics, result.action.clone())
 
-    def _shift_and_optimize(self):
-        """The plan update of a step after the first: what ``use_cuda_graph`` captures."""
-        self.mppi.shift(self.config.shift_steps)
-        return self.mppi.optimize()
+    def _plan_and_command(self, shift: bool = True) -> tuple[OptResult, JointState]:
+        """The plan update (the MPPI mean shifted, then optimized) and the state
+        ``shift_steps`` ahead along it from the start state: what ``use_cuda_graph`` captures
+        for every step after the first."""
+        if shift:
+            self.mppi.shift(self.config.shift_steps)
+        result = self.mppi.optimize()
+        command = self.dynamics_model.get_robot_command(
+            self.rollout.start_state, result.action, self.config.shift_steps
+        )
+        return result, command
 
     def _plan_key(self) -> tuple:
         """The host-side values the plan update depends on (a change captures again)."""
@@ -309,19 +321,29 @@ class MpcSolver:
         Returns:
             ``(command, clamped)``; ``command`` is returned unchanged when nothing had to move.
         """
+        limited, clamped = self._limited_command(state, command)
+        if not bool(clamped):
+            return command, False
+        return limited, True
+
+    def _limited_command(
+        self, state: JointState, command: JointState
+    ) -> tuple[JointState, torch.Tensor]:
+        """:meth:`enforce_limits` without a host read: always a new :class:`JointState` (the
+        plan's own numbers where nothing was clamped) and ``clamped`` as a 0-dim bool tensor."""
         dt = self.control_dt
         a_low, a_high = self._acceleration_limits
         v_low, v_high = self._velocity_limits
         x_low, x_high = self._position_limits
         x0, v0 = state.position, state.velocity
-        # braking-distance bound on the velocity after this step (see the docstring)
-        brake_up, brake_down = -a_low, a_high
-        room_up = (x_high - x0).clamp(min=0.0)
-        room_down = (x0 - x_low).clamp(min=0.0)
-        v_stop_up = self._stopping_speed(room_up, brake_up, dt)
-        v_stop_down = -self._stopping_speed(room_down, brake_down, dt)
-        v_max = torch.minimum(v_high, v_stop_up)
-        v_min = torch.maximum(v_low, v_stop_down)
+        # braking-distance bound on the velocity after this step (see enforce_limits), towards
+        # x_high (row 0) and towards x_low (row 1); unbounded for an infinite brake
+        room = torch.stack((x_high - x0, x0 - x_low)).clamp_(min=0.0)  # [2, 1, D]
+        brake = self._brake
+        v_stop = brake * (torch.sqrt(dt * dt + 2.0 * room / brake) - dt)
+        v_stop = torch.where(self._brake_finite, v_stop, self._inf)
+        v_max = torch.minimum(v_high, v_stop[0])
+        v_min = torch.maximum(v_low, -v_stop[1])
         a_max = torch.minimum(a_high, (v_max - v0) / dt)
         a_min = torch.maximum(a_low, (v_min - v0) / dt)
         # a_min > a_max only from a state that cannot stop in time: brake at the limit
@@ -329,68 +351,91 @@ class MpcSolver:
         acceleration = torch.minimum(torch.maximum(acceleration, a_low), a_high)
         velocity = v0 + acceleration * dt
         position = x0 + velocity * dt
-        clamped = not (
-            torch.allclose(position, command.position, rtol=1e-5, atol=1e-6)
-            and torch.allclose(velocity, command.velocity, rtol=1e-4, atol=1e-5)
+        clamped = ~(
+            torch.isclose(position, command.position, rtol=1e-5, atol=1e-6).all()
+            & torch.isclose(velocity, command.velocity, rtol=1e-4, atol=1e-5).all()
         )
-        if not clamped:
-            # keep the plan's own numbers (identical up to rounding) when nothing was clamped
-            return command, False
+        # keep the plan's own numbers (identical up to rounding) when nothing was clamped
         jerk = (acceleration - state.acceleration) / dt
-        return JointState(
-            position, velocity, acceleration, jerk, joint_names=self.robot_config.joint_names
-        ), True
+        if command.jerk is not None:
+            jerk = torch.where(clamped, jerk, command.jerk)
+        limited = JointState(
+            torch.where(clamped, position, command.position),
+            torch.where(clamped, velocity, command.velocity),
+            torch.where(clamped, acceleration, command.acceleration),
+            jerk,
+            joint_names=self.robot_config.joint_names,
+        )
+        return limited, clamped
 
-    @staticmethod
-    def _stopping_speed(room: torch.Tensor, brake: torch.Tensor, dt: float) -> torch.Tensor:
-        """Largest speed ``v >= 0`` with ``v dt + v^2 / (2 brake) <= room`` (``room [1, D]``,
-        ``brake [D] > 0``); unbounded for an infinite ``brake``."""
-        finite = torch.isfinite(brake)
-        safe = torch.where(finite, brake, torch.ones_like(brake))
-        speed = safe * (torch.sqrt(dt * dt + 2.0 * room / safe) - dt)
-        return torch.where(finite, speed, torch.full_like(speed, float("inf")))
+    def _limits(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``[2, D]`` (low, high) of position, velocity and acceleration, in that order."""
+        return self._position_limits, self._velocity_limits, self._acceleration_limits
 
     def limit_violation(self, state: JointState) -> float:
         """Largest excess of ``state``'s position, velocity or acceleration over the robot's
         limits (each in its own unit; 0 when within)."""
-        excess = []
-        for value, (low, high) in (
-            (state.position, self._position_limits),
-            (state.velocity, self._velocity_limits),
-            (state.acceleration, self._acceleration_limits),
-        ):
-            excess.append(torch.maximum(value - high, low - value).amax())
-        return float(torch.stack(excess).clamp(min=0.0).max())
+        return float(self._limit_violation(state))
+
+    def _limit_violation(self, state: JointState) -> torch.Tensor:
+        values = torch.stack((state.position, state.velocity, state.acceleration))  # [3, B, D]
+        excess = torch.maximum(values - self._limit_highs, self._limit_lows - values)
+        return excess.amax().clamp(min=0.0)
 
     @torch.no_grad()
     def pose_error(self, state: JointState) -> tuple[float, float]:
         """``(position error m, rotation error rad)`` of ``state``'s end effector to the pose
         goal (``nan`` for a joint goal)."""
-        goal = self.goal
-        if goal is None or goal.goal_pose is None:
+        if self.goal is None or self.goal.goal_pose is None:
             return float("nan"), float("nan")
+        position_error, rotation_error = self._pose_error(state).tolist()
+        return position_error, rotation_error
+
+    def _pose_error(self, state: JointState) -> torch.Tensor:
+        """``[2]`` position and rotation error of ``state [1, D]`` to the pose goal."""
+        goal = self.goal.goal_pose
         fk = self.kinematics.forward(
             state.position.to(**self.tensor_args.as_kwargs()), spheres=False
         )
-        return (
-            float((fk.ee_position - goal.goal_pose.position).norm()),
-            float(quat_angle_error(fk.ee_quaternion, goal.goal_pose.quaternion)[0]),
-        )
+        position_error = (fk.ee_position[0] - goal.position[0]).norm()
+        rotation_error = quat_angle_error(fk.ee_quaternion, goal.quaternion)[0]
+        return torch.stack((position_error, rotation_error))
 
-    def _metrics(self, state: JointState, best_cost: torch.Tensor, clamped: bool) -> dict:
-        position_error, rotation_error = self.pose_error(state)
-        metrics = {"position_error": position_error, "rotation_error": rotation_error}
+    def _metrics(
+        self,
+        state: JointState,
+        best_cost: torch.Tensor,
+        clamped: torch.Tensor,
+        command: JointState,
+    ) -> dict[str, float]:
+        """The step's metrics (see :class:`MpcResult`), read to the host at once."""
+        names: list[str] = []
+        values: list[torch.Tensor] = []
+        if self.goal.goal_pose is not None:
+            names += ["position_error", "rotation_error"]
+            values.append(self._pose_error(state))
         if self.goal.goal_state is not None:
-            metrics["cspace_error"] = float((state.position - self.goal.goal_state.position).norm())
-        metrics["cost"] = float(best_cost[0])
-        metrics["limit_clamped"] = float(clamped)
+            names.append("cspace_error")
+            values.append((state.position - self.goal.goal_state.position).norm()[None])
+        names += ["cost", "limit_clamped"]
+        values += [best_cost[:1], clamped[None].to(best_cost.dtype)]
         if self.rollout.needs_spheres():
             spheres = self.kinematics.forward(state.position[:, None]).link_spheres
             world_distance, self_distance = self.rollout.collision_distances(spheres)
             if world_distance is not None:
-                metrics["world_distance"] = float(world_distance[0])
+                names.append("world_distance")
+                values.append(world_distance[:1].reshape(1))
             if self_distance is not None:
-                metrics["self_distance"] = float(self_distance[0])
+                names.append("self_distance")
+                values.append(self_distance[:1].reshape(1))
+        names.append("limit_violation")
+        values.append(self._limit_violation(command)[None])
+        numbers = dict(zip(names, torch.cat(values).tolist()))
+        metrics = {
+            "position_error": numbers.pop("position_error", float("nan")),
+            "rotation_error": numbers.pop("rotation_error", float("nan")),
+        }
+        metrics.update(numbers)
         return metrics
 
     def __repr__(self) -> str:
