@@ -14,7 +14,7 @@ Reported per planner: success rate, planning time (median, p95), joint-space pat
 (radians) and the smallest clearance along the path (metres, world and self, the path densely
 resampled). Usage::
 
-    python benchmarks/motion_gen.py [--threads 2] [--limit N]
+    python benchmarks/motion_gen.py [--threads 2] [--limit N] [--device cuda] [--no-ompl]
 
 Results go to ``benchmarks/results/motion_gen.json``.
 """
@@ -31,9 +31,9 @@ import torch
 import yaml
 from timing import write_json
 
-from curobo_lite.types import JointState, Pose
+from curobo_lite.types import JointState, Pose, TensorDeviceType
 from curobo_lite.wrap import MotionGen
-from curobo_lite.wrap.graph_planner import OmplPlanner, resample_path
+from curobo_lite.wrap.graph_planner import OmplPlanner, ompl_available, resample_path
 
 REPO = Path(__file__).resolve().parents[1]
 PROBLEMS = REPO / "configs" / "world" / "motion_problems.yml"
@@ -71,14 +71,21 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="first N problems only")
     parser.add_argument("--ompl-time", type=float, default=5.0, help="OMPL time limit (s)")
     parser.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "motion_gen.json"))
+    parser.add_argument("--device", default="cpu", help="where MotionGen runs (cpu, cuda)")
+    parser.add_argument("--no-ompl", action="store_true", help="MotionGen only")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    tensor_args = TensorDeviceType(device=torch.device(args.device))
     problems = yaml.safe_load(PROBLEMS.read_text())["problems"][: args.limit]
-    motion_gen = MotionGen.from_config("franka", problems[0]["world"])
-    planner = OmplPlanner(motion_gen.checker, time_limit=args.ompl_time)
+    motion_gen = MotionGen.from_config("franka", problems[0]["world"], tensor_args=tensor_args)
+    planner = None
+    if not args.no_ompl and ompl_available():
+        planner = OmplPlanner(motion_gen.checker, time_limit=args.ompl_time)
+    elif not args.no_ompl:
+        print("OMPL not installed (`pip install ompl`): MotionGen only")
     # warm-up: Warp module loads and first-call allocations are not planning time
-    start0 = JointState.from_position(torch.tensor([problems[0]["start"]]))
-    motion_gen.plan_single(start0, Pose.from_list(problems[0]["goal_pose"]))
+    start0 = JointState.from_position(tensor_args.to_device(problems[0]["start"])[None])
+    motion_gen.plan_single(start0, Pose.from_list(problems[0]["goal_pose"], tensor_args))
     rows = []
     print(
         f"{'problem':>14} {'mg ok':>6} {'mg s':>7} {'mg len':>7} {'mg clr mm':>9} "
@@ -89,8 +96,8 @@ def main() -> None:
         if problem["world"] != world:
             world = problem["world"]
             motion_gen.update_world(world)
-        start = JointState.from_position(torch.tensor([problem["start"]]))
-        goal = Pose.from_list(problem["goal_pose"])
+        start = JointState.from_position(tensor_args.to_device(problem["start"])[None])
+        goal = Pose.from_list(problem["goal_pose"], tensor_args)
         t0 = time.perf_counter()
         result = motion_gen.plan_single(start, goal)
         mg_time = time.perf_counter() - t0
@@ -101,13 +108,15 @@ def main() -> None:
             plan = result.interpolated_plan.position
             row["motion_gen_length"] = path_length(plan)
             row["motion_gen_clearance"] = clearance(motion_gen, plan)
-        t0 = time.perf_counter()
-        graph = planner.plan(start.position[0], torch.tensor(problem["goal_config"]))
-        row["ompl_time"] = time.perf_counter() - t0
-        row["ompl_success"] = graph.success
-        if graph.success:
-            row["ompl_length"] = graph.length
-            row["ompl_clearance"] = clearance(motion_gen, graph.path)
+        row["ompl_success"], row["ompl_time"] = None, None
+        if planner is not None:
+            t0 = time.perf_counter()
+            graph = planner.plan(start.position[0], tensor_args.to_device(problem["goal_config"]))
+            row["ompl_time"] = time.perf_counter() - t0
+            row["ompl_success"] = graph.success
+            if graph.success:
+                row["ompl_length"] = graph.length
+                row["ompl_clearance"] = clearance(motion_gen, graph.path)
         rows.append(row)
 
         def cell(key: str, scale: float = 1.0, fmt: str = ".3f", row=row) -> str:
@@ -117,15 +126,18 @@ def main() -> None:
         print(
             f"{row['name']:>14} {str(row['motion_gen_success']):>6} {mg_time:>7.2f} "
             f"{cell('motion_gen_length', fmt='.2f'):>7} "
-            f"{cell('motion_gen_clearance', 1000, '.1f'):>9} {str(graph.success):>7} "
-            f"{row['ompl_time']:>7.2f} {cell('ompl_length', fmt='.2f'):>8} "
+            f"{cell('motion_gen_clearance', 1000, '.1f'):>9} {str(row['ompl_success']):>7} "
+            f"{cell('ompl_time', fmt='.2f'):>7} {cell('ompl_length', fmt='.2f'):>8} "
             f"{cell('ompl_clearance', 1000, '.1f'):>11}  {row['motion_gen_status']}"
         )
-    summary = {"motion_gen": summarize(rows, "motion_gen"), "ompl": summarize(rows, "ompl")}
+    summary = {"motion_gen": summarize(rows, "motion_gen")}
+    if planner is not None:
+        summary["ompl"] = summarize(rows, "ompl")
     for name, values in summary.items():
         print(name, {k: (round(v, 4) if isinstance(v, float) else v) for k, v in values.items()})
     meta = {
         "machine": platform.machine(),
+        "device": str(tensor_args.device),
         "threads": args.threads,
         "problems": len(rows),
         "ompl_time_limit_s": args.ompl_time,

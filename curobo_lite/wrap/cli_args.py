@@ -3,8 +3,10 @@
 
 :func:`add_problem_arguments` declares what every front end asks for, the robot, the task, the
 obstacle world and the end-effector goal, in one "problem" argument group; :func:`goal_pose`
-turns the parsed ``--goal`` into a :class:`~curobo_lite.types.Pose`. Importing this module
-does not import torch, so ``--help`` stays fast.
+turns the parsed ``--goal`` into a :class:`~curobo_lite.types.Pose`.
+:func:`add_device_arguments` declares ``--device`` (and, where the front end has a capturable
+hot loop, ``--cuda-graph``); :func:`device_tensor_args` checks it. Importing this module does not
+import torch, so ``--help`` stays fast.
 """
 
 from __future__ import annotations
@@ -70,3 +72,51 @@ def goal_pose(args: argparse.Namespace, tensor_args: TensorDeviceType) -> Pose |
     from curobo_lite.types import Pose  # deferred: torch is not needed to build the parser
 
     return Pose.from_list(args.goal, tensor_args)
+
+
+def add_device_arguments(
+    parser: argparse.ArgumentParser, cuda_graph: bool = False
+) -> argparse._ArgumentGroup:
+    """Add ``--device`` (and with ``cuda_graph`` the flag ``--cuda-graph``) to ``parser`` as
+    one argument group, and return the group."""
+    group = parser.add_argument_group("device")
+    group.add_argument(
+        "--device",
+        default="cpu",
+        help="where the solver runs: cpu (default), cuda or cuda:N",
+    )
+    if cuda_graph:
+        group.add_argument(
+            "--cuda-graph",
+            action="store_true",
+            help="on CUDA, replay the solver's hot loop from a captured CUDA graph "
+            "(use_cuda_graph: true; several times faster there, no effect on cpu)",
+        )
+    return group
+
+
+def device_tensor_args(args: argparse.Namespace) -> TensorDeviceType:
+    """The parsed ``--device`` as a float32 :class:`~curobo_lite.types.TensorDeviceType`.
+
+    Raises:
+        ValueError: not ``cpu``, ``cuda`` or ``cuda:N``, or a CUDA device torch cannot see.
+    """
+    import torch  # deferred: torch is not needed to build the parser
+
+    from curobo_lite.types import TensorDeviceType
+
+    try:
+        device = torch.device(args.device)
+    except (RuntimeError, TypeError):
+        device = None
+    if device is None or device.type not in ("cpu", "cuda"):
+        raise ValueError(f"--device: expected cpu, cuda or cuda:N, received {args.device!r}")
+    if device.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise ValueError(f"--device: received {args.device!r}, but torch sees no CUDA device")
+        if device.index is not None and device.index >= count:
+            raise ValueError(
+                f"--device: expected cuda:0 .. cuda:{count - 1}, received {args.device!r}"
+            )
+    return TensorDeviceType(device=device)

@@ -8,7 +8,12 @@ import sys
 
 from curobo_lite.types.errors import InputValueError
 from curobo_lite.viz.options import add_view_arguments
-from curobo_lite.wrap.cli_args import add_problem_arguments, goal_pose
+from curobo_lite.wrap.cli_args import (
+    add_device_arguments,
+    add_problem_arguments,
+    device_tensor_args,
+    goal_pose,
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,6 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "Prints the final errors and the median step time.",
     )
     add_problem_arguments(parser, task_default="particle_mpc")
+    add_device_arguments(parser, cuda_graph=True)
     parser.add_argument("--steps", type=int, default=300, help="control steps (default 300)")
     parser.add_argument("--seed", type=int, default=None, help="MPPI seed (default: the task's)")
     parser.add_argument("--plot", default=None, help="save joint and error plots to this file")
@@ -62,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     from tqdm import tqdm
 
+    from curobo_lite.rollout import TaskConfig
     from curobo_lite.sim import IdealTracker, MujocoPlant, run_closed_loop
     from curobo_lite.types import JointState
     from curobo_lite.viz.options import open_viewer, serve
@@ -69,8 +76,12 @@ def run(args: argparse.Namespace) -> int:
 
     overrides = {} if args.seed is None else {"seed": args.seed}
     try:
+        tensor_args = device_tensor_args(args)
+        task = TaskConfig.load(args.task)
+        if args.cuda_graph:
+            task.mpc = {**(task.mpc or {}), "use_cuda_graph": True}
         solver = MpcSolver.from_config(
-            robot=args.robot, task=args.task, world=args.world, **overrides
+            robot=args.robot, task=task, tensor_args=tensor_args, world=args.world, **overrides
         )
         goal = goal_pose(args, solver.tensor_args)
     except (TypeError, ValueError, FileNotFoundError) as err:

@@ -12,7 +12,7 @@ import argparse
 import sys
 
 from curobo_lite.viz.options import add_view_arguments
-from curobo_lite.wrap.cli_args import add_problem_arguments
+from curobo_lite.wrap.cli_args import add_device_arguments, add_problem_arguments
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -21,6 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "plan", help="collision-free motion to a pose among obstacles", description=__doc__
     )
     add_problem_arguments(parser, task_default="gradient_trajopt")
+    add_device_arguments(parser)
     parser.add_argument("--save", metavar="YAML", help="write the interpolated plan here")
     parser.add_argument("--plot", metavar="PNG", help="plot the plan's joint curves here")
     add_view_arguments(parser)
@@ -30,12 +31,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from curobo_lite.types import JointState
     from curobo_lite.viz.options import open_viewer, serve
-    from curobo_lite.wrap.cli_args import goal_pose
+    from curobo_lite.wrap.cli_args import device_tensor_args, goal_pose
     from curobo_lite.wrap.motion_gen import MotionGen
     from curobo_lite.wrap.trajopt_cli import plot_trajectory, save_trajectory
 
     try:
-        motion_gen = MotionGen.from_config(args.robot, args.world, task=args.task)
+        tensor_args = device_tensor_args(args)
+        motion_gen = MotionGen.from_config(
+            args.robot, args.world, tensor_args=tensor_args, task=args.task
+        )
         goal = goal_pose(args, motion_gen.tensor_args)
     except (TypeError, ValueError, FileNotFoundError) as err:
         print(f"curobo-lite plan: {err}", file=sys.stderr)

@@ -22,8 +22,13 @@ from typing import Any
 import torch
 import yaml
 
-from curobo_lite.types import JointState, TensorDeviceType
-from curobo_lite.wrap.cli_args import add_problem_arguments, goal_pose
+from curobo_lite.types import JointState
+from curobo_lite.wrap.cli_args import (
+    add_device_arguments,
+    add_problem_arguments,
+    device_tensor_args,
+    goal_pose,
+)
 from curobo_lite.wrap.trajopt import TrajOptResult, TrajOptSolver
 
 _QUANTITIES = ("position", "velocity", "acceleration", "jerk")
@@ -33,6 +38,7 @@ _UNITS = {"position": "rad", "velocity": "rad/s", "acceleration": "rad/s²", "je
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``trajopt`` options (shared by :func:`register` and :func:`main`)."""
     add_problem_arguments(parser, task_default="gradient_trajopt", joint_goal=True)
+    add_device_arguments(parser, cuda_graph=True)
     parser.add_argument(
         "--start",
         nargs="+",
@@ -122,14 +128,23 @@ def run(args: argparse.Namespace) -> int:
     overrides: dict[str, Any] = {}
     if args.interpolation_dt is not None:
         overrides["interpolation_dt"] = args.interpolation_dt
+    if args.cuda_graph:
+        graph = {"use_cuda_graph": True}
+        overrides.update(lbfgs=graph, ik={"lbfgs": graph})
     try:
+        tensor_args = device_tensor_args(args)
         solver = TrajOptSolver.from_config(
-            args.robot, args.task, num_seeds=args.seeds, world=args.world, **overrides
+            args.robot,
+            args.task,
+            num_seeds=args.seeds,
+            tensor_args=tensor_args,
+            world=args.world,
+            **overrides,
         )
     except (TypeError, ValueError, FileNotFoundError) as err:
         raise _fail(str(err)) from None
     robot = solver.robot_config
-    tensor_args: TensorDeviceType = solver.tensor_args
+    tensor_args = solver.tensor_args
     say(f"{solver!r}")
     start_q = robot.retract_config if args.start is None else tensor_args.to_device(args.start)
     try:
