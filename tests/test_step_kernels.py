@@ -483,3 +483,34 @@ def test_launch_descriptors_do_not_keep_tensors_alive():
     finally:
         step_module.launch_adjoint = original
     assert act.grad.data_ptr() == made["grad_act"]
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["f64", "f32"])
+def test_cpu_row_kernels_serve_contiguous_joints_and_match_the_reference(monkeypatch, dtype):
+    """On a CPU the forwards whose step reads one action use the row kernels (a step's joints
+    as one vector) when the joint axis is contiguous, the per-joint kernels otherwise; both
+    match the loop reference, also with a start state broadcast by a zero stride."""
+    from curobo_lite.kernels import step_rows
+
+    used = []
+    rows_kernel = step_rows.rows_kernel
+    monkeypatch.setattr(
+        step_rows, "rows_kernel", lambda *args: used.append(args) or rows_kernel(*args)
+    )
+    tol = dict(rtol=1e-10, atol=1e-9) if dtype == torch.float64 else dict(rtol=2e-4, atol=2e-2)
+    for control_space, fd_mode, mode in MODES:
+        for dof in (1, 7, 9):
+            (act, p, v, a), g = make_inputs(4, 10, dof, 1, dtype, "cpu", seed=dof)
+            traj_dt = random_dt(10, mode, g, dtype)
+            starts = [t.expand(4, dof) for t in (p, v, a)]  # stride 0 along the batch
+            used.clear()
+            outputs = tensor_step(act, *starts, traj_dt, control_space, fd_mode)
+            reference = reference_step(act, *(s.contiguous() for s in starts), traj_dt, mode)
+            assert_matches_reference(outputs, reference, **tol)
+            assert used == ([(mode, dof, dtype)] if mode in step_rows.ROW_FORWARDS else []), mode
+            # a dof-major action (joint axis strided) takes the per-joint kernels, same numbers
+            used.clear()
+            dof_major = act.transpose(1, 2).contiguous().transpose(1, 2)
+            outputs = tensor_step(dof_major, *starts, traj_dt, control_space, fd_mode)
+            assert_matches_reference(outputs, reference, **tol)
+            assert used == [] or dof == 1, mode  # torch gives a size-1 axis stride 1

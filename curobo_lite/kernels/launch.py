@@ -19,7 +19,7 @@ _DESCRIPTORS: dict[tuple, object] = {}
 _DESCRIPTOR_CACHE_SIZE = 4096
 
 
-def as_warp(t: torch.Tensor):
+def as_warp(t: torch.Tensor, dtype: type | None = None):
     """Zero-copy Warp descriptor of a tensor for a kernel launch; ``requires_grad=False`` stops
     Warp allocating a gradient array for inputs that require grad on the torch side (autograd
     is ours, not Warp's tape).
@@ -28,13 +28,16 @@ def as_warp(t: torch.Tensor):
     reference to a temporary). It is a copy of one cached by what it holds (address, dtype,
     shape, strides, device): the cached one must not keep its tensor alive, or it would hold
     every tensor ever launched on until the cache clears (memory the allocator cannot reuse, and
-    gradients autograd must copy instead of taking)."""
-    key = (t.data_ptr(), t.dtype, t.shape, t.stride(), t.device)
+    gradients autograd must copy instead of taking).
+
+    ``dtype``: a Warp vector type whose length is ``t``'s last dimension, to see ``t`` as an
+    array of such vectors (the last dimension must be contiguous); ``None``: ``t``'s scalars."""
+    key = (t.data_ptr(), t.dtype, t.shape, t.stride(), t.device, dtype)
     template = _DESCRIPTORS.get(key)
     if template is None:
         if len(_DESCRIPTORS) >= _DESCRIPTOR_CACHE_SIZE:
             _DESCRIPTORS.clear()
-        template = wp.from_torch(t, requires_grad=False, return_ctype=True)
+        template = wp.from_torch(t, dtype=dtype, requires_grad=False, return_ctype=True)
         template._ref = None
         template._gradref = None
         _DESCRIPTORS[key] = template

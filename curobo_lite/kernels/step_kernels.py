@@ -218,14 +218,19 @@ def _begin_sweep(grad_act: _Array3, traj_dt: _Array1, b: int, d: int):
 
 
 @wp.func
+def _position_backward_rule(u: Any, dt: Any, inv_dt: Any, x: Any, v: Any, a: Any):
+    # x_h = u_{h-1}; v, a, j backward differences
+    v_next = (u - x) * inv_dt
+    a_next = (v_next - v) * inv_dt
+    return u, v_next, a_next, (a_next - a) * inv_dt
+
+
+@wp.func
 def _position_backward_step(
     act: _Array3, traj_dt: _Array1, b: int, h: int, d: int, context: Any, x: Any, v: Any, a: Any
 ):
-    inv_dt = act.dtype(1.0) / traj_dt[h]
-    x_next = act[b, h - 1, d]
-    v_next = (x_next - x) * inv_dt
-    a_next = (v_next - v) * inv_dt
-    return x_next, v_next, a_next, (a_next - a) * inv_dt
+    dt = traj_dt[h]
+    return _position_backward_rule(act[b, h - 1, d], dt, act.dtype(1.0) / dt, x, v, a)
 
 
 @wp.func
@@ -399,14 +404,17 @@ def _position_teleport_finish(
 
 
 @wp.func
+def _velocity_rule(u: Any, dt: Any, inv_dt: Any, x: Any, v: Any, a: Any):
+    a_next = (u - v) * inv_dt
+    return x + u * dt, u, a_next, (a_next - a) * inv_dt
+
+
+@wp.func
 def _velocity_step(
     act: _Array3, traj_dt: _Array1, b: int, h: int, d: int, context: Any, x: Any, v: Any, a: Any
 ):
     dt = traj_dt[h]
-    inv_dt = act.dtype(1.0) / dt
-    v_next = act[b, h - 1, d]
-    a_next = (v_next - v) * inv_dt
-    return x + v_next * dt, v_next, a_next, (a_next - a) * inv_dt
+    return _velocity_rule(act[b, h - 1, d], dt, act.dtype(1.0) / dt, x, v, a)
 
 
 @wp.func
@@ -448,13 +456,17 @@ def _integration_adjoint(g: Any, adj_x: Any, adj_v: Any, dt: Any):
 
 
 @wp.func
+def _acceleration_rule(u: Any, dt: Any, inv_dt: Any, x: Any, v: Any, a: Any):
+    x_next, v_next = _integrate(x, v, u, dt)
+    return x_next, v_next, u, (u - a) / dt
+
+
+@wp.func
 def _acceleration_step(
     act: _Array3, traj_dt: _Array1, b: int, h: int, d: int, context: Any, x: Any, v: Any, a: Any
 ):
     dt = traj_dt[h]
-    a_next = act[b, h - 1, d]
-    x_next, v_next = _integrate(x, v, a_next, dt)
-    return x_next, v_next, a_next, (a_next - a) / dt
+    return _acceleration_rule(act[b, h - 1, d], dt, act.dtype(1.0) / dt, x, v, a)
 
 
 @wp.func
@@ -478,14 +490,18 @@ def _acceleration_finish(grad_act: _Array3, traj_dt: _Array1, b: int, d: int, g:
 
 
 @wp.func
+def _jerk_rule(u: Any, dt: Any, inv_dt: Any, x: Any, v: Any, a: Any):
+    a_next = a + u * dt
+    x_next, v_next = _integrate(x, v, a_next, dt)
+    return x_next, v_next, a_next, u
+
+
+@wp.func
 def _jerk_step(
     act: _Array3, traj_dt: _Array1, b: int, h: int, d: int, context: Any, x: Any, v: Any, a: Any
 ):
     dt = traj_dt[h]
-    j = act[b, h - 1, d]
-    a_next = a + j * dt
-    x_next, v_next = _integrate(x, v, a_next, dt)
-    return x_next, v_next, a_next, j
+    return _jerk_rule(act[b, h - 1, d], dt, act.dtype(1.0) / dt, x, v, a)
 
 
 @wp.func
@@ -553,6 +569,16 @@ FORWARD_KERNELS = {
     "VELOCITY": velocity_forward,
     "ACCELERATION": acceleration_forward,
     "JERK": jerk_forward,
+}
+
+#: the step rules ``(u, dt, 1 / dt, x, v, a) -> (x, v, a, j)`` of the control spaces whose step 0
+#: is the start state and whose step h reads only ``u_{h-1}``: they act on scalars here and on
+#: whole joint vectors in the CPU row kernels (:mod:`curobo_lite.kernels.step_rows`)
+STEP_RULES = {
+    "POSITION_BACKWARD": _position_backward_rule,
+    "VELOCITY": _velocity_rule,
+    "ACCELERATION": _acceleration_rule,
+    "JERK": _jerk_rule,
 }
 
 ADJOINT_KERNELS = {

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import torch
 import warp as wp
 
-from curobo_lite.kernels import step_kernels
+from curobo_lite.kernels import step_kernels, step_rows
 from curobo_lite.kernels.launch import as_warp, launch_rows
 from curobo_lite.types.base import check_data_device
 from curobo_lite.types.errors import InputTypeError, InputValueError
@@ -372,10 +372,49 @@ def launch_forward(inputs: StepInputs, out: StepBuffers | None = None):
         ]
 
     batch, _, dof = act.shape
-    _launch(
-        _kernel("forward", inputs.mode, act.dtype), batch, dof, act.device, make_args, act.numel()
-    )
+    if step_rows.rows_fit(inputs.mode.value, act.device, (act, *starts, *outputs)):
+        _launch_rows(inputs, starts, outputs, index, use_idx)
+    else:
+        _launch(
+            _kernel("forward", inputs.mode, act.dtype),
+            batch,
+            dof,
+            act.device,
+            make_args,
+            act.numel(),
+        )
     return out.position, out.velocity, out.acceleration, out.jerk
+
+
+def _launch_rows(
+    inputs: StepInputs,
+    starts: tuple[torch.Tensor, ...],
+    outputs: tuple[torch.Tensor, ...],
+    index: torch.Tensor,
+    use_idx: bool,
+) -> None:
+    """The forward through :mod:`~curobo_lite.kernels.step_rows` (CPU, a row of joints per
+    load and store), one thread per trajectory."""
+    act = inputs.act
+    batch, _, dof = act.shape
+    vector = step_rows.joint_vector(dof, act.dtype)
+    kernel = step_rows.rows_kernel(inputs.mode.value, dof, act.dtype)
+    traj_dt = as_warp(inputs.traj_dt)
+
+    def make_launch(b0: int, b1: int):
+        rows = slice(b0, b1)
+        start_args = [as_warp(t if use_idx else t[rows], vector) for t in starts]
+        args = [
+            as_warp(act[rows], vector),
+            *start_args,
+            as_warp(index[rows]) if use_idx else as_warp(index),
+            int(use_idx),
+            traj_dt,
+            *(as_warp(t[rows], vector) for t in outputs),
+        ]
+        return b1 - b0, args
+
+    launch_rows(kernel, batch, act.device, make_launch, act.numel())
 
 
 def launch_adjoint(
