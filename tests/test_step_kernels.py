@@ -487,30 +487,54 @@ def test_launch_descriptors_do_not_keep_tensors_alive():
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["f64", "f32"])
 def test_cpu_row_kernels_serve_contiguous_joints_and_match_the_reference(monkeypatch, dtype):
-    """On a CPU the forwards whose step reads one action use the row kernels (a step's joints
-    as one vector) when the joint axis is contiguous, the per-joint kernels otherwise; both
-    match the loop reference, also with a start state broadcast by a zero stride."""
+    """On a CPU the control spaces whose step reads one action run forward and adjoint through
+    the row kernels (a step's joints as one vector) when the joint axis of their tensors is
+    contiguous, through the per-joint kernels otherwise; both match the loop reference and the
+    transpose of its dense Jacobian, also with a start state broadcast by a zero stride and
+    with some output gradients absent."""
     from curobo_lite.kernels import step_rows
 
     used = []
     rows_kernel = step_rows.rows_kernel
     monkeypatch.setattr(
-        step_rows, "rows_kernel", lambda *args: used.append(args) or rows_kernel(*args)
+        step_rows, "rows_kernel", lambda *args: used.append(args[:2]) or rows_kernel(*args)
     )
     tol = dict(rtol=1e-10, atol=1e-9) if dtype == torch.float64 else dict(rtol=2e-4, atol=2e-2)
+    B, H = 3, 7
     for control_space, fd_mode, mode in MODES:
-        for dof in (1, 7, 9):
-            (act, p, v, a), g = make_inputs(4, 10, dof, 1, dtype, "cpu", seed=dof)
-            traj_dt = random_dt(10, mode, g, dtype)
-            starts = [t.expand(4, dof) for t in (p, v, a)]  # stride 0 along the batch
-            used.clear()
-            outputs = tensor_step(act, *starts, traj_dt, control_space, fd_mode)
-            reference = reference_step(act, *(s.contiguous() for s in starts), traj_dt, mode)
-            assert_matches_reference(outputs, reference, **tol)
-            assert used == ([(mode, dof, dtype)] if mode in step_rows.ROW_FORWARDS else []), mode
-            # a dof-major action (joint axis strided) takes the per-joint kernels, same numbers
-            used.clear()
-            dof_major = act.transpose(1, 2).contiguous().transpose(1, 2)
-            outputs = tensor_step(dof_major, *starts, traj_dt, control_space, fd_mode)
-            assert_matches_reference(outputs, reference, **tol)
-            assert used == [] or dof == 1, mode  # torch gives a size-1 axis stride 1
+        rows = mode in step_rows.ROW_FORWARDS
+        for dof in (1, 3, 9):
+            (act, p, v, a), g = make_inputs(B, H, dof, 1, torch.float64, "cpu", seed=dof)
+            traj_dt = random_dt(H, mode, g)
+            reference = reference_step(act, *(t.expand(B, dof) for t in (p, v, a)), traj_dt, mode)
+            jac = reference_jacobian(B, H, dof, 1, traj_dt, mode, torch.zeros(B, dtype=torch.long))
+            weights = [torch.randn(B, H, dof, generator=g, dtype=torch.float64) for _ in range(4)]
+            weights[2] = None  # an output without a gradient
+            for layout in ("rows", "dof_major"):
+                x = act.to(dtype)
+                if layout == "dof_major":  # joint axis strided: the per-joint kernels
+                    x = x.transpose(1, 2).contiguous().transpose(1, 2)
+                x = x.requires_grad_()
+                starts = [t.to(dtype).requires_grad_() for t in (p, v, a)]
+                used.clear()
+                outputs = tensor_step(
+                    x,
+                    *(t.expand(B, dof) for t in starts),
+                    traj_dt.to(dtype),
+                    control_space,
+                    fd_mode,
+                )
+                assert_matches_reference(outputs, reference, **tol)
+                pairs = [(o, w.to(dtype)) for o, w in zip(outputs, weights) if w is not None]
+                if layout == "dof_major":
+                    pairs = [(o, w.transpose(1, 2).contiguous().transpose(1, 2)) for o, w in pairs]
+                outs, out_grads = zip(*pairs)
+                got = torch.autograd.grad(outs, [x, *starts], out_grads)
+                flat = [np.zeros(B * H * dof) if w is None else w.numpy().ravel() for w in weights]
+                want = jac.T @ np.concatenate(flat)
+                got_flat = np.concatenate([t.detach().double().numpy().ravel() for t in got])
+                np.testing.assert_allclose(got_flat, want, **tol, err_msg=f"{mode} {layout}")
+                # torch gives a size-1 axis stride 1: a single joint is contiguous either way
+                strided = layout == "dof_major" and dof > 1
+                expect = [] if strided else [("forward", mode), ("adjoint", mode)]
+                assert used == (expect if rows else []), (mode, layout, dof)

@@ -246,10 +246,17 @@ def _position_backward_adjoint_step(
 
 
 @wp.func
+def _position_backward_start_grads(g: Any, c0: Any, c1: Any, c2: Any):
+    # the start-state gradients (x, v, a) from the step-0 output gradients and the carries
+    return g[0] - c0, g[1] - c1, g[2] - c2
+
+
+@wp.func
 def _position_backward_finish(
     grad_act: _Array3, traj_dt: _Array1, b: int, d: int, g: Any, carry: Any
 ):
-    return wp.vector(g[0] - carry[0], g[1] - carry[1], g[2] - carry[2])
+    x, v, a = _position_backward_start_grads(g, carry[0], carry[1], carry[2])
+    return wp.vector(x, v, a)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -432,8 +439,14 @@ def _velocity_adjoint_step(
 
 
 @wp.func
+def _velocity_start_grads(g: Any, c0: Any, c1: Any, c2: Any):
+    return c0 + g[0], g[1] - c1, g[2] - c2
+
+
+@wp.func
 def _velocity_finish(grad_act: _Array3, traj_dt: _Array1, b: int, d: int, g: Any, carry: Any):
-    return wp.vector(carry[0] + g[0], g[1] - carry[1], g[2] - carry[2])
+    x, v, a = _velocity_start_grads(g, carry[0], carry[1], carry[2])
+    return wp.vector(x, v, a)
 
 
 @wp.func
@@ -481,8 +494,14 @@ def _acceleration_adjoint_step(
 
 
 @wp.func
+def _acceleration_start_grads(g: Any, c0: Any, c1: Any, c2: Any):
+    return c0 + g[0], c1 + g[1], g[2] - c2
+
+
+@wp.func
 def _acceleration_finish(grad_act: _Array3, traj_dt: _Array1, b: int, d: int, g: Any, carry: Any):
-    return wp.vector(carry[0] + g[0], carry[1] + g[1], g[2] - carry[2])
+    x, v, a = _acceleration_start_grads(g, carry[0], carry[1], carry[2])
+    return wp.vector(x, v, a)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -516,8 +535,14 @@ def _jerk_adjoint_step(
 
 
 @wp.func
+def _jerk_start_grads(g: Any, c0: Any, c1: Any, c2: Any):
+    return c0 + g[0], c1 + g[1], c2 + g[2]
+
+
+@wp.func
 def _jerk_finish(grad_act: _Array3, traj_dt: _Array1, b: int, d: int, g: Any, carry: Any):
-    return wp.vector(carry[0] + g[0], carry[1] + g[1], carry[2] + g[2])
+    x, v, a = _jerk_start_grads(g, carry[0], carry[1], carry[2])
+    return wp.vector(x, v, a)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -579,6 +604,16 @@ STEP_RULES = {
     "VELOCITY": _velocity_rule,
     "ACCELERATION": _acceleration_rule,
     "JERK": _jerk_rule,
+}
+
+#: the adjoint rules of the same control spaces, ``(step, start_grads)``: ``step`` as the
+#: adjoint kernels take it (its context unused) and ``start_grads(g, c0, c1, c2) -> (x, v, a)``
+#: the start-state gradients; ``g`` indexes the four output gradients (scalars or joint vectors)
+ADJOINT_RULES = {
+    "POSITION_BACKWARD": (_position_backward_adjoint_step, _position_backward_start_grads),
+    "VELOCITY": (_velocity_adjoint_step, _velocity_start_grads),
+    "ACCELERATION": (_acceleration_adjoint_step, _acceleration_start_grads),
+    "JERK": (_jerk_adjoint_step, _jerk_start_grads),
 }
 
 ADJOINT_KERNELS = {

@@ -25,7 +25,7 @@ from typing import Any
 import torch
 import warp as wp
 
-from curobo_lite.kernels.step_kernels import STEP_RULES, _start_row
+from curobo_lite.kernels.step_kernels import ADJOINT_RULES, STEP_RULES, _start_row
 from curobo_lite.kernels.warp_types import Array1
 
 wp.config.log_level = 30  # WARNING
@@ -73,9 +73,83 @@ def _rows_forward(rule: wp.Function):
     return forward_rows
 
 
-ROW_FORWARDS = {mode: _rows_forward(rule) for mode, rule in STEP_RULES.items()}
+@wp.func
+def _row_grad(grad: Rows, flag: int, b: int, h: int):
+    value = grad.dtype(0.0)
+    if flag != 0:
+        value = grad[b, h]
+    return value
 
-_kernels: dict[tuple[str, int, torch.dtype], wp.Kernel] = {}
+
+@wp.func
+def _row_grads(
+    grad_position: Rows,
+    grad_velocity: Rows,
+    grad_acceleration: Rows,
+    grad_jerk: Rows,
+    has_grad: wp.vec4i,
+    b: int,
+    h: int,
+):
+    # rows gx, gv, ga, gj of the output gradients at step h (zero where the flag is zero)
+    return wp.matrix_from_rows(
+        _row_grad(grad_position, has_grad[0], b, h),
+        _row_grad(grad_velocity, has_grad[1], b, h),
+        _row_grad(grad_acceleration, has_grad[2], b, h),
+        _row_grad(grad_jerk, has_grad[3], b, h),
+    )
+
+
+def _rows_adjoint(step: wp.Function, start_grads: wp.Function):
+    """The row adjoint of one control space: the reverse sweep of the per-joint adjoint kernels
+    with whole joint rows for scalars (a Python function, generic over the joint vector)."""
+
+    def adjoint_rows(
+        grad_position: Rows,
+        grad_velocity: Rows,
+        grad_acceleration: Rows,
+        grad_jerk: Rows,
+        has_grad_position: int,
+        has_grad_velocity: int,
+        has_grad_acceleration: int,
+        has_grad_jerk: int,
+        traj_dt: Array1,
+        grad_act: Rows,
+        grad_start_position: Row,
+        grad_start_velocity: Row,
+        grad_start_acceleration: Row,
+    ):
+        b = wp.tid()
+        has_grad = wp.vec4i(
+            has_grad_position, has_grad_velocity, has_grad_acceleration, has_grad_jerk
+        )
+        zero = grad_act.dtype(0.0)
+        grad_act[b, grad_act.shape[1] - 1] = zero  # the last action drives no step
+        # four distinct zeros: carries bound to one variable would be one register in the loop
+        c0 = grad_act.dtype(0.0)
+        c1 = grad_act.dtype(0.0)
+        c2 = grad_act.dtype(0.0)
+        c3 = grad_act.dtype(0.0)
+        for h in range(grad_act.shape[1] - 1, 0, -1):
+            g = _row_grads(
+                grad_position, grad_velocity, grad_acceleration, grad_jerk, has_grad, b, h
+            )
+            c0, c1, c2, c3, row, value = step(traj_dt, h, zero, g, c0, c1, c2, c3)
+            if row >= 0:
+                grad_act[b, row] = value
+        g = _row_grads(grad_position, grad_velocity, grad_acceleration, grad_jerk, has_grad, b, 0)
+        x, v, a = start_grads(g, c0, c1, c2)
+        grad_start_position[b] = x
+        grad_start_velocity[b] = v
+        grad_start_acceleration[b] = a
+
+    return adjoint_rows
+
+
+ROW_FORWARDS = {mode: _rows_forward(rule) for mode, rule in STEP_RULES.items()}
+ROW_ADJOINTS = {mode: _rows_adjoint(*rules) for mode, rules in ADJOINT_RULES.items()}
+
+_kernels: dict[tuple[str, str, int, torch.dtype], wp.Kernel] = {}
 _vector_types: dict[tuple[int, torch.dtype], type] = {}
 
 
@@ -89,19 +163,24 @@ def joint_vector(dof: int, dtype: torch.dtype) -> type:
     return vector
 
 
-def rows_kernel(mode: str, dof: int, dtype: torch.dtype) -> wp.Kernel:
-    """The row forward of control space ``mode`` for ``dof`` joints of ``dtype``: a kernel in
-    a module of its own, so that each (mode, ``dof``, dtype) compiles once, alone (overloads
-    of one shared kernel would recompile all the others with each new one)."""
-    key = (mode, dof, dtype)
+def rows_kernel(kind: str, mode: str, dof: int, dtype: torch.dtype) -> wp.Kernel:
+    """The row ``kind`` (``"forward"`` or ``"adjoint"``) of control space ``mode`` for ``dof``
+    joints of ``dtype``: a kernel in a module of its own, so that each one compiles once, alone
+    (overloads of one shared kernel would recompile all the others with each new one)."""
+    key = (kind, mode, dof, dtype)
     kernel = _kernels.get(key)
     if kernel is None:
         vector = joint_vector(dof, dtype)
         rows, row = wp.array2d(dtype=vector), wp.array(dtype=vector)
         scalars = wp.array(dtype=_SCALAR[dtype])
-        arg_types = [rows, row, row, row, wp.array(dtype=wp.int64), int, scalars] + [rows] * 4
-        name = f"{mode.lower()}_forward_rows_{dof}_{str(dtype).removeprefix('torch.')}"
-        generic = wp.kernel(ROW_FORWARDS[mode], name=name, enable_backward=False, module="unique")
+        if kind == "forward":
+            function = ROW_FORWARDS[mode]
+            arg_types = [rows, row, row, row, wp.array(dtype=wp.int64), int, scalars] + [rows] * 4
+        else:
+            function = ROW_ADJOINTS[mode]
+            arg_types = [rows] * 4 + [int] * 4 + [scalars, rows, row, row, row]
+        name = f"{mode.lower()}_{kind}_rows_{dof}_{str(dtype).removeprefix('torch.')}"
+        generic = wp.kernel(function, name=name, enable_backward=False, module="unique")
         kernel = generic.add_overload(arg_types)
         _kernels[key] = kernel
     return kernel

@@ -398,7 +398,7 @@ def _launch_rows(
     act = inputs.act
     batch, _, dof = act.shape
     vector = step_rows.joint_vector(dof, act.dtype)
-    kernel = step_rows.rows_kernel(inputs.mode.value, dof, act.dtype)
+    kernel = step_rows.rows_kernel("forward", inputs.mode.value, dof, act.dtype)
     traj_dt = as_warp(inputs.traj_dt)
 
     def make_launch(b0: int, b1: int):
@@ -452,14 +452,27 @@ def launch_adjoint(
             *(as_warp(g[rows]) for g in start_grads),
         ]
 
-    _launch(
-        _kernel("adjoint", mode, traj_dt.dtype),
-        batch,
-        dof,
-        traj_dt.device,
-        make_args,
-        batch * act_shape[1] * dof,
-    )
+    present = [g for g in grads if g is not None]
+    if step_rows.rows_fit(mode.value, traj_dt.device, (*present, out_grad_act)):
+        vector = step_rows.joint_vector(dof, traj_dt.dtype)
+
+        def make_launch(b0: int, b1: int):
+            rows = slice(b0, b1)
+            arrays = [as_warp((g if g is not None else out_grad_act)[rows], vector) for g in grads]
+            outputs = (out_grad_act, *start_grads)
+            return b1 - b0, [*arrays, *flags, dt, *(as_warp(t[rows], vector) for t in outputs)]
+
+        kernel = step_rows.rows_kernel("adjoint", mode.value, dof, traj_dt.dtype)
+        launch_rows(kernel, batch, traj_dt.device, make_launch, batch * act_shape[1] * dof)
+    else:
+        _launch(
+            _kernel("adjoint", mode, traj_dt.dtype),
+            batch,
+            dof,
+            traj_dt.device,
+            make_args,
+            batch * act_shape[1] * dof,
+        )
     if start_idx is not None:
         start_grads = [
             traj_dt.new_zeros(n_start, dof).index_add_(0, start_idx, g) for g in start_grads
