@@ -276,25 +276,32 @@ def mpc_commands(device: torch.device, use_cuda_graph: bool, steps: int = 12):
     kin = Kinematics(robot, solver.tensor_args)
     goals = [kin.forward(robot.retract_config[None] + d) for d in (0.2, -0.2)]
     state = JointState.from_position(robot.retract_config[None].clone())
-    commands = []
+    commands, metrics = [], []
     for k in range(steps):
         if k in (0, steps // 3):
             fk = goals[0 if k == 0 else 1]
             solver.update_goal(Pose(fk.ee_position, fk.ee_quaternion))
         if k == 2 * steps // 3:
             solver.world_collision.update_obstacle_pose("post", [0.5, 0.25, 0.3, 1, 0, 0, 0])
-        state = solver.step(state).action
+        result = solver.step(state)
+        state = result.action
         commands.append(state.position.clone())
-    return torch.cat(commands), solver
+        metrics.append(result.metrics)
+    return torch.cat(commands), metrics, solver
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA (torch.cuda.graph)")
 def test_mpc_with_cuda_graph_gives_the_eager_commands():
     cuda = torch.device("cuda", 0)
-    eager, _ = mpc_commands(cuda, False)
-    graphed, solver = mpc_commands(cuda, True)
+    eager, eager_metrics, _ = mpc_commands(cuda, False)
+    graphed, graphed_metrics, solver = mpc_commands(cuda, True)
     assert solver._graphed_plan.captures == 3  # first goal, second goal, moved obstacle
     torch.testing.assert_close(graphed, eager, rtol=1e-4, atol=1e-5)
+    # the metrics are computed inside the captured call too
+    for got, want in zip(graphed_metrics, eager_metrics):
+        assert got.keys() == want.keys() and "world_distance" in got
+        for key in got:
+            assert got[key] == pytest.approx(want[key], rel=1e-3, abs=1e-5), key
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA (torch.cuda.graph)")
@@ -322,3 +329,14 @@ def test_lbfgs_with_cuda_graph_gives_the_eager_result(line_search):
     assert graphed.n_iters == eager.n_iters
     torch.testing.assert_close(graphed.best_cost, eager.best_cost, rtol=1e-4, atol=1e-6)
     torch.testing.assert_close(graphed.best_action, eager.best_action, rtol=1e-4, atol=1e-5)
+
+
+def test_mpc_step_metrics_with_a_world_on_cpu():
+    """The helper of the CUDA comparison, eagerly on the CPU: every step's metrics (computed
+    with the plan, read to the host at once) hold the errors, the cost and the clearance."""
+    commands, metrics, _ = mpc_commands(torch.device("cpu"), False, steps=4)
+    assert torch.isfinite(commands).all() and len(metrics) == 4
+    for m in metrics:
+        assert {"position_error", "rotation_error", "cost", "world_distance"} <= m.keys()
+        assert m["limit_violation"] == 0.0 and m["limit_clamped"] in (0.0, 1.0)
+        assert all(isinstance(value, float) for value in m.values())

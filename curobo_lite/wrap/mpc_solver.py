@@ -274,25 +274,38 @@ class MpcSolver:
         state = self.dynamics_model.filter_robot_state(state)
         self.rollout.update_start_state(state)
         if self._steps > 0:
-            result, command = self._graphed_plan(self._plan_key())
+            result, command, names, values = self._graphed_plan(self._plan_key())
         else:
-            result, command = self._plan_and_command(shift=False)
-        command, clamped = self._limited_command(state, command)
+            result, command, names, values = self._plan_and_command(shift=False)
         self._steps += 1
-        metrics = self._metrics(state, result.best_cost, clamped, command)
-        return MpcResult(command, time.perf_counter() - t_start, metrics, result.action.clone())
+        # a replayed graph rewrites its outputs on the next step: copy what the result keeps
+        numbers = dict(zip(names, values.tolist()))
+        metrics = {
+            "position_error": numbers.pop("position_error", float("nan")),
+            "rotation_error": numbers.pop("rotation_error", float("nan")),
+            **numbers,
+        }
+        return MpcResult(
+            command.clone(), time.perf_counter() - t_start, metrics, result.action.clone()
+        )
 
-    def _plan_and_command(self, shift: bool = True) -> tuple[OptResult, JointState]:
-        """The plan update (the MPPI mean shifted, then optimized) and the state
-        ``shift_steps`` ahead along it from the start state: what ``use_cuda_graph`` captures
-        for every step after the first."""
+    def _plan_and_command(
+        self, shift: bool = True
+    ) -> tuple[OptResult, JointState, list[str], torch.Tensor]:
+        """The plan update (the MPPI mean shifted, then optimized), the command ``shift_steps``
+        ahead along it from the start state within the limits, and the step's metrics (names,
+        values): what ``use_cuda_graph`` captures for every step after the first. It reads the
+        measured state from the rollout's start state, which each step writes in place."""
         if shift:
             self.mppi.shift(self.config.shift_steps)
         result = self.mppi.optimize()
+        state = self.rollout.start_state
         command = self.dynamics_model.get_robot_command(
-            self.rollout.start_state, result.action, self.config.shift_steps
+            state, result.action, self.config.shift_steps
         )
-        return result, command
+        command, clamped = self._limited_command(state, command)
+        names, values = self._metrics(state, result.best_cost, clamped, command)
+        return result, command, names, values
 
     def _plan_key(self) -> tuple:
         """The host-side values the plan update depends on (a change captures again)."""
@@ -407,8 +420,9 @@ class MpcSolver:
         best_cost: torch.Tensor,
         clamped: torch.Tensor,
         command: JointState,
-    ) -> dict[str, float]:
-        """The step's metrics (see :class:`MpcResult`), read to the host at once."""
+    ) -> tuple[list[str], torch.Tensor]:
+        """The step's metrics (see :class:`MpcResult`): their names and one tensor of their
+        values, read to the host at once by :meth:`step`."""
         names: list[str] = []
         values: list[torch.Tensor] = []
         if self.goal.goal_pose is not None:
@@ -430,13 +444,7 @@ class MpcSolver:
                 values.append(self_distance[:1].reshape(1))
         names.append("limit_violation")
         values.append(self._limit_violation(command)[None])
-        numbers = dict(zip(names, torch.cat(values).tolist()))
-        metrics = {
-            "position_error": numbers.pop("position_error", float("nan")),
-            "rotation_error": numbers.pop("rotation_error", float("nan")),
-        }
-        metrics.update(numbers)
-        return metrics
+        return names, torch.cat(values)
 
     def __repr__(self) -> str:
         cfg = self.mppi.config
