@@ -11,7 +11,10 @@ onto ``[S, D]`` when an index is used.
 
 Threads are ``(b, dof group)``: a thread walks the horizon for ``dof_chunk`` consecutive dofs.
 The launcher uses one dof per thread on CUDA (parallelism) and all dofs of a trajectory per thread
-on CPU (fewer, longer-lived threads measured ~30 % faster there).
+on CPU (fewer, longer-lived threads measured ~30 % faster there). On a CPU the four modes whose
+step reads one action (:data:`STEP_RULES`, :data:`ADJOINT_RULES`) run instead through
+:mod:`curobo_lite.kernels.step_rows`, the same rules over whole joint rows, when the joint axis is
+contiguous.
 
 Optional incoming gradients (``ctx.set_materialize_grads(False)``) are passed as a flag plus any
 array of the right type; a zero flag means "this gradient is zero" and the array is never read.

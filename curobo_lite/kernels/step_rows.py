@@ -1,20 +1,21 @@
-"""CPU forward step kernels over whole joint vectors: one thread per trajectory, each step's
-``D`` joints one Warp vector.
+"""CPU step kernels over whole joint vectors, forward and adjoint: one thread per trajectory,
+each step's ``D`` joints one Warp vector.
 
 The kernels of :mod:`curobo_lite.kernels.step_kernels` walk one joint at a time and index every
 load and store as ``[b, h, d]``; on a CPU that indexing (stride products and the negative-index
 wrap of each of the three indices) is most of their work: a 10 000 x 32 x 7 forward took 4.4x a
 copy of its output bytes on one core. Here a trajectory's ``[H, D]`` block is read and written a
 row of ``D`` joints at a time (one index per row, contiguous ``D``-wide loads and stores), with
-the same step rules (:data:`~curobo_lite.kernels.step_kernels.STEP_RULES`) applied to the whole
-row: on one core the same forward takes about a copy's time.
+the same rules applied to the whole row (:data:`~curobo_lite.kernels.step_kernels.STEP_RULES`
+forward, :data:`~curobo_lite.kernels.step_kernels.ADJOINT_RULES` for the reverse sweep): on one
+core the same forward takes about a copy's time.
 
 Used for the control spaces whose step ``h`` reads only ``u_{h-1}`` (POSITION with backward
 differences, VELOCITY, ACCELERATION, JERK) when the tensors are on the CPU and their joint axis
-is contiguous (what :func:`rows_fit` checks); the central-difference and teleport forwards, the
-adjoints and every CUDA launch stay with the per-joint kernels (on a GPU a thread per joint is
-the parallelism). The kernels are generic over the joint vector: each (``D``, dtype) pair
-compiles its kernel on first use, in a module of its own.
+is contiguous (what :func:`rows_fit` checks); the central-difference and teleport modes,
+strided layouts and every CUDA launch stay with the per-joint kernels (on a GPU a thread per
+joint is the parallelism). The kernels are generic over the joint vector: each (kind, mode,
+``D``, dtype) compiles its kernel on first use, in a module of its own.
 """
 
 from __future__ import annotations
