@@ -340,3 +340,113 @@ def test_mpc_step_metrics_with_a_world_on_cpu():
         assert {"position_error", "rotation_error", "cost", "world_distance"} <= m.keys()
         assert m["limit_violation"] == 0.0 and m["limit_clamped"] in (0.0, 1.0)
         assert all(isinstance(value, float) for value in m.values())
+
+
+# --- graphs kept across solves: the rollout's goal in fixed buffers, a key of the rest -----------
+
+
+def _pose_goal(rollout: ArmReacher, offset: float) -> Goal:
+    robot = rollout.robot_config
+    fk = Kinematics(robot, rollout.tensor_args).forward(robot.retract_config[None] + offset)
+    return Goal(goal_pose=Pose(fk.ee_position, fk.ee_quaternion))
+
+
+def test_rollout_owns_its_goal_and_keys_what_a_graph_cannot_see():
+    rollout = reacher("gradient_trajopt", TensorDeviceType())
+    start = rollout.start_state.clone()
+    goal = _pose_goal(rollout, 0.1)
+    rollout.update_params(goal, start)
+    kept = rollout.goal.goal_pose.position
+    key = rollout.graph_key()
+    # the caller's tensors are copied, not kept: editing them does not reach the rollout
+    goal.goal_pose.position.add_(1.0)
+    assert not torch.equal(rollout.goal.goal_pose.position, goal.goal_pose.position)
+    # a new goal and start of the same shapes land in the same tensors: the same key
+    other = _pose_goal(rollout, -0.2)
+    rollout.update_params(other, JointState.from_position(start.position + 0.01))
+    assert rollout.goal.goal_pose.position.data_ptr() == kept.data_ptr()
+    torch.testing.assert_close(rollout.goal.goal_pose.position, other.goal_pose.position)
+    assert rollout.graph_key() == key
+    # what a captured rollout cannot see changes the key
+    changes = {
+        "cost weight": lambda: rollout.costs["pose_cost"].update_weight(
+            rollout.costs["pose_cost"].weight * 2
+        ),
+        "cost switched off": lambda: setattr(rollout.costs["bound_cost"], "enabled", False),
+        "time steps": lambda: rollout.dynamics_model.update_traj_dt(0.03),
+        "goal batch": lambda: rollout.update_params(
+            Goal(goal_pose=Pose(other.goal_pose.position.repeat(2, 1))),
+            JointState.from_position(start.position.repeat(2, 1)),
+        ),
+    }
+    for name, change in changes.items():
+        before = rollout.graph_key()
+        change()
+        assert rollout.graph_key() != before, name
+
+
+class _RecordingCall:
+    """Stands in for GraphedCall on a CPU: runs eagerly and records the keys it is called with."""
+
+    made: list[_RecordingCall] = []
+
+    def __init__(self, fn, device, enabled, warmup_calls=2, generators=()):
+        self.fn, self.keys = fn, []
+        _RecordingCall.made.append(self)
+
+    def __call__(self, key=None):
+        self.keys.append(key)
+        return self.fn()
+
+
+def test_lbfgs_keeps_one_graph_per_shape_across_solves(monkeypatch):
+    """With use_cuda_graph, consecutive solves of the same shape replay one graph (one key)
+    while the goal changes; a cost's new weight asks for another capture."""
+    from curobo_lite.opt import gradient_base
+
+    monkeypatch.setattr(gradient_base, "graphs_available", lambda device, requested: requested)
+    monkeypatch.setattr(gradient_base, "GraphedCall", _RecordingCall)
+    _RecordingCall.made = []
+    rollout = reacher("gradient_trajopt", TensorDeviceType())
+    task = TaskConfig.load("gradient_trajopt")
+    options = dict(task.lbfgs, n_problems=1, num_seeds=4, use_cuda_graph=True, n_iters=3)
+    solver = Lbfgs(LbfgsConfig.from_dict(options), rollout)
+    start = rollout.start_state.clone()
+    seeds = rollout.robot_config.retract_config.expand(4, rollout.action_horizon, -1).clone()
+    trial, history = [], []
+    for offset in (0.1, -0.2, 0.3):
+        rollout.update_params(_pose_goal(rollout, offset), start)
+        solver.optimize(seeds)
+        trial.append(solver._trial.data_ptr())
+        history.append(solver.history.s.data_ptr())
+    (call,) = _RecordingCall.made
+    assert len(set(call.keys)) == 1 and len(call.keys) == 9
+    assert len(set(trial)) == 1 and len(set(history)) == 1
+    rollout.costs["pose_cost"].update_weight(rollout.costs["pose_cost"].weight * 2)
+    solver.optimize(seeds)
+    assert call.keys[-1] != call.keys[0]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA (torch.cuda.graph)")
+def test_lbfgs_graph_replayed_across_goals_gives_the_eager_results():
+    cuda = TensorDeviceType(device=torch.device("cuda", 0))
+    task = TaskConfig.load("gradient_trajopt")
+    results = {}
+    for use_cuda_graph in (False, True):
+        rollout = reacher("gradient_trajopt", cuda)
+        options = dict(task.lbfgs, n_problems=1, num_seeds=4, use_cuda_graph=use_cuda_graph)
+        solver = Lbfgs(LbfgsConfig.from_dict(options), rollout)
+        start = rollout.start_state.clone()
+        seeds = rollout.robot_config.retract_config.expand(4, rollout.action_horizon, -1)
+        runs = []
+        for offset in (0.1, -0.2, 0.3):
+            rollout.update_params(_pose_goal(rollout, offset), start)
+            runs.append(solver.optimize(seeds.clone()))
+        results[use_cuda_graph] = runs
+        if use_cuda_graph:
+            ((_, call),) = solver._graphs.values()
+            assert call.captures == 1  # one capture, replayed for all three goals
+    for eager, graphed in zip(results[False], results[True]):
+        assert graphed.n_iters == eager.n_iters
+        torch.testing.assert_close(graphed.best_cost, eager.best_cost, rtol=1e-4, atol=1e-6)
+        torch.testing.assert_close(graphed.best_action, eager.best_action, rtol=1e-4, atol=1e-5)

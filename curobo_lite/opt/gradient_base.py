@@ -22,15 +22,16 @@ goal is reached with a margin and collision-free), however much the cost could s
 
 Host synchronization: an iteration itself never reads a tensor value on the host; the loop
 reads the convergence flags once per ``convergence_check_every`` iterations (never with
-``fixed_iters``). With ``use_cuda_graph: true`` on a CUDA device, each :meth:`optimize` call
-captures one iteration (rollout, gradient, line search and update) after a warm-up iteration and
-replays it for the rest of the call; the convergence bookkeeping runs eagerly between replays.
+``fixed_iters``). With ``use_cuda_graph: true`` on a CUDA device, one iteration (rollout,
+gradient, line search and update) is captured after a warm-up iteration and replayed for the
+other iterations, and for later calls of the same batch shape while the rollout's
+``graph_key()`` is unchanged; the convergence bookkeeping runs eagerly between replays.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
@@ -109,6 +110,8 @@ class GradientOptimizerBase(ABC):
         self._lows = self.tensor_args.to_device(rollout.action_bound_lows)
         self._highs = self.tensor_args.to_device(rollout.action_bound_highs)
         self._gen = torch.Generator(device=self.tensor_args.device)
+        #: per batch shape, the fixed inputs and the graphed step (``use_cuda_graph``)
+        self._graphs: dict[torch.Size, tuple[tuple[torch.Tensor, ...], GraphedCall]] = {}
 
     # --- public API ------------------------------------------------------------------------
 
@@ -214,25 +217,44 @@ class GradientOptimizerBase(ABC):
         )
 
     def _graphed_step(self, x: torch.Tensor, f: torch.Tensor, g: torch.Tensor) -> Callable:
-        """:meth:`_step` replayed from a CUDA graph captured for this call: the iterate, cost,
-        gradient and active flags are copied into fixed input buffers before each replay, and
-        the debug entries out of the graph's buffers after it."""
-        inputs = (x.clone(), f.clone(), g.clone(), torch.ones_like(f, dtype=torch.bool))
-        call = GraphedCall(
-            lambda: self._step(*inputs),
-            x.device,
-            enabled=True,
-            warmup_calls=1,
-            generators=(self._gen,),
-        )
+        """:meth:`_step` replayed from a CUDA graph: the iterate, cost, gradient and active
+        flags are copied into fixed input buffers before each replay, and the debug entries
+        out of the graph's buffers after it.
+
+        One graph per batch shape is kept across calls and replayed again as long as
+        :meth:`_graph_key` (the solver's state buffers and the rollout's ``graph_key()``) is
+        unchanged; a rollout without ``graph_key`` captures anew on every call."""
+        cached = self._graphs.get(x.shape)
+        if cached is None:
+            inputs = (x.clone(), f.clone(), g.clone(), torch.ones_like(f, dtype=torch.bool))
+            call = GraphedCall(
+                lambda: self._step(*inputs),
+                x.device,
+                enabled=True,
+                warmup_calls=1,
+                generators=(self._gen,),
+            )
+            cached = self._graphs[x.shape] = (inputs, call)
+        inputs, call = cached
+        key = self._graph_key()
 
         def step(x, f, g, active):
             for buffer, value in zip(inputs, (x, f, g, active)):
                 buffer.copy_(value)
-            x_new, f_new, g_new, extra = call()
+            x_new, f_new, g_new, extra = call(key)
             return x_new, f_new, g_new, {k: v.clone() for k, v in extra.items()}
 
         return step
+
+    def _graph_key(self) -> Hashable:
+        """What a captured :meth:`_step` depends on besides tensor values (see
+        :meth:`_graphed_step`)."""
+        rollout_key = getattr(self.rollout, "graph_key", None)
+        return (self._graph_state(), rollout_key() if rollout_key is not None else object())
+
+    def _graph_state(self) -> tuple:
+        """The addresses of the solver state :meth:`_step` reads (subclasses add theirs)."""
+        return ()
 
     def _best_seed_converged(self, best_f: torch.Tensor, converged: torch.Tensor) -> torch.Tensor:
         """``[B]``: True for every seed of a problem whose best seed has converged."""

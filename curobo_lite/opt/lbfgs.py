@@ -54,9 +54,9 @@ YAML section ``lbfgs:`` (keys of :meth:`LbfgsConfig.from_dict`; unknown keys are
 - ``use_bounds`` (bool, default true): project iterates and trial points into the rollout's
   action bounds; the search direction is zeroed on coordinates pushing against an active bound.
 - ``seed`` (int >= 0, default 0): seed of the uniform draw when ``optimize(None)``.
-- ``use_cuda_graph`` (bool, default false): on a CUDA device, replay each call's iterations
-  from a captured graph (see :mod:`curobo_lite.opt.gradient_base`); no effect on a CPU device
-  (a warning says so).
+- ``use_cuda_graph`` (bool, default false): on a CUDA device, replay the iterations from a
+  captured graph, kept across calls of the same batch shape (see
+  :mod:`curobo_lite.opt.gradient_base`); no effect on a CPU device (a warning says so).
 """
 
 from __future__ import annotations
@@ -238,11 +238,19 @@ class Lbfgs(GradientOptimizerBase):
     def _prepare(self, batch: int) -> None:
         n = self.horizon * self.d_action
         h = self.history
-        if h is None or h.s.shape[1] != batch:
+        if h is None or h.s.shape[0] != batch:
             self.history = LbfgsHistory(self.config.history, batch, n, self.tensor_args)
         else:
             self.history.reset()
-        self._trial = torch.ones(batch, **self.tensor_args.as_kwargs())
+        # reset in place for the same batch: a graphed step keeps reading the same buffers
+        if self._trial is None or self._trial.shape[0] != batch:
+            self._trial = torch.ones(batch, **self.tensor_args.as_kwargs())
+        else:
+            self._trial.fill_(1.0)
+
+    def _graph_state(self) -> tuple:
+        h = self.history
+        return (id(h), h.s.data_ptr(), self._trial.data_ptr())
 
     def _direction(self, x: torch.Tensor, g: torch.Tensor, active: torch.Tensor) -> torch.Tensor:
         """Descent direction ``p [B, H, D]``; falls back to steepest descent when needed."""

@@ -346,9 +346,56 @@ class ArmReacher:
         )
         if n_problems:
             self._check_goal_batch(goal, n_problems)
-        self.goal = goal
+        self.goal = self._owned_goal(goal)
         if start_state is not None:
             self.update_start_state(start_state)
+
+    def _owned_goal(self, goal: Goal) -> Goal:
+        """``goal`` in tensors of this rollout: the current goal's, written in place, when the
+        shapes match (the addresses a captured CUDA graph of the rollout reads), else copies.
+        The caller's tensors are never kept, so later edits of them do not reach the rollout."""
+        current = self.goal
+        pose, state = goal.goal_pose, goal.goal_state
+        if pose is not None:
+            kept = None if current is None else current.goal_pose
+            if kept is not None and _same_shapes(kept, pose, ("position", "quaternion")):
+                kept.position.copy_(pose.position)
+                kept.quaternion.copy_(pose.quaternion)
+                pose = kept
+            else:
+                pose = Pose(pose.position.clone(), pose.quaternion.clone())
+        if state is not None:
+            kept = None if current is None else current.goal_state
+            if kept is not None and _same_shapes(kept, state, _JOINT_FIELDS):
+                for name in _JOINT_FIELDS:
+                    if getattr(state, name) is not None:
+                        getattr(kept, name).copy_(getattr(state, name))
+                kept.joint_names = state.joint_names
+                state = kept
+            else:
+                state = state.clone()
+        return Goal(goal_pose=pose, goal_state=state)
+
+    def graph_key(self) -> tuple:
+        """What a captured CUDA graph of :meth:`rollout_fn` depends on besides tensor values:
+        the addresses and shapes of the start state, the goal and the time steps, the world's
+        identity and revision, which costs run and with which configuration (a cost's
+        ``update_weight`` replaces its configuration), and whether spheres are needed. Equal
+        keys: a graph captured under one replays correctly under the other."""
+        world = self.world_collision
+        start, goal = self.start_state, self.goal
+        return (
+            None if world is None else (id(world), world.revision),
+            self.needs_spheres(),
+            active_session() is not None,
+            _addresses(start, _JOINT_FIELDS),
+            None if goal is None else _addresses(goal.goal_pose, ("position", "quaternion")),
+            None if goal is None else _addresses(goal.goal_state, _JOINT_FIELDS),
+            _addresses(self.dynamics_model, ("traj_dt",)),
+            tuple(
+                (name, id(cost), id(cost.config), cost.enabled) for name, cost in self.costs.items()
+            ),
+        )
 
     def _problem_index(self, batch: int) -> torch.Tensor:
         """``[B]`` problem of each trajectory (problem-major batches)."""
@@ -565,3 +612,26 @@ class ArmReacher:
             f"ArmReacher(robot={self.robot_config.name!r}, model={self.dynamics_model!r}, "
             f"costs={enabled}, n_problems={self.n_problems})"
         )
+
+
+_JOINT_FIELDS = ("position", "velocity", "acceleration", "jerk")
+
+
+def _same_shapes(kept: Any, new: Any, fields: tuple[str, ...]) -> bool:
+    """Whether ``kept`` and ``new`` have the same tensors (or ``None``) with the same shapes,
+    dtypes and devices in ``fields``."""
+    for name in fields:
+        a, b = getattr(kept, name), getattr(new, name)
+        if (a is None) != (b is None):
+            return False
+        if a is not None and (a.shape != b.shape or a.dtype != b.dtype or a.device != b.device):
+            return False
+    return True
+
+
+def _addresses(owner: Any, fields: tuple[str, ...]) -> tuple | None:
+    """``(data_ptr, shape)`` of each tensor field of ``owner`` (``None`` for absent ones)."""
+    if owner is None:
+        return None
+    values = (getattr(owner, name) for name in fields)
+    return tuple(None if t is None else (t.data_ptr(), tuple(t.shape)) for t in values)

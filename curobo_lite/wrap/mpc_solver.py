@@ -308,13 +308,9 @@ class MpcSolver:
         return result, command, names, values
 
     def _plan_key(self) -> tuple:
-        """The host-side values the plan update depends on (a change captures again)."""
-        world = self.rollout.world_collision
-        return (
-            self._plan_revision,
-            None if world is None else (id(world), world.revision),
-            self.rollout.needs_spheres(),
-        )
+        """The host-side values the plan update depends on (a change captures again): the
+        solver's own revision (goals, worlds, resets) and the rollout's ``graph_key()``."""
+        return (self._plan_revision, self.rollout.graph_key())
 
     def enforce_limits(self, state: JointState, command: JointState) -> tuple[JointState, bool]:
         """Make ``command [1, D]`` respect the acceleration, velocity and position limits,
