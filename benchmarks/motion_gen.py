@@ -15,6 +15,7 @@ Reported per planner: success rate, planning time (median, p95), joint-space pat
 resampled). Usage::
 
     python benchmarks/motion_gen.py [--threads 2] [--limit N] [--device cuda] [--no-ompl]
+        [--cuda-graph]
 
 Results go to ``benchmarks/results/motion_gen.json``.
 """
@@ -73,11 +74,16 @@ def main() -> None:
     parser.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "motion_gen.json"))
     parser.add_argument("--device", default="cpu", help="where MotionGen runs (cpu, cuda)")
     parser.add_argument("--no-ompl", action="store_true", help="MotionGen only")
+    parser.add_argument(
+        "--cuda-graph", action="store_true", help="MotionGen with use_cuda_graph (CUDA only)"
+    )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     tensor_args = TensorDeviceType(device=torch.device(args.device))
     problems = yaml.safe_load(PROBLEMS.read_text())["problems"][: args.limit]
-    motion_gen = MotionGen.from_config("franka", problems[0]["world"], tensor_args=tensor_args)
+    motion_gen = MotionGen.from_config(
+        "franka", problems[0]["world"], tensor_args=tensor_args, use_cuda_graph=args.cuda_graph
+    )
     planner = None
     if not args.no_ompl and ompl_available():
         planner = OmplPlanner(motion_gen.checker, time_limit=args.ompl_time)
@@ -138,6 +144,7 @@ def main() -> None:
     meta = {
         "machine": platform.machine(),
         "device": str(tensor_args.device),
+        "use_cuda_graph": args.cuda_graph,
         "threads": args.threads,
         "problems": len(rows),
         "ompl_time_limit_s": args.ompl_time,

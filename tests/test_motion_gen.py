@@ -3,6 +3,7 @@ differences), and the named failure statuses."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -215,3 +216,30 @@ def test_ik_stop_after_ends_at_the_first_precise_collision_free_seed(motion_gen)
     assert float(clearance.min()) >= 0.0
     with pytest.raises(ValueError, match="ik.stop_after"):
         IKSolver.from_config("franka", world, stop_after=-1)
+
+
+def test_use_cuda_graph_reaches_every_lbfgs_solve_and_keeps_their_options(monkeypatch):
+    """``use_cuda_graph`` turns graphs on for the IK's, the trajectory's and its inner IK's
+    L-BFGS, each keeping its other options (the IK's defaults, the task's sections)."""
+    from curobo_lite.opt import cuda_graph
+    from curobo_lite.wrap.ik_solver import DEFAULT_IK_LBFGS
+
+    monkeypatch.setattr(cuda_graph, "_warned_cpu", False)  # the CPU warning comes once
+    plain = MotionGen.from_config("franka", "table")
+    with pytest.warns(UserWarning, match="use_cuda_graph"):
+        graphed = MotionGen.from_config("franka", "table", use_cuda_graph=True)
+        graphed.plan_single(
+            JointState.from_position(graphed.robot_config.retract_config[None].clone()),
+            Pose.from_list([0.45, 0.2, 0.45, 0, 1, 0, 0]),
+        )
+    pairs = [
+        (plain.ik_solver.lbfgs_config, graphed.ik_solver.lbfgs_config),
+        (plain.trajopt.lbfgs_config, graphed.trajopt.lbfgs_config),
+        (plain.trajopt.ik_solver.lbfgs_config, graphed.trajopt.ik_solver.lbfgs_config),
+    ]
+    for before, after in pairs:
+        assert not before.use_cuda_graph and after.use_cuda_graph
+        assert dataclasses.replace(after, use_cuda_graph=False) == before
+    assert list(graphed.ik_solver.lbfgs_config.line_search_scale) == list(
+        DEFAULT_IK_LBFGS.get("line_search_scale", plain.ik_solver.lbfgs_config.line_search_scale)
+    )

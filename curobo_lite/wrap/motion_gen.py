@@ -25,8 +25,10 @@ Options (keyword arguments of :meth:`MotionGen.from_config`, :class:`MotionGenCo
 ``task`` (the trajopt task, default ``gradient_trajopt``), ``num_trajopt_seeds`` (4),
 ``num_ik_seeds`` (32), ``interpolation_dt`` (s, 0.01), ``enable_graph`` (default: whether OMPL
 is installed), ``graph_planner`` (``RRTConnect``), ``graph_time_limit`` (s, 5.0),
-``graph_resolution`` (rad, 0.02), ``ik`` (more :class:`IKSolverConfig` options), ``trajopt``
-(more ``trajopt`` section keys, e.g. ``position_threshold``).
+``graph_resolution`` (rad, 0.02), ``use_cuda_graph`` (false: on a CUDA device, every L-BFGS
+solve, the IK's and the trajectory's, replays its iterations from graphs kept across plans),
+``ik`` (more :class:`IKSolverConfig` options), ``trajopt`` (more ``trajopt`` section keys, e.g.
+``position_threshold``).
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from curobo_lite.rollout import TaskConfig
 from curobo_lite.types import JointState, Pose, TensorDeviceType, check_joint_state
 from curobo_lite.types.errors import InputTypeError, InputValueError
 from curobo_lite.wrap.graph_planner import PLANNERS, OmplPlanner, ompl_available, resample_path
-from curobo_lite.wrap.ik_solver import DEFAULT_IK_SEEDS, IKSolver
+from curobo_lite.wrap.ik_solver import DEFAULT_IK_LBFGS, DEFAULT_IK_SEEDS, IKSolver
 from curobo_lite.wrap.robot_world import RobotWorld, as_world_collision, as_world_config
 from curobo_lite.wrap.trajopt import TrajOptResult, TrajOptSolver
 from curobo_lite.wrap.trajopt_config import DEFAULT_INTERPOLATION_DT, DEFAULT_TRAJOPT_SEEDS
@@ -83,6 +85,7 @@ class MotionGenConfig:
     graph_planner: str = "RRTConnect"
     graph_time_limit: float = 5.0
     graph_resolution: float = 0.02
+    use_cuda_graph: bool = False
     ik: dict[str, Any] = field(default_factory=dict)
     trajopt: dict[str, Any] = field(default_factory=dict)
 
@@ -107,6 +110,7 @@ class MotionGenConfig:
         self.graph_resolution = as_float(
             s, "graph_resolution", self.graph_resolution, 0.0, low_open=True
         )
+        self.use_cuda_graph = as_bool(s, "use_cuda_graph", self.use_cuda_graph)
         for key in ("ik", "trajopt"):
             setattr(self, key, as_mapping(s, key, getattr(self, key)))
 
@@ -217,8 +221,15 @@ class MotionGen:
         tensor_args = tensor_args or robot.tensor_args
         world_collision = as_world_collision(world, tensor_args)
         ik_options = {"num_seeds": config.num_ik_seeds, "stop_after": 1, **config.ik}
-        ik_solver = IKSolver.from_config(robot, world_collision, tensor_args, **ik_options)
         trajopt_options = {"interpolation_dt": config.interpolation_dt, **config.trajopt}
+        if config.use_cuda_graph:
+            graph = {"use_cuda_graph": True}
+            ik_options["lbfgs"] = {**DEFAULT_IK_LBFGS, **ik_options.get("lbfgs", {}), **graph}
+            trajopt_options["lbfgs"] = {**trajopt_options.get("lbfgs", {}), **graph}
+            trajopt_ik = dict(trajopt_options.get("ik", {}))
+            trajopt_ik["lbfgs"] = {**trajopt_ik.get("lbfgs", {}), **graph}
+            trajopt_options["ik"] = trajopt_ik
+        ik_solver = IKSolver.from_config(robot, world_collision, tensor_args, **ik_options)
         trajopt = TrajOptSolver.from_config(
             robot,
             TaskConfig.load(config.task),

@@ -21,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "plan", help="collision-free motion to a pose among obstacles", description=__doc__
     )
     add_problem_arguments(parser, task_default="gradient_trajopt")
-    add_device_arguments(parser)
+    add_device_arguments(parser, cuda_graph=True)
     parser.add_argument("--save", metavar="YAML", help="write the interpolated plan here")
     parser.add_argument("--plot", metavar="PNG", help="plot the plan's joint curves here")
     add_view_arguments(parser)
@@ -38,7 +38,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         tensor_args = device_tensor_args(args)
         motion_gen = MotionGen.from_config(
-            args.robot, args.world, tensor_args=tensor_args, task=args.task
+            args.robot,
+            args.world,
+            tensor_args=tensor_args,
+            task=args.task,
+            use_cuda_graph=args.cuda_graph,
         )
         goal = goal_pose(args, motion_gen.tensor_args)
     except (TypeError, ValueError, FileNotFoundError) as err:
