@@ -425,6 +425,13 @@ def test_lbfgs_keeps_one_graph_per_shape_across_solves(monkeypatch):
     rollout.costs["pose_cost"].update_weight(rollout.costs["pose_cost"].weight * 2)
     solver.optimize(seeds)
     assert call.keys[-1] != call.keys[0]
+    # one graph per batch shape, the four most recent kept
+    options["num_seeds"] = None
+    solver = Lbfgs(LbfgsConfig.from_dict(options), rollout)
+    for batch in range(1, 7):
+        solver.optimize(seeds[:1].expand(batch, -1, -1).contiguous())
+    assert len(_RecordingCall.made) == 1 + 6
+    assert sorted(shape[0] for shape in solver._graphs) == [3, 4, 5, 6]
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA (torch.cuda.graph)")

@@ -94,6 +94,10 @@ class GradientOptimizerConfig:
         return cls(**dict(data))
 
 
+#: batch shapes whose graphs an optimizer keeps (each holds its own GPU memory pool)
+_GRAPHS_KEPT = 4
+
+
 class GradientOptimizerBase(ABC):
     """Iteration loop, evaluation, bounds, best-so-far and convergence bookkeeping.
 
@@ -226,6 +230,8 @@ class GradientOptimizerBase(ABC):
         unchanged; a rollout without ``graph_key`` captures anew on every call."""
         cached = self._graphs.get(x.shape)
         if cached is None:
+            if len(self._graphs) >= _GRAPHS_KEPT:  # drop the oldest shape's graph and memory
+                self._graphs.pop(next(iter(self._graphs)))
             inputs = (x.clone(), f.clone(), g.clone(), torch.ones_like(f, dtype=torch.bool))
             call = GraphedCall(
                 lambda: self._step(*inputs),

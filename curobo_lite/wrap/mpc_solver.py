@@ -243,7 +243,8 @@ class MpcSolver:
                 f"goal: expected a Pose or a JointState, received {type(goal).__name__}"
             )
         self.rollout.update_params(new_goal)
-        self.goal = new_goal
+        # the rollout's own copy: the metrics read the tensors the captured plan reads
+        self.goal = self.rollout.goal
         self._plan_revision += 1
 
     def reset(self) -> None:
