@@ -358,22 +358,23 @@ def launch_forward(inputs: StepInputs, out: StepBuffers | None = None):
     outputs = (out.position, out.velocity, out.acceleration, out.jerk)
     traj_dt = as_warp(inputs.traj_dt)
 
-    def make_args(b0: int, b1: int) -> list:
+    def make_args(b0: int, b1: int, vector: type | None = None) -> list:
+        # ``vector``: the joint-vector type of the row kernels (None: the per-joint kernels)
         rows = slice(b0, b1)
         # with an index the start states are shared rows: slice the index, not the states
-        start_args = [as_warp(t) for t in starts] if use_idx else [as_warp(t[rows]) for t in starts]
+        start_args = [as_warp(t if use_idx else t[rows], vector) for t in starts]
         return [
-            as_warp(act[rows]),
+            as_warp(act[rows], vector),
             *start_args,
             as_warp(index[rows]) if use_idx else as_warp(index),
             int(use_idx),
             traj_dt,
-            *(as_warp(t[rows]) for t in outputs),
+            *(as_warp(t[rows], vector) for t in outputs),
         ]
 
     batch, _, dof = act.shape
     if step_rows.rows_fit(inputs.mode.value, act.device, (act, *starts, *outputs)):
-        _launch_rows(inputs, starts, outputs, index, use_idx)
+        _launch_rows("forward", inputs.mode, act, make_args)
     else:
         _launch(
             _kernel("forward", inputs.mode, act.dtype),
@@ -387,34 +388,22 @@ def launch_forward(inputs: StepInputs, out: StepBuffers | None = None):
 
 
 def _launch_rows(
-    inputs: StepInputs,
-    starts: tuple[torch.Tensor, ...],
-    outputs: tuple[torch.Tensor, ...],
-    index: torch.Tensor,
-    use_idx: bool,
+    kind: str, mode: StepMode, like: torch.Tensor, make_args: Callable[..., list]
 ) -> None:
-    """The forward through :mod:`~curobo_lite.kernels.step_rows` (CPU, a row of joints per
-    load and store), one thread per trajectory."""
-    act = inputs.act
-    batch, _, dof = act.shape
-    vector = step_rows.joint_vector(dof, act.dtype)
-    kernel = step_rows.rows_kernel("forward", inputs.mode.value, dof, act.dtype)
-    traj_dt = as_warp(inputs.traj_dt)
-
-    def make_launch(b0: int, b1: int):
-        rows = slice(b0, b1)
-        start_args = [as_warp(t if use_idx else t[rows], vector) for t in starts]
-        args = [
-            as_warp(act[rows], vector),
-            *start_args,
-            as_warp(index[rows]) if use_idx else as_warp(index),
-            int(use_idx),
-            traj_dt,
-            *(as_warp(t[rows], vector) for t in outputs),
-        ]
-        return b1 - b0, args
-
-    launch_rows(kernel, batch, act.device, make_launch, act.numel())
+    """Launch the ``kind`` row kernel of ``mode`` (:mod:`~curobo_lite.kernels.step_rows`: CPU,
+    one thread per trajectory, a row of joints per load and store) over ``like``'s ``[B, H, D]``
+    shape, dtype and device; ``make_args(b0, b1, vector)`` builds the arguments of rows
+    ``b0:b1`` with the joint-vector type ``vector``."""
+    batch, _, dof = like.shape
+    vector = step_rows.joint_vector(dof, like.dtype)
+    kernel = step_rows.rows_kernel(kind, mode.value, dof, like.dtype)
+    launch_rows(
+        kernel,
+        batch,
+        like.device,
+        lambda b0, b1: (b1 - b0, make_args(b0, b1, vector)),
+        like.numel(),
+    )
 
 
 def launch_adjoint(
@@ -440,30 +429,22 @@ def launch_adjoint(
     flags = [int(g is not None) for g in grads]
     dt = as_warp(traj_dt)
 
-    def make_args(b0: int, b1: int) -> list:
+    def make_args(b0: int, b1: int, vector: type | None = None) -> list:
+        # ``vector``: the joint-vector type of the row kernels (None: the per-joint kernels)
         rows = slice(b0, b1)
         # a missing gradient is never read by the kernel; any array of the right type stands in
-        arrays = [as_warp((g if g is not None else out_grad_act)[rows]) for g in grads]
+        arrays = [as_warp((g if g is not None else out_grad_act)[rows], vector) for g in grads]
         return [
             *arrays,
             *flags,
             dt,
-            as_warp(out_grad_act[rows]),
-            *(as_warp(g[rows]) for g in start_grads),
+            as_warp(out_grad_act[rows], vector),
+            *(as_warp(g[rows], vector) for g in start_grads),
         ]
 
     present = [g for g in grads if g is not None]
     if step_rows.rows_fit(mode.value, traj_dt.device, (*present, out_grad_act)):
-        vector = step_rows.joint_vector(dof, traj_dt.dtype)
-
-        def make_launch(b0: int, b1: int):
-            rows = slice(b0, b1)
-            arrays = [as_warp((g if g is not None else out_grad_act)[rows], vector) for g in grads]
-            outputs = (out_grad_act, *start_grads)
-            return b1 - b0, [*arrays, *flags, dt, *(as_warp(t[rows], vector) for t in outputs)]
-
-        kernel = step_rows.rows_kernel("adjoint", mode.value, dof, traj_dt.dtype)
-        launch_rows(kernel, batch, traj_dt.device, make_launch, batch * act_shape[1] * dof)
+        _launch_rows("adjoint", mode, out_grad_act, make_args)
     else:
         _launch(
             _kernel("adjoint", mode, traj_dt.dtype),

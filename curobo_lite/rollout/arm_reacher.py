@@ -298,23 +298,10 @@ class ArmReacher:
         start_state = check_joint_state(start_state, "start_state", self.d_action, self.tensor_args)
         if self.goal is not None:
             self._check_goal_batch(self.goal, start_state.position.shape[0])
-        current = self.start_state
-        names = ("position", "velocity", "acceleration", "jerk")
-        fits = current is not None and all(
-            (getattr(current, n) is None) == (getattr(start_state, n) is None)
-            and (
-                getattr(current, n) is None
-                or getattr(current, n).shape == getattr(start_state, n).shape
-            )
-            for n in names
-        )
-        if not fits:
+        if _write_in_place(self.start_state, start_state, _JOINT_FIELDS):
+            self.start_state.joint_names = start_state.joint_names
+        else:
             self.start_state = start_state.detach().clone()
-            return
-        for n in names:
-            if getattr(current, n) is not None:
-                getattr(current, n).copy_(getattr(start_state, n))
-        current.joint_names = start_state.joint_names
 
     def _check_goal_batch(self, goal: Goal, n_problems: int) -> None:
         for name, batch in (
@@ -358,18 +345,13 @@ class ArmReacher:
         pose, state = goal.goal_pose, goal.goal_state
         if pose is not None:
             kept = None if current is None else current.goal_pose
-            if kept is not None and _same_shapes(kept, pose, ("position", "quaternion")):
-                kept.position.copy_(pose.position)
-                kept.quaternion.copy_(pose.quaternion)
+            if _write_in_place(kept, pose, _POSE_FIELDS):
                 pose = kept
             else:
                 pose = Pose(pose.position.clone(), pose.quaternion.clone())
         if state is not None:
             kept = None if current is None else current.goal_state
-            if kept is not None and _same_shapes(kept, state, _JOINT_FIELDS):
-                for name in _JOINT_FIELDS:
-                    if getattr(state, name) is not None:
-                        getattr(kept, name).copy_(getattr(state, name))
+            if _write_in_place(kept, state, _JOINT_FIELDS):
                 kept.joint_names = state.joint_names
                 state = kept
             else:
@@ -389,7 +371,7 @@ class ArmReacher:
             self.needs_spheres(),
             active_session() is not None,
             _addresses(start, _JOINT_FIELDS),
-            None if goal is None else _addresses(goal.goal_pose, ("position", "quaternion")),
+            None if goal is None else _addresses(goal.goal_pose, _POSE_FIELDS),
             None if goal is None else _addresses(goal.goal_state, _JOINT_FIELDS),
             _addresses(self.dynamics_model, ("traj_dt",)),
             tuple(
@@ -615,17 +597,24 @@ class ArmReacher:
 
 
 _JOINT_FIELDS = ("position", "velocity", "acceleration", "jerk")
+_POSE_FIELDS = ("position", "quaternion")
 
 
-def _same_shapes(kept: Any, new: Any, fields: tuple[str, ...]) -> bool:
-    """Whether ``kept`` and ``new`` have the same tensors (or ``None``) with the same shapes,
-    dtypes and devices in ``fields``."""
+def _write_in_place(kept: Any, new: Any, fields: tuple[str, ...]) -> bool:
+    """Copy ``new``'s tensors in ``fields`` into ``kept``'s when ``kept`` has the same ones (or
+    ``None``) with the same shapes, dtypes and devices, so that they keep their addresses;
+    returns whether it did (``False`` for a ``kept`` of ``None``)."""
+    if kept is None:
+        return False
     for name in fields:
         a, b = getattr(kept, name), getattr(new, name)
         if (a is None) != (b is None):
             return False
         if a is not None and (a.shape != b.shape or a.dtype != b.dtype or a.device != b.device):
             return False
+    for name in fields:
+        if getattr(new, name) is not None:
+            getattr(kept, name).copy_(getattr(new, name))
     return True
 
 

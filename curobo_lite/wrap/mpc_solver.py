@@ -160,8 +160,11 @@ class MpcSolver:
         self._brake_finite = torch.isfinite(brake)
         self._brake = torch.where(self._brake_finite, brake, torch.ones_like(brake))
         self._inf = torch.full_like(brake, float("inf"))
-        self._limit_lows = torch.stack([b[0] for b in self._limits()])[:, None]
-        self._limit_highs = torch.stack([b[1] for b in self._limits()])[:, None]
+        # (position, velocity, acceleration) x (low, high): [3, 2, D]
+        bounds = torch.stack(
+            (self._position_limits, self._velocity_limits, self._acceleration_limits)
+        )
+        self._limit_lows, self._limit_highs = bounds[:, 0, None], bounds[:, 1, None]
         self.goal: Goal | None = None
         self._steps = 0
         # counts what a captured plan update cannot see: goals, worlds, resets
@@ -377,10 +380,6 @@ class MpcSolver:
             joint_names=self.robot_config.joint_names,
         )
         return limited, clamped
-
-    def _limits(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """``[2, D]`` (low, high) of position, velocity and acceleration, in that order."""
-        return self._position_limits, self._velocity_limits, self._acceleration_limits
 
     def limit_violation(self, state: JointState) -> float:
         """Largest excess of ``state``'s position, velocity or acceleration over the robot's
