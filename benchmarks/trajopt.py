@@ -145,13 +145,8 @@ def main(argv: list[str] | None = None) -> dict:
         torch.set_num_threads(args.threads)
     tensor_args = TensorDeviceType(device=torch.device(args.device))
     load_before = os.getloadavg()
-    graph = {"use_cuda_graph": True} if args.cuda_graph else {}
     solver = TrajOptSolver.from_config(
-        "franka",
-        num_seeds=args.seeds,
-        tensor_args=tensor_args,
-        lbfgs=graph,
-        ik={"lbfgs": graph} if graph else {},
+        "franka", num_seeds=args.seeds, tensor_args=tensor_args, use_cuda_graph=args.cuda_graph
     )
     robot = solver.robot_config
     goals = make_goals(robot, args.n_goals, args.seed, tensor_args)

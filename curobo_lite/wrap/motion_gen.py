@@ -223,12 +223,10 @@ class MotionGen:
         ik_options = {"num_seeds": config.num_ik_seeds, "stop_after": 1, **config.ik}
         trajopt_options = {"interpolation_dt": config.interpolation_dt, **config.trajopt}
         if config.use_cuda_graph:
+            # the IK's lbfgs option replaces its defaults, the trajopt's merge into the task's
             graph = {"use_cuda_graph": True}
             ik_options["lbfgs"] = {**DEFAULT_IK_LBFGS, **ik_options.get("lbfgs", {}), **graph}
-            trajopt_options["lbfgs"] = {**trajopt_options.get("lbfgs", {}), **graph}
-            trajopt_ik = dict(trajopt_options.get("ik", {}))
-            trajopt_ik["lbfgs"] = {**trajopt_ik.get("lbfgs", {}), **graph}
-            trajopt_options["ik"] = trajopt_ik
+            trajopt_options["use_cuda_graph"] = True
         ik_solver = IKSolver.from_config(robot, world_collision, tensor_args, **ik_options)
         trajopt = TrajOptSolver.from_config(
             robot,

@@ -207,6 +207,7 @@ class TrajOptSolver(TrajOptPhases):
         tensor_args: TensorDeviceType | None = None,
         process_group: Any = None,
         world: WorldCollision | WorldConfig | str | Mapping | None = None,
+        use_cuda_graph: bool | None = None,
         **overrides: Any,
     ) -> TrajOptSolver:
         """Build from a robot (bundled name, path or :class:`RobotConfig`) and a task file.
@@ -220,6 +221,8 @@ class TrajOptSolver(TrajOptPhases):
                 builds the same seeds, optimizes its contiguous share, and the best seed per
                 problem is chosen from all ranks' results, so every rank returns the same
                 result. ``None`` (or no initialized group): single process.
+            use_cuda_graph: ``use_cuda_graph`` of both L-BFGS solves, the trajectory's and
+                its IK's (``None``: as the task's ``lbfgs`` and ``trajopt.ik.lbfgs`` say).
             overrides: keys of the ``trajopt`` section (e.g. ``interpolation_dt=0.02``,
                 ``ik={"num_seeds": 16}``), plus ``model``, ``cost`` and ``lbfgs`` mappings
                 merged into those sections of the task (one level deep).
@@ -241,6 +244,10 @@ class TrajOptSolver(TrajOptPhases):
                 trajopt["ik"] = merge_sections(trajopt.get("ik"), value, "ik")
             else:
                 trajopt[key] = value
+        if use_cuda_graph is not None:
+            graph = {"use_cuda_graph": use_cuda_graph}
+            sections["lbfgs"] = merge_sections(sections["lbfgs"], graph, "lbfgs")
+            trajopt["ik"] = merge_sections(trajopt.get("ik"), {"lbfgs": graph}, "ik")
         if num_seeds is not None:
             trajopt["num_seeds"] = num_seeds
         task = replace(task, trajopt=trajopt, **sections)

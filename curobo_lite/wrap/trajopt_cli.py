@@ -129,8 +129,7 @@ def run(args: argparse.Namespace) -> int:
     if args.interpolation_dt is not None:
         overrides["interpolation_dt"] = args.interpolation_dt
     if args.cuda_graph:
-        graph = {"use_cuda_graph": True}
-        overrides.update(lbfgs=graph, ik={"lbfgs": graph})
+        overrides["use_cuda_graph"] = True
     try:
         tensor_args = device_tensor_args(args)
         solver = TrajOptSolver.from_config(
