@@ -28,12 +28,17 @@ each owns the one kernel signature of its kind (:func:`forward_signature`,
   from the start state ``start = (x, v, a)``, and
   ``step(act, traj_dt, b, h, d, context, x, v, a) -> (x, v, a, j)`` the state at step ``h``
   from that at step ``h - 1`` (scalars, not a vector: the recurrence then stays in registers);
+  the four modes of :data:`STEP_RULES` give instead their ``rule(u, dt, 1 / dt, x, v, a)``,
+  which the kernel feeds the joint's previous action ``u = act[b, h - 1, d]``;
 * adjoint: ``begin(grad_act, traj_dt, b, d) -> (context, c0, c1, c2, c3)`` gives four carries,
   then for ``h = H-1 .. 1`` ``step(traj_dt, h, context, g, c0, c1, c2, c3) -> (c0, c1, c2, c3,
   row, value)`` takes the output gradients ``g = (gx, gv, ga, gj)`` at step ``h`` and completes
   the action gradient ``grad_act[b, row, d] = value`` (none when ``row < 0``), and
   ``finish(grad_act, traj_dt, b, d, g, carries)`` with ``g`` at step 0 returns the start-state
-  gradients ``(x, v, a)``. A mode uses the carries it needs and passes the others on.
+  gradients ``(x, v, a)``; the modes of :data:`ADJOINT_RULES` give instead
+  ``start_grads(g, c0, c1, c2)``, which writes no action gradient. A mode uses the carries it
+  needs and passes the others on. Which of the two a kernel calls is settled when it is compiled
+  (``wp.static``), so the rules are written once for these kernels and the CPU row kernels.
 
 The four outputs and the four gradients with their flags stay plain kernel arguments rather than
 ``wp.struct`` groups, on purpose (checked with warp-lang 1.19): a struct cannot have
@@ -112,9 +117,15 @@ def _grads_at(
     )
 
 
-def _forward_kernel(name: str, begin: wp.Function, step: wp.Function) -> wp.Kernel:
-    """Forward kernel ``name`` walking steps ``0 .. H-1`` with the rules ``begin`` and ``step``
-    (see the module docstring); writes ``out_* [B, H, D]``."""
+def _forward_kernel(
+    name: str,
+    begin: wp.Function,
+    step: wp.Function | None = None,
+    rule: wp.Function | None = None,
+) -> wp.Kernel:
+    """Forward kernel ``name`` walking steps ``0 .. H-1`` from ``begin``, then either a mode's
+    own ``step`` or a :data:`STEP_RULES` ``rule`` fed the joint's previous action (see the module
+    docstring); writes ``out_* [B, H, D]``."""
 
     def forward(
         act: _Array3,
@@ -141,7 +152,11 @@ def _forward_kernel(name: str, begin: wp.Function, step: wp.Function) -> wp.Kern
             out_acceleration[b, 0, d] = a
             out_jerk[b, 0, d] = j
             for h in range(1, act.shape[1]):
-                x, v, a, j = step(act, traj_dt, b, h, d, context, x, v, a)
+                if wp.static(rule is None):
+                    x, v, a, j = step(act, traj_dt, b, h, d, context, x, v, a)
+                else:
+                    dt = traj_dt[h]
+                    x, v, a, j = rule(act[b, h - 1, d], dt, act.dtype(1.0) / dt, x, v, a)
                 out_position[b, h, d] = x
                 out_velocity[b, h, d] = v
                 out_acceleration[b, h, d] = a
@@ -151,11 +166,15 @@ def _forward_kernel(name: str, begin: wp.Function, step: wp.Function) -> wp.Kern
 
 
 def _adjoint_kernel(
-    name: str, begin: wp.Function, step: wp.Function, finish: wp.Function
+    name: str,
+    begin: wp.Function,
+    step: wp.Function,
+    finish: wp.Function | None = None,
+    start_grads: wp.Function | None = None,
 ) -> wp.Kernel:
-    """Adjoint kernel ``name`` sweeping steps ``H-1 .. 0`` with the rules ``begin``, ``step`` and
-    ``finish`` (see the module docstring); writes ``grad_act [B, H, D]`` and the start-state
-    gradients ``[B, D]``."""
+    """Adjoint kernel ``name`` sweeping steps ``H-1 .. 0`` with the rules ``begin`` and ``step``,
+    then either a mode's own ``finish`` or an :data:`ADJOINT_RULES` ``start_grads`` (see the
+    module docstring); writes ``grad_act [B, H, D]`` and the start-state gradients ``[B, D]``."""
 
     def adjoint(
         grad_position: _Array3,
@@ -190,10 +209,16 @@ def _adjoint_kernel(
             g = _grads_at(
                 grad_position, grad_velocity, grad_acceleration, grad_jerk, has_grad, b, 0, d
             )
-            start = finish(grad_act, traj_dt, b, d, g, wp.vector(c0, c1, c2, c3))
-            grad_start_position[b, d] = start[0]
-            grad_start_velocity[b, d] = start[1]
-            grad_start_acceleration[b, d] = start[2]
+            if wp.static(start_grads is None):
+                start = finish(grad_act, traj_dt, b, d, g, wp.vector(c0, c1, c2, c3))
+                grad_start_position[b, d] = start[0]
+                grad_start_velocity[b, d] = start[1]
+                grad_start_acceleration[b, d] = start[2]
+            else:
+                sx, sv, sa = start_grads(g, c0, c1, c2)
+                grad_start_position[b, d] = sx
+                grad_start_velocity[b, d] = sv
+                grad_start_acceleration[b, d] = sa
 
     return wp.Kernel(adjoint, key=name)
 
@@ -229,14 +254,6 @@ def _position_backward_rule(u: Any, dt: Any, inv_dt: Any, x: Any, v: Any, a: Any
 
 
 @wp.func
-def _position_backward_step(
-    act: _Array3, traj_dt: _Array1, b: int, h: int, d: int, context: Any, x: Any, v: Any, a: Any
-):
-    dt = traj_dt[h]
-    return _position_backward_rule(act[b, h - 1, d], dt, act.dtype(1.0) / dt, x, v, a)
-
-
-@wp.func
 def _position_backward_adjoint_step(
     traj_dt: _Array1, h: int, context: Any, g: Any, c0: Any, c1: Any, c2: Any, c3: Any
 ):
@@ -252,14 +269,6 @@ def _position_backward_adjoint_step(
 def _position_backward_start_grads(g: Any, c0: Any, c1: Any, c2: Any):
     # the start-state gradients (x, v, a) from the step-0 output gradients and the carries
     return g[0] - c0, g[1] - c1, g[2] - c2
-
-
-@wp.func
-def _position_backward_finish(
-    grad_act: _Array3, traj_dt: _Array1, b: int, d: int, g: Any, carry: Any
-):
-    x, v, a = _position_backward_start_grads(g, carry[0], carry[1], carry[2])
-    return wp.vector(x, v, a)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -420,14 +429,6 @@ def _velocity_rule(u: Any, dt: Any, inv_dt: Any, x: Any, v: Any, a: Any):
 
 
 @wp.func
-def _velocity_step(
-    act: _Array3, traj_dt: _Array1, b: int, h: int, d: int, context: Any, x: Any, v: Any, a: Any
-):
-    dt = traj_dt[h]
-    return _velocity_rule(act[b, h - 1, d], dt, act.dtype(1.0) / dt, x, v, a)
-
-
-@wp.func
 def _velocity_adjoint_step(
     traj_dt: _Array1, h: int, context: Any, g: Any, c0: Any, c1: Any, c2: Any, c3: Any
 ):
@@ -444,12 +445,6 @@ def _velocity_adjoint_step(
 @wp.func
 def _velocity_start_grads(g: Any, c0: Any, c1: Any, c2: Any):
     return c0 + g[0], g[1] - c1, g[2] - c2
-
-
-@wp.func
-def _velocity_finish(grad_act: _Array3, traj_dt: _Array1, b: int, d: int, g: Any, carry: Any):
-    x, v, a = _velocity_start_grads(g, carry[0], carry[1], carry[2])
-    return wp.vector(x, v, a)
 
 
 @wp.func
@@ -478,14 +473,6 @@ def _acceleration_rule(u: Any, dt: Any, inv_dt: Any, x: Any, v: Any, a: Any):
 
 
 @wp.func
-def _acceleration_step(
-    act: _Array3, traj_dt: _Array1, b: int, h: int, d: int, context: Any, x: Any, v: Any, a: Any
-):
-    dt = traj_dt[h]
-    return _acceleration_rule(act[b, h - 1, d], dt, act.dtype(1.0) / dt, x, v, a)
-
-
-@wp.func
 def _acceleration_adjoint_step(
     traj_dt: _Array1, h: int, context: Any, g: Any, c0: Any, c1: Any, c2: Any, c3: Any
 ):
@@ -501,12 +488,6 @@ def _acceleration_start_grads(g: Any, c0: Any, c1: Any, c2: Any):
     return c0 + g[0], c1 + g[1], g[2] - c2
 
 
-@wp.func
-def _acceleration_finish(grad_act: _Array3, traj_dt: _Array1, b: int, d: int, g: Any, carry: Any):
-    x, v, a = _acceleration_start_grads(g, carry[0], carry[1], carry[2])
-    return wp.vector(x, v, a)
-
-
 # --------------------------------------------------------------------------------------------------
 # JERK: j_h = u_{h-1}, a, v, x integrate in turn
 
@@ -516,14 +497,6 @@ def _jerk_rule(u: Any, dt: Any, inv_dt: Any, x: Any, v: Any, a: Any):
     a_next = a + u * dt
     x_next, v_next = _integrate(x, v, a_next, dt)
     return x_next, v_next, a_next, u
-
-
-@wp.func
-def _jerk_step(
-    act: _Array3, traj_dt: _Array1, b: int, h: int, d: int, context: Any, x: Any, v: Any, a: Any
-):
-    dt = traj_dt[h]
-    return _jerk_rule(act[b, h - 1, d], dt, act.dtype(1.0) / dt, x, v, a)
 
 
 @wp.func
@@ -542,62 +515,8 @@ def _jerk_start_grads(g: Any, c0: Any, c1: Any, c2: Any):
     return c0 + g[0], c1 + g[1], c2 + g[2]
 
 
-@wp.func
-def _jerk_finish(grad_act: _Array3, traj_dt: _Array1, b: int, d: int, g: Any, carry: Any):
-    x, v, a = _jerk_start_grads(g, carry[0], carry[1], carry[2])
-    return wp.vector(x, v, a)
-
-
 # --------------------------------------------------------------------------------------------------
 # the kernels
-
-position_backward_forward = _forward_kernel(
-    "position_backward_forward", _begin_at_start, _position_backward_step
-)
-position_central_forward = _forward_kernel(
-    "position_central_forward", _position_central_begin, _position_central_step
-)
-position_teleport_forward = _forward_kernel(
-    "position_teleport_forward", _position_teleport_begin, _position_teleport_step
-)
-velocity_forward = _forward_kernel("velocity_forward", _begin_at_start, _velocity_step)
-acceleration_forward = _forward_kernel("acceleration_forward", _begin_at_start, _acceleration_step)
-jerk_forward = _forward_kernel("jerk_forward", _begin_at_start, _jerk_step)
-
-position_backward_adjoint = _adjoint_kernel(
-    "position_backward_adjoint",
-    _begin_sweep,
-    _position_backward_adjoint_step,
-    _position_backward_finish,
-)
-position_central_adjoint = _adjoint_kernel(
-    "position_central_adjoint",
-    _position_central_adjoint_begin,
-    _position_central_adjoint_step,
-    _position_central_finish,
-)
-position_teleport_adjoint = _adjoint_kernel(
-    "position_teleport_adjoint",
-    _position_teleport_adjoint_begin,
-    _position_teleport_adjoint_step,
-    _position_teleport_finish,
-)
-velocity_adjoint = _adjoint_kernel(
-    "velocity_adjoint", _begin_sweep, _velocity_adjoint_step, _velocity_finish
-)
-acceleration_adjoint = _adjoint_kernel(
-    "acceleration_adjoint", _begin_sweep, _acceleration_adjoint_step, _acceleration_finish
-)
-jerk_adjoint = _adjoint_kernel("jerk_adjoint", _begin_sweep, _jerk_adjoint_step, _jerk_finish)
-
-FORWARD_KERNELS = {
-    "POSITION_BACKWARD": position_backward_forward,
-    "POSITION_CENTRAL": position_central_forward,
-    "POSITION_TELEPORT": position_teleport_forward,
-    "VELOCITY": velocity_forward,
-    "ACCELERATION": acceleration_forward,
-    "JERK": jerk_forward,
-}
 
 #: the step rules ``(u, dt, 1 / dt, x, v, a) -> (x, v, a, j)`` of the control spaces whose step 0
 #: is the start state and whose step h reads only ``u_{h-1}``: they act on scalars here and on
@@ -619,13 +538,36 @@ ADJOINT_RULES = {
     "JERK": (_jerk_adjoint_step, _jerk_start_grads),
 }
 
+FORWARD_KERNELS = {
+    "POSITION_CENTRAL": _forward_kernel(
+        "position_central_forward", _position_central_begin, step=_position_central_step
+    ),
+    "POSITION_TELEPORT": _forward_kernel(
+        "position_teleport_forward", _position_teleport_begin, step=_position_teleport_step
+    ),
+    **{
+        mode: _forward_kernel(f"{mode.lower()}_forward", _begin_at_start, rule=rule)
+        for mode, rule in STEP_RULES.items()
+    },
+}
+
 ADJOINT_KERNELS = {
-    "POSITION_BACKWARD": position_backward_adjoint,
-    "POSITION_CENTRAL": position_central_adjoint,
-    "POSITION_TELEPORT": position_teleport_adjoint,
-    "VELOCITY": velocity_adjoint,
-    "ACCELERATION": acceleration_adjoint,
-    "JERK": jerk_adjoint,
+    "POSITION_CENTRAL": _adjoint_kernel(
+        "position_central_adjoint",
+        _position_central_adjoint_begin,
+        _position_central_adjoint_step,
+        finish=_position_central_finish,
+    ),
+    "POSITION_TELEPORT": _adjoint_kernel(
+        "position_teleport_adjoint",
+        _position_teleport_adjoint_begin,
+        _position_teleport_adjoint_step,
+        finish=_position_teleport_finish,
+    ),
+    **{
+        mode: _adjoint_kernel(f"{mode.lower()}_adjoint", _begin_sweep, step, start_grads=grads)
+        for mode, (step, grads) in ADJOINT_RULES.items()
+    },
 }
 
 
