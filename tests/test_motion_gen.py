@@ -12,7 +12,7 @@ import torch
 from collision_reference import coal_sphere_box_distance
 
 from curobo_lite.types import JointState, Pose, quat_angle_error
-from curobo_lite.wrap import MotionGen, MotionGenStatus
+from curobo_lite.wrap import IKSolver, MotionGen, MotionGenStatus
 from curobo_lite.wrap.graph_planner import ompl_available
 
 # a box straight between the retract pose's hand and a goal to its right
@@ -198,7 +198,6 @@ def test_ik_stop_after_ends_at_the_first_precise_collision_free_seed(motion_gen)
     """``stop_after: 1`` ends the IK at the check where a seed is within a quarter of both
     thresholds and collision-free: fewer iterations than without, the solution checked by
     forward kinematics and coal."""
-    from curobo_lite.wrap import IKSolver
 
     goal = Pose.from_list(GOAL)
     world = motion_gen.world_collision
@@ -243,3 +242,20 @@ def test_use_cuda_graph_reaches_every_lbfgs_solve_and_keeps_their_options(monkey
     assert list(graphed.ik_solver.lbfgs_config.line_search_scale) == list(
         DEFAULT_IK_LBFGS.get("line_search_scale", plain.ik_solver.lbfgs_config.line_search_scale)
     )
+
+
+def test_ik_lbfgs_option_adjusts_the_ik_defaults_and_cost_sections_replace_them():
+    """A partial ``lbfgs`` option keeps the IK's other L-BFGS defaults (line search, stop
+    rule); ``cost`` sections replace the default set, so a section left out is off."""
+    from curobo_lite.opt import LbfgsConfig
+    from curobo_lite.wrap.ik_solver import DEFAULT_IK_COST, DEFAULT_IK_LBFGS, IKSolverConfig
+
+    expected = {key: (7 if key == "n_iters" else value) for key, value in DEFAULT_IK_LBFGS.items()}
+    solver = IKSolver.from_config("franka", None, num_seeds=2, lbfgs={"n_iters": 7})
+    assert solver.config.lbfgs == expected
+    assert solver.lbfgs_config == LbfgsConfig.from_dict(expected)
+    assert solver.lbfgs_config.line_search != LbfgsConfig().line_search  # not the bare defaults
+    pose_only = {"pose_cost": DEFAULT_IK_COST["pose_cost"]}
+    assert IKSolverConfig.from_dict({"cost": pose_only}).cost == pose_only
+    with pytest.raises(TypeError, match="ik.lbfgs"):
+        IKSolverConfig.from_dict({"lbfgs": [1, 2]})

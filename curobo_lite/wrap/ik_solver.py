@@ -21,8 +21,9 @@ Options (keyword arguments of :meth:`IKSolver.from_config`, validated by
   by the seeds, 0.02), ``stop_after`` (int >= 0, default 0: off): stop a goal's solve once this
   many of its seeds are precise (within a quarter of both thresholds), collision-free and
   within the limits, checked with the L-BFGS convergence checks;
-- ``cost``: cost sections (default: :data:`DEFAULT_IK_COST`); ``lbfgs``: :class:`LbfgsConfig`
-  keys (default: :data:`DEFAULT_IK_LBFGS`).
+- ``cost``: cost sections (default: :data:`DEFAULT_IK_COST`; given sections replace the
+  defaults, so a cost left out is off); ``lbfgs``: :class:`LbfgsConfig` keys, merged over
+  :data:`DEFAULT_IK_LBFGS` (``lbfgs={"n_iters": 20}`` keeps the IK's line search and stop rule).
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ DEFAULT_IK_COST: dict[str, Any] = {
     "self_collision_cost": {"weight": 2000.0, "activation_distance": 0.005},
 }
 
-#: L-BFGS options of the IK unless ``lbfgs=`` is given.
+#: L-BFGS options of the IK; an ``lbfgs=`` option overrides some of them.
 DEFAULT_IK_LBFGS: dict[str, Any] = {
     "n_iters": 50,
     "history": 10,
@@ -118,8 +119,9 @@ class IKSolverConfig:
             setattr(self, key, as_float(s, key, getattr(self, key), 0.0, low_open=True))
         self.limit_margin = as_float(s, "limit_margin", self.limit_margin, 0.0, 0.5)
         self.stop_after = as_int(s, "stop_after", self.stop_after, 0)
-        for key in ("cost", "lbfgs"):
-            setattr(self, key, as_mapping(s, key, getattr(self, key)))
+        self.cost = as_mapping(s, "cost", self.cost)
+        # a partial lbfgs section adjusts the IK's defaults, as a trajopt's adjusts its task's
+        self.lbfgs = {**DEFAULT_IK_LBFGS, **as_mapping(s, "lbfgs", self.lbfgs)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> IKSolverConfig:

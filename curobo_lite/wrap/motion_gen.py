@@ -48,7 +48,7 @@ from curobo_lite.rollout import TaskConfig
 from curobo_lite.types import JointState, Pose, TensorDeviceType, check_joint_state
 from curobo_lite.types.errors import InputTypeError, InputValueError
 from curobo_lite.wrap.graph_planner import PLANNERS, OmplPlanner, ompl_available, resample_path
-from curobo_lite.wrap.ik_solver import DEFAULT_IK_LBFGS, DEFAULT_IK_SEEDS, IKSolver
+from curobo_lite.wrap.ik_solver import DEFAULT_IK_SEEDS, IKSolver
 from curobo_lite.wrap.robot_world import RobotWorld, as_world_collision, as_world_config
 from curobo_lite.wrap.trajopt import TrajOptResult, TrajOptSolver
 from curobo_lite.wrap.trajopt_config import DEFAULT_INTERPOLATION_DT, DEFAULT_TRAJOPT_SEEDS
@@ -223,9 +223,7 @@ class MotionGen:
         ik_options = {"num_seeds": config.num_ik_seeds, "stop_after": 1, **config.ik}
         trajopt_options = {"interpolation_dt": config.interpolation_dt, **config.trajopt}
         if config.use_cuda_graph:
-            # the IK's lbfgs option replaces its defaults, the trajopt's merge into the task's
-            graph = {"use_cuda_graph": True}
-            ik_options["lbfgs"] = {**DEFAULT_IK_LBFGS, **ik_options.get("lbfgs", {}), **graph}
+            ik_options["lbfgs"] = {**ik_options.get("lbfgs", {}), "use_cuda_graph": True}
             trajopt_options["use_cuda_graph"] = True
         ik_solver = IKSolver.from_config(robot, world_collision, tensor_args, **ik_options)
         trajopt = TrajOptSolver.from_config(
