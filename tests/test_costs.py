@@ -715,3 +715,27 @@ def test_quat_angle_error_matches_rotation_matrices(goals):
     assert torch.autograd.gradcheck(
         lambda a, b: quat_angle_error(a, b), (q1.requires_grad_(), q2.requires_grad_())
     )
+
+
+def test_bound_cost_writes_only_the_gradients_that_are_needed():
+    """Position needs a gradient and velocity, active and beyond its bound, does not: the
+    kernel writes the position's gradient and leaves the velocity's one-element placeholder
+    untouched (it once wrote every active quantity's gradient whenever any was needed, past the
+    placeholder's end for larger inputs: heap corruption in IK with the default bound weights)."""
+    from curobo_lite.kernels.bound_cost_kernels import BoundCostParams, bound_cost
+
+    lower = torch.full((4, 1), -1.0, dtype=torch.float64)
+    upper = torch.full((4, 1), 1.0, dtype=torch.float64)
+    params = BoundCostParams.build(lower, upper, [3.0, 5.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0])
+    position = torch.full((1, 1, 1), 1.5, dtype=torch.float64, requires_grad=True)
+    velocity = torch.full((1, 1, 1), -2.0, dtype=torch.float64)
+    zeros = torch.zeros(1, 1, 1, dtype=torch.float64)
+    out = bound_cost(position, velocity, zeros, zeros, params)
+    # value against the formula: 3 * 0.5^2 + 5 * 1^2
+    assert out.item() == pytest.approx(3.0 * 0.25 + 5.0)
+    saved_position_grad, saved_velocity_grad = out.grad_fn.saved_tensors[:2]
+    assert saved_velocity_grad.shape == (1, 1, 1)
+    assert saved_velocity_grad.item() == 0.0
+    out.sum().backward()
+    assert position.grad.item() == pytest.approx(2.0 * 3.0 * 0.5)
+    assert saved_position_grad.item() == pytest.approx(2.0 * 3.0 * 0.5)
