@@ -118,6 +118,12 @@ def bundled_file_lookups(
     return dirs, available, resolve
 
 
+def preview_names(names: Sequence[str], limit: int = 12) -> str:
+    """``names`` for an error message: the first ``limit`` quoted, then ``...``."""
+    shown = ", ".join(repr(n) for n in list(names)[:limit])
+    return f"[{shown}{', ...' if len(names) > limit else ''}]"
+
+
 class YamlReader:
     """Type-checks raw YAML values and builds errors that name the file (``source``) and the
     key: ``ValueError("<source>: '<key>': <problem>")``."""

@@ -11,7 +11,7 @@ mujoco = pytest.importorskip("mujoco", reason="the 'sim' extra (mujoco) is not i
 
 from curobo_lite.geom import WorldConfig  # noqa: E402
 from curobo_lite.robot import Kinematics, RobotConfig  # noqa: E402
-from curobo_lite.robot.config import inertia_matrix_np  # noqa: E402
+from curobo_lite.robot.dynamics_config import inertia_matrix_np  # noqa: E402
 from curobo_lite.sim import MujocoPlant, MujocoPlantConfig, run_closed_loop  # noqa: E402
 from curobo_lite.types import JointState, Pose, TensorDeviceType  # noqa: E402
 

@@ -33,7 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from curobo_lite.robot.config import JointSpec, RobotConfig, joint_transform_np
+from curobo_lite.robot.config import RobotConfig
+from curobo_lite.robot.joints import JointSpec, walk_tree
 from curobo_lite.robot.urdf import read_urdf
 from curobo_lite.types.errors import InputValueError
 
@@ -327,22 +328,8 @@ def _link_poses(
 ) -> dict[str, np.ndarray]:
     """``{link: T [4, 4]}`` of every link connected to ``root`` (joints at ``values``, else 0),
     walking the tree both ways from ``root``."""
-    poses = {root: np.eye(4)}
-    frontier = [root]
-    while frontier:
-        nxt = []
-        for link in frontier:
-            for joint in joints:
-                if link not in (joint.parent, joint.child):
-                    continue
-                other = joint.child if joint.parent == link else joint.parent
-                if other in poses:
-                    continue
-                step = joint_transform_np(joint, values.get(joint.name, 0.0))
-                poses[other] = poses[link] @ (step if joint.parent == link else np.linalg.inv(step))
-                nxt.append(other)
-        frontier = nxt
-    return poses
+    reached, _ = walk_tree(joints, [root], lambda joint: values.get(joint.name, 0.0))
+    return {link: transform for link, (_, transform) in reached.items()}
 
 
 def _fixed_groups(joints: Sequence[JointSpec]) -> dict[str, set[str]]:

@@ -14,13 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from curobo_lite.robot.config import (
+from curobo_lite.robot.geometry import matrix_to_rpy_np
+from curobo_lite.robot.joints import (
     CONTINUOUS_JOINT_LIMIT,
     URDF_JOINT_TYPES,
     JointSpec,
     MimicSpec,
 )
-from curobo_lite.robot.geometry import matrix_to_rpy_np
 from curobo_lite.types.errors import ConfigError
 
 

@@ -39,8 +39,9 @@ import torch
 
 from curobo_lite.geom.world import Capsule, Cuboid, Cylinder, Mesh, Obstacle, Sphere, WorldConfig
 from curobo_lite.opt.options import as_float, check_keys
-from curobo_lite.robot.config import JointSpec, RobotConfig, joint_transform_np
+from curobo_lite.robot.config import RobotConfig
 from curobo_lite.robot.geometry import matrix_to_rpy_np, rpy_to_quat_np
+from curobo_lite.robot.joints import JointSpec, joint_transform_np
 from curobo_lite.types import JointState
 from curobo_lite.types.errors import InputTypeError, InputValueError
 

@@ -126,7 +126,8 @@ def _spheres(args: argparse.Namespace) -> int:
     import yaml
 
     from curobo_lite.robot import sphere_fit
-    from curobo_lite.robot.config import COLLISION_KEYS, resolve_robot_file
+    from curobo_lite.robot.collision_config import COLLISION_KEYS
+    from curobo_lite.robot.config import resolve_robot_file
 
     spheres_per_link = args.spheres_per_link
     if spheres_per_link is None and args.tolerance is None:

@@ -1,0 +1,231 @@
+"""The collision model of a robot file (cuRobo's keys): collision spheres per link, the sphere
+buffer and the self-collision rules; see :class:`RobotCollisionConfig` and the robot-file format
+in :mod:`curobo_lite.robot.config`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from curobo_lite.config_files import YamlReader, preview_names
+from curobo_lite.robot.joints import JointSpec
+
+# cuRobo's robot-file keys for the collision model (see RobotCollisionConfig)
+COLLISION_KEYS = (
+    "collision_spheres",
+    "collision_link_names",
+    "collision_sphere_buffer",
+    "self_collision_ignore",
+    "self_collision_buffer",
+)
+
+
+@dataclass
+class RobotCollisionConfig:
+    """Collision spheres of a robot and its self-collision rules (cuRobo's robot-file keys).
+
+    Attributes:
+        spheres: ``{link: [[x, y, z, radius], ...]}`` sphere centres in the link frame (metres)
+            and radii without ``sphere_buffer``; only the links of ``link_names``.
+        link_names: links carrying spheres, in the order their spheres are listed.
+        sphere_buffer: metres added to every radius (``collision_sphere_buffer``).
+        self_collision_ignore: ``{link: sorted links}`` closed under symmetry.
+        self_collision_buffer: ``{link: metres}`` added to the link's radii for self-collision.
+        spheres_file: the separate spheres file the spheres were read from, if any.
+    """
+
+    spheres: dict[str, list[list[float]]]
+    link_names: list[str]
+    sphere_buffer: float = 0.0
+    self_collision_ignore: dict[str, list[str]] = field(default_factory=dict)
+    self_collision_buffer: dict[str, float] = field(default_factory=dict)
+    spheres_file: str | None = None
+
+    @property
+    def num_spheres(self) -> int:
+        return sum(len(self.spheres[link]) for link in self.link_names)
+
+    def ignores(self, link_a: str, link_b: str) -> bool:
+        """Whether the pair is excluded from self-collision checks."""
+        return link_b in self.self_collision_ignore.get(link_a, ())
+
+    @classmethod
+    def from_dict(
+        cls,
+        data: Mapping[str, Any],
+        source: str = "<dict>",
+        base_dir: str | os.PathLike | None = None,
+    ) -> RobotCollisionConfig | None:
+        """Parse the collision keys of a robot file (other keys are ignored).
+
+        Returns ``None`` when the file has no ``collision_spheres``. Link names are checked
+        against the kinematic tree by :class:`RobotConfig`, not here.
+        """
+        reader = YamlReader(source)
+        if data.get("collision_spheres") is None:
+            extra = [k for k in COLLISION_KEYS if data.get(k) is not None]
+            if extra:
+                raise reader.error(extra[0], "given without 'collision_spheres'")
+            return None
+        raw = data["collision_spheres"]
+        spheres_file = None
+        sphere_reader = reader
+        key = "collision_spheres"
+        if isinstance(raw, str):
+            path = Path(raw)
+            if not path.is_absolute():
+                path = Path(base_dir or ".") / path
+            if not path.is_file():
+                raise reader.error(key, f"spheres file '{path}' does not exist")
+            try:
+                loaded = yaml.safe_load(path.read_text())
+            except yaml.YAMLError as err:
+                raise reader.error(key, f"spheres file '{path}' is not valid YAML: {err}") from None
+            spheres_file = str(path)
+            sphere_reader = YamlReader(spheres_file)
+            loaded = sphere_reader.mapping(loaded, "<top level>", ("collision_spheres",))
+            raw = loaded["collision_spheres"]
+        raw = sphere_reader.mapping(raw, key, (), list(raw) if isinstance(raw, Mapping) else ())
+        spheres: dict[str, list[list[float]]] = {}
+        for link, entries in raw.items():
+            link_key = f"{key}.{link}"
+            sphere_reader.string(link, link_key)
+            if isinstance(entries, str) or not isinstance(entries, Sequence) or not entries:
+                raise sphere_reader.error(
+                    link_key, f"expected a non-empty list of spheres, received {entries!r}"
+                )
+            rows = []
+            for i, entry in enumerate(entries):
+                entry_key = f"{link_key}[{i}]"
+                entry = sphere_reader.mapping(entry, entry_key, ("center", "radius"))
+                center = sphere_reader.vector(entry["center"], f"{entry_key}.center", 3)
+                radius = sphere_reader.number(entry["radius"], f"{entry_key}.radius")
+                if radius <= 0.0:
+                    raise sphere_reader.error(
+                        f"{entry_key}.radius", f"expected a radius > 0, received {radius!r}"
+                    )
+                rows.append([*center, radius])
+            spheres[str(link)] = rows
+
+        if data.get("collision_link_names") is None:
+            link_names = list(spheres)
+        else:
+            link_names = reader.strings(data["collision_link_names"], "collision_link_names")
+            for i, link in enumerate(link_names):
+                if link not in spheres:
+                    raise reader.error(
+                        f"collision_link_names[{i}]",
+                        f"link '{link}' has no entry in collision_spheres; links with spheres: "
+                        f"{preview_names(list(spheres))}",
+                    )
+        buffer = 0.0
+        if data.get("collision_sphere_buffer") is not None:
+            buffer = reader.number(data["collision_sphere_buffer"], "collision_sphere_buffer")
+        for link in link_names:
+            for i, row in enumerate(spheres[link]):
+                if row[3] + buffer <= 0.0:
+                    raise reader.error(
+                        "collision_sphere_buffer",
+                        f"buffer {buffer!r} makes sphere {key}.{link}[{i}] (radius {row[3]!r}) "
+                        "empty; expected radius + buffer > 0",
+                    )
+
+        ignore: dict[str, set[str]] = {}
+        if data.get("self_collision_ignore") is not None:
+            raw_ignore = data["self_collision_ignore"]
+            allowed = list(raw_ignore) if isinstance(raw_ignore, Mapping) else ()
+            raw_ignore = reader.mapping(raw_ignore, "self_collision_ignore", (), allowed)
+            for link, others in raw_ignore.items():
+                entry_key = f"self_collision_ignore.{link}"
+                reader.string(link, entry_key)
+                others = [] if others is None else reader.strings(others, entry_key)
+                for other in others:
+                    if other == link:
+                        raise reader.error(entry_key, f"link '{link}' ignores itself")
+                    ignore.setdefault(link, set()).add(other)
+                    ignore.setdefault(other, set()).add(link)
+        self_buffer = reader.numbers_by_name(
+            data.get("self_collision_buffer"), "self_collision_buffer"
+        )
+        return cls(
+            spheres={link: spheres[link] for link in link_names},
+            link_names=link_names,
+            sphere_buffer=buffer,
+            self_collision_ignore={k: sorted(v) for k, v in ignore.items()},
+            self_collision_buffer=self_buffer,
+            spheres_file=spheres_file,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The robot-file keys, spheres written inline."""
+        out: dict[str, Any] = {
+            "collision_link_names": list(self.link_names),
+            "collision_spheres": {
+                link: [{"center": row[:3], "radius": row[3]} for row in self.spheres[link]]
+                for link in self.link_names
+            },
+            "collision_sphere_buffer": self.sphere_buffer,
+        }
+        if self.self_collision_ignore:
+            # each pair once, under the link listed first
+            written: dict[str, list[str]] = {}
+            seen: set[frozenset[str]] = set()
+            for link, others in self.self_collision_ignore.items():
+                for other in others:
+                    pair = frozenset((link, other))
+                    if pair not in seen:
+                        seen.add(pair)
+                        written.setdefault(link, []).append(other)
+            out["self_collision_ignore"] = written
+        if self.self_collision_buffer:
+            out["self_collision_buffer"] = dict(self.self_collision_buffer)
+        return out
+
+    def check_links(
+        self,
+        reader: YamlReader,
+        links: Collection[str],
+        attachments: Mapping[str, tuple[str, np.ndarray]],
+        blocked: Mapping[str, JointSpec],
+        chain_ends: tuple[str, str],
+    ) -> None:
+        """Check the links named here against the robot's tree: every link exists, and every
+        link with spheres is rigidly attached to the chain ``chain_ends = (base_link,
+        ee_link)`` (``attachments`` and ``blocked`` from
+        :func:`~curobo_lite.robot.joints.rigid_attachments`)."""
+        for link in self.link_names:
+            if link not in links:
+                raise reader.error(
+                    f"collision_spheres.{link}",
+                    f"unknown link '{link}'; links in the tree: {preview_names(sorted(links))}",
+                )
+            if link not in attachments:
+                joint = blocked.get(link)
+                why = (
+                    f" (joint '{joint.name}' is {joint.type} and not in lock_joints)"
+                    if joint is not None
+                    else ""
+                )
+                raise reader.error(
+                    f"collision_spheres.{link}",
+                    f"link '{link}' is not rigidly attached to the chain from '{chain_ends[0]}' "
+                    f"to '{chain_ends[1]}' through fixed or locked joints{why}",
+                )
+        named = [
+            (f"self_collision_ignore.{link}", (link, *others))
+            for link, others in self.self_collision_ignore.items()
+        ]
+        named += [(f"self_collision_buffer.{link}", (link,)) for link in self.self_collision_buffer]
+        for key, names in named:
+            for name in names:
+                if name not in links:
+                    raise reader.error(
+                        key,
+                        f"unknown link '{name}'; links in the tree: {preview_names(sorted(links))}",
+                    )
