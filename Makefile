@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 
-.PHONY: install test demo demo-moving bench fuzz soak lint clean browser
+.PHONY: install test test-debug demo demo-moving bench fuzz soak lint clean browser
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,11 @@ install: $(VENV)/.installed
 
 test: install
 	$(PY) -m pytest
+
+# the suite with every Warp kernel bounds-checked (Warp's debug mode, its own kernel cache):
+# an out-of-bounds index aborts naming the kernel's line instead of corrupting memory; slower
+test-debug: install
+	CUROBO_LITE_WARP_DEBUG=1 $(PY) -m pytest -m "not slow"
 
 # the bundled defaults: MPC drives the Franka to a reachable pose; the plot lands in out/
 DEMO_ARGS ?= mpc --robot franka --goal 0.45 0.2 0.45 0 1 0 0 --steps 250 --plot out/mpc_demo.png

@@ -12,6 +12,7 @@ Example: ``python tools/fuzz.py --cases 300 --targets robot_yaml tensor_step``
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import json
 import sys
 import time
@@ -24,6 +25,9 @@ from hypothesis import HealthCheck, Phase, given, settings
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from fuzz_targets import TARGETS  # noqa: E402
+
+# a native crash (a kernel writing out of bounds) prints the Python stack it happened under
+faulthandler.enable()
 
 
 def run_target(name: str, cases: int, seed: int | None, keep_going: bool) -> dict:
