@@ -426,7 +426,7 @@ _KINEMATICS_ATTRIBUTES = (
     "robot_config",
     "self_collision_pairs",
     "self_collision_pair_buffer",
-    "_sphere_local",
+    "tables",
 )
 
 
@@ -451,7 +451,7 @@ class SelfCollisionChecker:
                 "(add 'collision_spheres' to its robot file)"
             )
         _check_inputs(
-            kinematics._sphere_local[None],
+            kinematics.tables.sphere_local[None],
             kinematics.self_collision_pairs,
             kinematics.self_collision_pair_buffer,
             activation_distance,

@@ -5,20 +5,19 @@ each with one constant origin transform (fixed joints folded into the next movin
 origin) and, when the chain ends with fixed joints, a constant end-effector offset. Frames are
 carried as (position, unit ``wxyz`` quaternion); no matrix-to-quaternion conversion is needed.
 
-Two backends compute the same thing (they agree to rounding):
+Two backends compute the same thing (they agree to rounding) from the same constant tables
+(:class:`ChainTables`, :mod:`curobo_lite.robot.kinematics_tables`):
 
 - ``"warp"`` (default): one Warp kernel, one thread per configuration (``fk_kernels``).
-- ``"torch"``: batched over configurations in a component-major layout (``[4, N]``, ``[3, N]``)
-  so element-wise ops run over contiguous rows. Right-multiplying by a constant quaternion is a
-  constant ``4x4`` matrix, so ``q_k = cos(t/2) q_{k-1} A_k + sin(t/2) q_{k-1} B_k`` is one GEMM
-  and a multiply-add; ``R(q) o`` is a quadratic form in ``q``, so ``p_k = p_{k-1} + R(q_{k-1})
-  o_k`` is an outer product and one ``addmm``. Python loops run over joints, never the batch.
+- ``"torch"``: batched over configurations in a component-major layout
+  (:mod:`curobo_lite.robot.kinematics_torch`: GEMMs and element-wise ops, Python loops over
+  joints, never the batch).
 
-Both use the same analytic backward (see :meth:`Kinematics._grad_q_torch`): for a revolute joint
-with base-frame axis ``z_j``, ``dp_k/dt_j = z_j x (p_k - p_j)`` and ``dq_k/dt_j = 0.5 (0, z_j)
-(x) q_k``, summed over later links with suffix sums, so FK + backward costs about two forward
-passes and no autograd graph is recorded inside FK. It is first-order only (double backward
-raises).
+Both use the same analytic backward (see :func:`~curobo_lite.robot.kinematics_torch.grad_q_torch`):
+for a revolute joint with base-frame axis ``z_j``, ``dp_k/dt_j = z_j x (p_k - p_j)`` and
+``dq_k/dt_j = 0.5 (0, z_j) (x) q_k``, summed over later links with suffix sums, so FK + backward
+costs about two forward passes and no autograd graph is recorded inside FK. It is first-order
+only (double backward raises).
 
 Measured on the 2-core development CPU (Franka, float32, ``benchmarks/kinematics.py``): Warp was
 faster for FK + backward at N = 1000 and 12000, and the two were close for FK alone at
@@ -27,11 +26,9 @@ N = 12000; on CUDA, Warp's single launch replaces ~60 small kernel launches.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 import warp as wp
 from torch.autograd.function import once_differentiable
@@ -39,33 +36,14 @@ from torch.autograd.function import once_differentiable
 from curobo_lite.kernels.launch import as_warp, launch_rows
 from curobo_lite.robot import fk_kernels
 from curobo_lite.robot.config import RobotConfig
-from curobo_lite.robot.geometry import (
-    quat_multiply_np,
-    quat_to_matrix_np,
-    right_multiply_matrix_np,
-    rotate_quadratic_form_np,
-    rpy_to_quat_np,
-)
+from curobo_lite.robot.kinematics_tables import build_chain_tables
+from curobo_lite.robot.kinematics_torch import frames_torch, grad_q_torch, spheres_torch
 from curobo_lite.types import Pose, TensorDeviceType, check_dtype_device, quat_rotate
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
 
 def _like(t: torch.Tensor) -> dict:
     return {"device": t.device, "dtype": t.dtype}
-
-
-def _cross_rows(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """Cross product over dim -2 of component-major ``[..., 3, N]`` tensors (rows contiguous)."""
-    ax, ay, az = a.unbind(-2)
-    bx, by, bz = b.unbind(-2)
-    return torch.stack(
-        (
-            torch.addcmul(ay * bz, az, by, value=-1.0),
-            torch.addcmul(az * bx, ax, bz, value=-1.0),
-            torch.addcmul(ax * by, ay, bx, value=-1.0),
-        ),
-        dim=-2,
-    )
 
 
 def _fmt(values: Sequence[float]) -> str:
@@ -183,210 +161,17 @@ class Kinematics:
         self.joint_names = list(robot_config.joint_names)
         self.base_link = robot_config.base_link
         self.ee_link = robot_config.ee_link
-        self._build(robot_config)
-
-    # construction ---------------------------------------------------------------------------------
-    def _build(self, config: RobotConfig) -> None:
-        ta = self.tensor_args
-        identity = (np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0]))
-
-        def compose(a, b):
-            return a[0] + quat_to_matrix_np(a[1]) @ b[0], quat_multiply_np(a[1], b[1])
-
-        moving = []  # (joint, folded origin)
-        pending = identity
-        # every chain link: (moving frame it rides on, -1 for the base; constant offset from it)
-        chain_frames = {config.base_link: (-1, identity)}
-        for joint in config.chain:
-            origin = (
-                np.asarray(joint.origin_xyz, dtype=np.float64),
-                rpy_to_quat_np(joint.origin_rpy),
-            )
-            pending = compose(pending, origin)
-            if joint.is_moving:
-                moving.append((joint, pending))
-                pending = identity
-            chain_frames[joint.child] = (len(moving) - 1, pending)
-        ends_fixed = not config.chain[-1].is_moving
-
-        self.link_names = [j.child for j, _ in moving] + ([config.ee_link] if ends_fixed else [])
-        self.num_moving = len(moving)
-        self._revolute = [j.type != "prismatic" for j, _ in moving]
-
-        source, multiplier, offset = [], [], []
-        for joint, _ in moving:
-            if joint.mimic is None:
-                source.append(self.joint_names.index(joint.name))
-                multiplier.append(1.0)
-                offset.append(0.0)
-            else:
-                source.append(self.joint_names.index(joint.mimic.joint))
-                multiplier.append(joint.mimic.multiplier)
-                offset.append(joint.mimic.offset)
-        self._identity_map = (
-            source == list(range(len(self.joint_names)))
-            and all(m == 1.0 for m in multiplier)
-            and all(o == 0.0 for o in offset)
-        )
-        self._source = torch.as_tensor(source, dtype=torch.long, device=ta.device)
-        self._multiplier = ta.to_device(multiplier)
-        self._offset = ta.to_device(offset)
-        # column k of the chain contributes multiplier_k to the Jacobian column of q[source_k]
-        mapping = np.zeros((self.num_moving, len(self.joint_names)))
-        for k, (j, m) in enumerate(zip(source, multiplier)):
-            mapping[k, j] += m
-        self._jacobian_map = ta.to_device(mapping)
-
-        # Constants in component-major layout: frames are stored as [4, N] / [3, N] so that
-        # every element-wise op runs over contiguous batch rows.
-        self._first: dict[str, torch.Tensor] = {}
-        self._rot_t: list[torch.Tensor | None] = [None]  # [8, 4] revolute or [4, 4] prismatic
-        self._pos_t: list[torch.Tensor | None] = [None]  # [3, 16]: R(q) @ origin_xyz
-        self._axis_t: list[torch.Tensor | None] = [None]  # [3, 16]: R(q) @ axis in parent
-        axes = []
-        for k, (joint, (p0, q0)) in enumerate(moving):
-            axis = np.asarray(joint.axis, dtype=np.float64)
-            axes.append(axis)
-            q_axis = quat_multiply_np(q0, np.concatenate(([0.0], axis)))
-            axis_in_parent = quat_to_matrix_np(q0) @ axis
-            if k == 0:
-                # the first frame does not depend on a previous one: store its terms directly
-                self._first = {
-                    "quat": ta.to_device(q0)[:, None],
-                    "quat_axis": ta.to_device(q_axis)[:, None],
-                    "position": ta.to_device(p0)[:, None],
-                    "axis": ta.to_device(axis_in_parent)[:, None],
-                }
-                continue
-            rot = right_multiply_matrix_np(q0)
-            if self._revolute[k]:
-                rot = np.concatenate((rot, right_multiply_matrix_np(q_axis)), axis=0)
-            self._rot_t.append(ta.to_device(rot))
-            self._pos_t.append(ta.to_device(rotate_quadratic_form_np(p0).T))
-            self._axis_t.append(ta.to_device(rotate_quadratic_form_np(axis_in_parent).T))
-        self._axes = ta.to_device(np.stack(axes))
-        self._revolute_mask = torch.as_tensor(self._revolute, device=ta.device)
-        self._ee_offset = None
-        if ends_fixed:
-            p_off, q_off = pending
-            self._ee_offset = (
-                ta.to_device(right_multiply_matrix_np(q_off)),
-                ta.to_device(rotate_quadratic_form_np(p_off).T),
-            )
-        # chain description for the Warp kernels (see curobo_lite.robot.fk_kernels)
-        index = {"dtype": torch.int32, "device": ta.device}
-        self._wp_chain = {
-            # xyz, origin quaternion A, and B = A (0, axis): a revolute joint at angle t turns
-            # by A (cos(t/2) + sin(t/2) (0, axis)) = cos(t/2) A + sin(t/2) B
-            "origin": ta.to_device(
-                np.stack(
-                    [
-                        np.concatenate((p0, q0, quat_multiply_np(q0, np.r_[0.0, j.axis])))
-                        for j, (p0, q0) in moving
-                    ]
-                )
-            ),
-            "axis": self._axes,
-            "scale": self._multiplier,
-            "offset": self._offset,
-            "source": torch.as_tensor(source, **index),
-            "joint_type": torch.as_tensor(
-                [fk_kernels.REVOLUTE if r else fk_kernels.PRISMATIC for r in self._revolute],
-                **index,
-            ),
-            "ee_origin": ta.to_device(np.concatenate(pending))[None],
-        }
-        self._build_spheres(config, chain_frames)
-        if self.backend == "warp":
+        #: the constant tables of the chain and the spheres (:class:`ChainTables`)
+        self.tables = build_chain_tables(robot_config, self.tensor_args)
+        self.link_names = self.tables.link_names
+        self.num_moving = self.tables.num_moving
+        self.sphere_link_names = self.tables.sphere_link_names
+        self.sphere_groups = self.tables.sphere_groups
+        self.self_collision_pairs = self.tables.self_collision_pairs
+        self.self_collision_pair_buffer = self.tables.self_collision_pair_buffer
+        self.self_collision_blocks = self.tables.self_collision_blocks
+        if backend == "warp":
             wp.init()
-
-    def _build_spheres(self, config: RobotConfig, chain_frames: dict) -> None:
-        """Fold every collision sphere into the moving frame it rides on, sorted by frame.
-
-        Sets ``sphere_link_names`` (``S``), ``self_collision_pairs [P, 2]`` (``i < j``, spheres
-        of different, not ignored links), ``self_collision_pair_buffer [P]`` (sum of the two
-        links' ``self_collision_buffer``), ``sphere_groups [G, 2]`` (the ``[begin, end)``
-        sphere range of each link) and ``self_collision_blocks [K, 4]`` (``pair_begin,
-        pair_end, group_a, group_b``: the pairs come link pair by link pair, which lets the
-        self-collision kernel skip far-apart links).
-        """
-        ta = self.tensor_args
-        collision = config.collision
-        index = {"dtype": torch.int32, "device": ta.device}
-        rows = []  # (frame, link position in collision.link_names, link, [x, y, z, r])
-        if collision is not None:
-            for order, link in enumerate(collision.link_names):
-                anchor, attach = config.rigid_attachment(link)
-                frame, (p0, q0) = chain_frames[anchor]
-                to_frame = np.eye(4)
-                to_frame[:3, :3] = quat_to_matrix_np(q0)
-                to_frame[:3, 3] = p0
-                to_frame = to_frame @ attach
-                for x, y, z, r in collision.spheres[link]:
-                    centre = to_frame[:3, :3] @ np.array([x, y, z]) + to_frame[:3, 3]
-                    rows.append((frame, order, link, [*centre, r + collision.sphere_buffer]))
-        rows.sort(key=lambda row: (row[0], row[1]))  # stable: file order within a link
-        self.sphere_link_names = [row[2] for row in rows]
-        self._sphere_frame = torch.as_tensor([row[0] for row in rows], dtype=torch.long)
-        local = np.array([row[3] for row in rows], dtype=np.float64).reshape(-1, 4)
-        self._sphere_local = ta.to_device(local)
-        counts = np.bincount(
-            np.array([row[0] + 1 for row in rows], dtype=np.int64), minlength=self.num_moving + 1
-        )
-        start = np.concatenate(([0], np.cumsum(counts)))
-        self._sphere_start = torch.as_tensor(start, **index)
-        # torch backend: R(q) c is a quadratic form in q, so the spheres of one frame are one
-        # GEMM of the frame's quaternion outer product with a [16, 3 S_f] constant
-        self._sphere_forms = [
-            (
-                f,
-                int(start[f + 1]),
-                int(start[f + 2]),
-                ta.to_device(
-                    np.concatenate(
-                        [
-                            rotate_quadratic_form_np(c)
-                            for c in local[start[f + 1] : start[f + 2], :3]
-                        ],
-                        axis=1,
-                    )
-                ),
-            )
-            for f in range(-1, self.num_moving)
-            if start[f + 2] > start[f + 1]
-        ]
-        self._sphere_frame = self._sphere_frame.to(ta.device)
-
-        # spheres of one link are contiguous (sorted by frame, then link): one group per link
-        names = self.sphere_link_names
-        groups: list[list[int]] = []
-        for i, link in enumerate(names):
-            if i == 0 or names[i - 1] != link:
-                groups.append([i, i + 1])
-            else:
-                groups[-1][1] = i + 1
-        # pairs in blocks of one link pair each, so the kernel can cull far-apart links
-        pairs, pair_buffer, blocks = [], [], []
-        if collision is not None:
-            buffers = collision.self_collision_buffer
-            for ga, gb in itertools.combinations(range(len(groups)), 2):
-                a, b = names[groups[ga][0]], names[groups[gb][0]]
-                if collision.ignores(a, b):
-                    continue
-                begin = len(pairs)
-                pairs += [(i, j) for i in range(*groups[ga]) for j in range(*groups[gb])]
-                pair_buffer += [buffers.get(a, 0.0) + buffers.get(b, 0.0)] * (len(pairs) - begin)
-                blocks.append((begin, len(pairs), ga, gb))
-        self.self_collision_pairs = torch.as_tensor(
-            pairs, dtype=torch.long, device=ta.device
-        ).reshape(-1, 2)
-        self.sphere_groups = torch.as_tensor(groups, dtype=torch.long, device=ta.device).reshape(
-            -1, 2
-        )
-        self.self_collision_blocks = torch.as_tensor(
-            blocks, dtype=torch.long, device=ta.device
-        ).reshape(-1, 4)
-        self.self_collision_pair_buffer = ta.to_device(pair_buffer).reshape(-1)
 
     # properties -----------------------------------------------------------------------------------
     @property
@@ -412,107 +197,11 @@ class Kinematics:
         check_dtype_device(name, q, self.tensor_args.dtype, self.tensor_args.device)
         return q.reshape(-1, self.dof), q.shape[:-1]
 
-    def _frames_torch(self, q: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Link frames of ``q [N, D]`` without autograd, component-major.
-
-        Returns:
-            ``(position [L, 3, N], quaternion [L, 4, N] with w >= 0, axis [M, 3, N])``; ``axis``
-            holds each moving joint's unit axis in the base frame.
-        """
-        n = q.shape[0]
-        num_links, m = len(self.link_names), self.num_moving
-        kwargs = {"device": q.device, "dtype": q.dtype}
-        values = q.t().contiguous()
-        if not self._identity_map:
-            values = values.index_select(0, self._source)
-            values = values * self._multiplier[:, None] + self._offset[:, None]
-        half = 0.5 * values
-        cos_half, sin_half = half.cos(), half.sin()
-
-        position = torch.empty(num_links, 3, n, **kwargs)
-        quat = torch.empty(num_links, 4, n, **kwargs)
-        axis = torch.empty(m, 3, n, **kwargs)
-        outer = torch.empty(16, n, **kwargs)
-        outer_view = outer.view(4, 4, n)
-        both = torch.empty(8, n, **kwargs)
-
-        first = self._first
-        if self._revolute[0]:
-            torch.mul(first["quat"], cos_half[0], out=quat[0])
-            quat[0].addcmul_(first["quat_axis"], sin_half[0])
-            position[0].copy_(first["position"].expand(3, n))
-        else:
-            quat[0].copy_(first["quat"].expand(4, n))
-            torch.mul(first["axis"], values[0], out=position[0])
-            position[0].add_(first["position"])
-        axis[0].copy_(first["axis"].expand(3, n))
-        for k in range(1, m):
-            prev = quat[k - 1]
-            torch.mul(prev[:, None, :], prev[None, :, :], out=outer_view)
-            torch.addmm(position[k - 1], self._pos_t[k], outer, out=position[k])
-            torch.mm(self._axis_t[k], outer, out=axis[k])
-            if self._revolute[k]:
-                torch.mm(self._rot_t[k], prev, out=both)
-                torch.mul(both[:4], cos_half[k], out=quat[k])
-                quat[k].addcmul_(both[4:], sin_half[k])
-            else:
-                torch.mm(self._rot_t[k], prev, out=quat[k])
-                position[k].addcmul_(axis[k], values[k])
-        if self._ee_offset is not None:
-            rot, form = self._ee_offset
-            prev = quat[m - 1]
-            torch.mul(prev[:, None, :], prev[None, :, :], out=outer_view)
-            torch.addmm(position[m - 1], form, outer, out=position[m])
-            torch.mm(rot, prev, out=quat[m])
-        # one hemisphere, so equal rotations compare equal (q and -q are the same rotation)
-        quat.mul_(1.0 - 2.0 * (quat[:, :1] < 0).to(q.dtype))
-        return position, quat, axis
-
-    def _grad_q_torch(
-        self,
-        position: torch.Tensor,
-        quat: torch.Tensor,
-        axis: torch.Tensor,
-        grad_position: torch.Tensor,
-        grad_quat: torch.Tensor,
-    ) -> torch.Tensor:
-        """Exact vector-Jacobian product of the link frames, all component-major.
-
-        For a revolute joint j with base-frame axis z_j at p_j and every link k after it,
-        dp_k/dt_j = z_j x (p_k - p_j) and dq_k/dt_j = 0.5 (0, z_j) (x) q_k, so
-        dL/dt_j = z_j . sum_{k>=j} [p_k x g_k - p_j x g_k
-        + 0.5 (w_k gv_k - gw_k v_k + v_k x gv_k)]; a prismatic joint gives z_j . sum_{k>=j} g_k.
-        Suffix sums over k make it O(L) per configuration.
-
-        Args:
-            position ``[L, 3, N]``, quat ``[L, 4, N]``, axis ``[M, 3, N]``: from ``_frames``.
-            grad_position ``[L, 3, N]``, grad_quat ``[L, 4, N]``: upstream gradients.
-
-        Returns:
-            ``[D, N]`` gradient with respect to ``q`` (transposed).
-        """
-        m = self.num_moving
-        w, v = quat[:, :1], quat[:, 1:]
-        grad_w, grad_v = grad_quat[:, :1], grad_quat[:, 1:]
-        terms = torch.empty(position.shape[0], 6, position.shape[2], **_like(position))
-        torch.sub(w * grad_v, grad_w * v, out=terms[:, :3])
-        terms[:, :3].add_(_cross_rows(v, grad_v)).mul_(0.5)
-        terms[:, :3].add_(_cross_rows(position, grad_position))
-        terms[:, 3:].copy_(grad_position)
-        for k in range(terms.shape[0] - 2, -1, -1):  # suffix sums over the links
-            terms[k].add_(terms[k + 1])
-        moment, force = terms[:m, :3], terms[:m, 3:]
-        lever = moment - _cross_rows(position[:m], force)
-        if not all(self._revolute):
-            lever = torch.where(self._revolute_mask[:, None, None], lever, force)
-        grad_values = (axis * lever).sum(1)
-        return self._jacobian_map.t() @ grad_values
-
     def _sphere_arrays(self, spheres: bool) -> tuple[torch.Tensor, torch.Tensor]:
         """``(sphere_local [S, 4], sphere_start [M + 2])``, empty when spheres are off."""
         if spheres:
-            return self._sphere_local, self._sphere_start
-        return self._sphere_local[:0], torch.zeros_like(self._sphere_start)
+            return self.tables.sphere_local, self.tables.sphere_start
+        return self.tables.sphere_local[:0], torch.zeros_like(self.tables.sphere_start)
 
     def allocate_outputs(self, n: int, spheres: bool = True) -> KinematicsBuffers:
         """Output buffers for :meth:`forward` of ``n`` configurations (``spheres``: room for
@@ -544,7 +233,7 @@ class Kinematics:
         axis, link_spheres = out.joint_axis, out.link_spheres
         write_axis = int(axis.shape[1] > 0)
         sphere_inputs = [as_warp(local), as_warp(start)]
-        c = self._wp_chain
+        c = self.tables.wp_chain
         chain = [
             as_warp(t)
             for t in (
@@ -557,7 +246,7 @@ class Kinematics:
                 c["ee_origin"],
             )
         ]
-        has_ee = int(self._ee_offset is not None)
+        has_ee = int(self.tables.ee_offset is not None)
         lanes = fk_kernels.forward_lanes(q.device, q.dtype)
         kernel = fk_kernels.fk_forward_lanes if lanes else fk_kernels.kernel_for("forward", q.dtype)
 
@@ -594,7 +283,7 @@ class Kinematics:
         """``[N, D]`` gradient from row-major link frames, spheres and their gradients."""
         n = position.shape[0]
         grad = torch.zeros(n, self.dof, **_like(position))
-        c = self._wp_chain
+        c = self.tables.wp_chain
         constants = [as_warp(t) for t in (c["scale"], c["source"], c["joint_type"])]
         num_links = len(self.link_names)
         _, start = self._sphere_arrays(link_spheres.shape[1] > 0)
@@ -641,7 +330,7 @@ class Kinematics:
         if self.backend == "warp":
             position, quat, axis, link_spheres = self._frames_warp(q, spheres, out)
             return position, quat, link_spheres, (position, quat, axis, link_spheres)
-        position, quat, axis = self._frames_torch(q)
+        position, quat, axis = frames_torch(self.tables, q)
         outputs = position.permute(2, 0, 1).contiguous(), quat.permute(2, 0, 1).contiguous()
         return *outputs, q.new_empty(q.shape[0], 0, 4), (position, quat, axis)
 
@@ -664,28 +353,13 @@ class Kinematics:
                 grad_quat.contiguous(),
                 grad_spheres.contiguous(),
             )
-        grad = self._grad_q_torch(
+        grad = grad_q_torch(
+            self.tables,
             *saved,
             grad_position.permute(1, 2, 0).contiguous(),
             grad_quat.permute(1, 2, 0).contiguous(),
         )
         return grad.t()
-
-    def _spheres_torch(self, position: torch.Tensor, quat: torch.Tensor) -> torch.Tensor:
-        """``[N, S, 4]`` spheres from link frames ``[N, L, 3|4]`` (autograd through them)."""
-        n = position.shape[0]
-        local = self._sphere_local
-        centres = []
-        for frame, begin, end, form in self._sphere_forms:
-            if frame < 0:
-                centres.append(local[begin:end, :3].expand(n, -1, -1))
-                continue
-            r = quat[:, frame]
-            outer = (r[:, :, None] * r[:, None, :]).reshape(n, 16)
-            rotated = (outer @ form).reshape(n, end - begin, 3)
-            centres.append(position[:, frame, None, :] + rotated)
-        centre = torch.cat(centres, dim=1)
-        return torch.cat((centre, local[:, 3:].expand(n, -1, 1)), dim=-1)
 
     def forward(
         self, q: torch.Tensor, spheres: bool = True, out: KinematicsBuffers | None = None
@@ -718,7 +392,7 @@ class Kinematics:
             self._check_outputs(out, flat, spheres)
             position, quat, link_spheres, _ = self._link_frames(flat.detach(), spheres, out)
         if spheres and self.backend == "torch":
-            link_spheres = self._spheres_torch(position, quat)
+            link_spheres = spheres_torch(self.tables, position, quat)
         num_links = len(self.link_names)
         return KinematicsState(
             ee_position=position.reshape(*batch_shape, num_links, 3)[..., -1, :],
@@ -766,13 +440,13 @@ class Kinematics:
         flat, batch_shape = self._flatten(q)
         position, quat, _ = _LinkFrames.apply(flat, self, False)
         m = self.num_moving
-        axes = quat_rotate(quat[:, :m], self._axes.expand(flat.shape[0], m, 3))
+        axes = quat_rotate(quat[:, :m], self.tables.axes.expand(flat.shape[0], m, 3))
         lever = position[:, -1:] - position[:, :m]
-        revolute = self._revolute_mask[:, None]
+        revolute = self.tables.revolute_mask[:, None]
         linear = torch.where(revolute, torch.linalg.cross(axes, lever, dim=-1), axes)
         angular = axes * revolute
         columns = torch.cat((linear, angular), dim=-1)  # [N, M, 6]
-        jac = columns.transpose(1, 2) @ self._jacobian_map
+        jac = columns.transpose(1, 2) @ self.tables.jacobian_map
         return jac.reshape(*batch_shape, 6, self.dof)
 
     def __repr__(self) -> str:
