@@ -14,7 +14,7 @@ import numpy as np
 import yaml
 
 from curobo_lite.config_files import YamlReader, preview_names
-from curobo_lite.robot.joints import JointSpec
+from curobo_lite.robot.joints import JointSpec, check_tree_links
 
 # cuRobo's robot-file keys for the collision model (see RobotCollisionConfig)
 COLLISION_KEYS = (
@@ -200,11 +200,7 @@ class RobotCollisionConfig:
         ee_link)`` (``attachments`` and ``blocked`` from
         :func:`~curobo_lite.robot.joints.rigid_attachments`)."""
         for link in self.link_names:
-            if link not in links:
-                raise reader.error(
-                    f"collision_spheres.{link}",
-                    f"unknown link '{link}'; links in the tree: {preview_names(sorted(links))}",
-                )
+            check_tree_links(reader, f"collision_spheres.{link}", [link], links)
             if link not in attachments:
                 joint = blocked.get(link)
                 why = (
@@ -217,15 +213,7 @@ class RobotCollisionConfig:
                     f"link '{link}' is not rigidly attached to the chain from '{chain_ends[0]}' "
                     f"to '{chain_ends[1]}' through fixed or locked joints{why}",
                 )
-        named = [
-            (f"self_collision_ignore.{link}", (link, *others))
-            for link, others in self.self_collision_ignore.items()
-        ]
-        named += [(f"self_collision_buffer.{link}", (link,)) for link in self.self_collision_buffer]
-        for key, names in named:
-            for name in names:
-                if name not in links:
-                    raise reader.error(
-                        key,
-                        f"unknown link '{name}'; links in the tree: {preview_names(sorted(links))}",
-                    )
+        for link, others in self.self_collision_ignore.items():
+            check_tree_links(reader, f"self_collision_ignore.{link}", (link, *others), links)
+        for link in self.self_collision_buffer:
+            check_tree_links(reader, f"self_collision_buffer.{link}", [link], links)

@@ -85,6 +85,7 @@ from curobo_lite.robot.joints import (
     joint_transform_np,
     kinematic_chain,
     rigid_attachments,
+    tree_links,
 )
 from curobo_lite.robot.urdf import config_dict_from_urdf, read_urdf_dynamics, read_urdf_joints
 from curobo_lite.types import TensorDeviceType
@@ -224,9 +225,6 @@ class RobotConfig:
             )
         return chain
 
-    def _links(self) -> set[str]:
-        return {j.parent for j in self.joints} | {j.child for j in self.joints}
-
     def _validate_collision(self) -> dict[str, tuple[str, np.ndarray]]:
         """Check ``lock_joints`` and the collision links; return the rigid attachments
         (:func:`~curobo_lite.robot.joints.rigid_attachments`)."""
@@ -250,14 +248,18 @@ class RobotConfig:
         )
         if self.collision is not None:
             self.collision.check_links(
-                reader, self._links(), attachments, blocked, (self.base_link, self.ee_link)
+                reader,
+                tree_links(self.joints),
+                attachments,
+                blocked,
+                (self.base_link, self.ee_link),
             )
         return attachments
 
     def _validate_dynamics(self) -> None:
         """Check that ``dynamics`` names links of the tree and has one effort limit per joint."""
         if self.dynamics is not None:
-            self.dynamics.check_links(YamlReader(self.source), self._links(), self.dof)
+            self.dynamics.check_links(YamlReader(self.source), tree_links(self.joints), self.dof)
 
     # properties ---------------------------------------------------------------------------------
     def rigid_attachment(self, link: str) -> tuple[str, np.ndarray]:

@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from curobo_lite.config_files import YamlReader, preview_names
+from curobo_lite.config_files import YamlReader
+from curobo_lite.robot.joints import check_tree_links
 
 # order of the six inertia numbers in a robot file (MuJoCo's fullinertia order)
 INERTIA_KEYS = ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")
@@ -123,10 +124,7 @@ class RobotDynamicsConfig:
         ``effort_limit`` has one entry per joint."""
         for link, inertial in self.link_inertials.items():
             key = f"dynamics.link_inertials.{link}"
-            if link not in links:
-                raise reader.error(
-                    key, f"unknown link '{link}'; links in the tree: {preview_names(sorted(links))}"
-                )
+            check_tree_links(reader, key, [link], links)
             inertial.validate(reader, key)
         if self.effort_limit is not None and len(self.effort_limit) != dof:
             raise reader.error(

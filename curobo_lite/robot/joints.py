@@ -9,7 +9,7 @@ URDF importer (:mod:`curobo_lite.robot.urdf`) builds :class:`JointSpec` lists fr
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -257,6 +257,23 @@ def joint_transform_np(joint: JointSpec, value: float = 0.0) -> np.ndarray:
     return transform
 
 
+def tree_links(joints: Sequence[JointSpec]) -> set[str]:
+    """Every link ``joints`` connect (parents and children)."""
+    return {j.parent for j in joints} | {j.child for j in joints}
+
+
+def check_tree_links(
+    reader: YamlReader, key: str, names: Iterable[str], links: Collection[str]
+) -> None:
+    """Raise ``reader.error(key, ...)`` for the first of ``names`` that is not one of the tree's
+    ``links`` (:func:`tree_links`), listing those."""
+    for name in names:
+        if name not in links:
+            raise reader.error(
+                key, f"unknown link '{name}'; links in the tree: {preview_names(sorted(links))}"
+            )
+
+
 def kinematic_chain(
     joints: Sequence[JointSpec], base_link: str, ee_link: str, reader: YamlReader
 ) -> list[JointSpec]:
@@ -284,12 +301,9 @@ def kinematic_chain(
                 f"'{parent_joint[joint.child].name}' (the description must be a tree)",
             )
         parent_joint[joint.child] = joint
-    links = {j.parent for j in joints} | {j.child for j in joints}
-    for key, link in (("base_link", base_link), ("ee_link", ee_link)):
-        if link not in links:
-            raise reader.error(
-                key, f"unknown link '{link}'; links in the tree: {preview_names(sorted(links))}"
-            )
+    links = tree_links(joints)
+    check_tree_links(reader, "base_link", [base_link], links)
+    check_tree_links(reader, "ee_link", [ee_link], links)
     if base_link == ee_link:
         raise reader.error("ee_link", f"ee_link equals base_link ('{base_link}')")
 

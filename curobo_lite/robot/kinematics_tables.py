@@ -62,7 +62,6 @@ class ChainTables:
             axis)``), ``axis``, ``scale``, ``offset``, ``source``, ``joint_type``,
             ``ee_origin [1, 7]``.
         sphere_link_names: ``S`` links, one per sphere, spheres sorted by frame then link.
-        sphere_frame: ``[S]`` moving frame each sphere rides on (-1: the base).
         sphere_local: ``[S, 4]`` centres in that frame and radii (buffer included).
         sphere_start: ``[M + 2]`` int32: spheres of frame ``f`` are ``start[f + 1] ..
             start[f + 2] - 1``.
@@ -93,7 +92,6 @@ class ChainTables:
     ee_offset: tuple[torch.Tensor, torch.Tensor] | None
     wp_chain: dict[str, torch.Tensor]
     sphere_link_names: list[str]
-    sphere_frame: torch.Tensor
     sphere_local: torch.Tensor
     sphere_start: torch.Tensor
     sphere_forms: list[tuple[int, int, int, torch.Tensor]]
@@ -287,7 +285,6 @@ def _sphere_tables(
             blocks.append((begin, len(pairs), ga, gb))
     return {
         "sphere_link_names": names,
-        "sphere_frame": torch.as_tensor([row[0] for row in rows], **long),
         "sphere_local": ta.to_device(local),
         "sphere_start": torch.as_tensor(start, **index),
         "sphere_forms": forms,
