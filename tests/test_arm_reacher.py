@@ -9,7 +9,7 @@ import yaml
 from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.rollout.arm_reacher import ArmReacher, Goal
 from curobo_lite.rollout.task import TaskConfig, available_tasks
-from curobo_lite.types import JointState, Pose, TensorDeviceType
+from curobo_lite.types import JointState, Pose, StateType, TensorDeviceType
 
 F64 = TensorDeviceType(dtype=torch.float64)
 
@@ -194,3 +194,104 @@ def test_scale_tracking_sees_each_terms_own_gradient(franka):
     (grad,) = torch.autograd.grad(pose.sum(), ee_position)
     recorded = session.history("pose_cost.ee_position").backward[-1]
     assert abs(recorded - grad.std().item()) <= 1e-5 * max(1.0, grad.std().item())
+
+
+def _edited(value, dof: int):
+    """A different valid value for a weight option: scaled up, or per-joint weights for ``None``."""
+    if value is None:
+        return [0.7] * dof
+    if isinstance(value, torch.Tensor):
+        return (value * 3.0 + 0.1).tolist()
+    return value * 3.0 + 0.1
+
+
+# two start states: the forearm in the table, the arm folded onto itself (both in collision, so
+# the collision costs' weights show in the output)
+_COLLIDING_STARTS = [[0.0, 1.5, 0.0, -0.5, 0.0, 1.0, 0.0], [0.0, 0.3, 0.0, -3.0, 0.0, 0.2, 0.0]]
+
+
+def _reacher_with_goals(task: TaskConfig, franka: RobotConfig) -> ArmReacher:
+    rollout = ArmReacher.from_task(task, franka)
+    rollout.attach_world("table")
+    start = JointState.from_position(torch.tensor(_COLLIDING_STARTS))
+    goal_state = JointState.from_position(franka.retract_config[None] + 0.2)
+    rollout.update_params(Goal(goal_pose=reachable_goal(franka), goal_state=goal_state), start)
+    return rollout
+
+
+def _actions(rollout: ArmReacher, batch: int) -> torch.Tensor:
+    """``[2 batch, H, D]`` random actions that keep the trajectories near their start states."""
+    model = rollout.dynamics_model
+    noise = torch.randn(
+        (2 * batch, model.horizon, model.d_action), generator=torch.Generator().manual_seed(0)
+    )
+    if model.control_space is StateType.POSITION:
+        return torch.tensor(_COLLIDING_STARTS).repeat_interleave(batch, 0)[:, None] + 0.02 * noise
+    return 0.3 * noise
+
+
+@pytest.mark.parametrize("task_name", ["particle_mpc", "gradient_trajopt"])
+def test_cost_config_edits_in_place_act_like_a_config_built_with_them(franka, task_name):
+    """``cost.config.<weight> = value`` changes the rollout's costs exactly as a task file that
+    had the value from the start (pose and bound costs used to keep their old weights)."""
+    task = TaskConfig.load(task_name)
+    rollout = _reacher_with_goals(task, franka)
+    act = _actions(rollout, 3)
+    before = rollout.rollout_fn(act).costs
+    changed = []
+    for name, cost in rollout.costs.items():
+        for option in cost.weight_fields:
+            value = _edited(getattr(cost.config, option), franka.dof)
+            edited = _reacher_with_goals(task, franka)
+            edited.rollout_fn(act)  # any per-horizon caches filled with the old value
+            revision = edited.costs[name].config.revision
+            setattr(edited.costs[name].config, option, value)
+            assert edited.costs[name].config.revision == revision + 1
+            built = TaskConfig.load(task_name)
+            built.cost = {**built.cost, name: {**(built.cost[name] or {}), option: value}}
+            reference = _reacher_with_goals(built, franka).rollout_fn(act).costs
+            torch.testing.assert_close(edited.rollout_fn(act).costs, reference, msg=option)
+            if not torch.allclose(reference, before):
+                changed.append(f"{name}.{option}")
+    # the edits reach every enabled cost's output (not a comparison of unchanged rollouts)
+    enabled = {name for name, cost in rollout.costs.items() if cost.enabled}
+    assert {name.split(".")[0] for name in changed} == enabled, changed
+
+
+def test_invalid_cost_config_edit_raises_and_changes_nothing(franka):
+    rollout = _reacher_with_goals(TaskConfig.load("particle_mpc"), franka)
+    act = _actions(rollout, 2)
+    before = rollout.rollout_fn(act).costs
+    config = rollout.costs["pose_cost"].config
+    for option, value, words in [
+        ("weight", -1.0, "pose_cost.weight: expected a weight >= 0, received -1.0"),
+        ("run_weight", [1.0, float("nan")], "pose_cost.run_weight"),
+        ("position_norm", "L7", "pose_cost.position_norm: expected one of"),
+    ]:
+        with pytest.raises(ValueError, match=words):
+            setattr(config, option, value)
+    assert config.revision == 0 and config.weight == 1.0
+    torch.testing.assert_close(rollout.rollout_fn(act).costs, before)
+
+
+def test_cost_config_copies_and_replacements(franka):
+    """A copy (or pickle) of a configuration is used by no cost until assigned to one; assigning
+    a configuration re-derives the cost as update_weight does."""
+    import copy
+    import pickle
+
+    rollout = _reacher_with_goals(TaskConfig.load("particle_mpc"), franka)
+    act = _actions(rollout, 2)
+    before = rollout.rollout_fn(act).costs
+    cost = rollout.costs["bound_cost"]
+    for duplicate in (copy.deepcopy(cost.config), pickle.loads(pickle.dumps(cost.config))):
+        duplicate.weight = 9.0
+        assert duplicate.weight == 9.0 and cost.config.weight == 1.0
+        torch.testing.assert_close(rollout.rollout_fn(act).costs, before)
+    cost.config = duplicate
+    reference = _reacher_with_goals(TaskConfig.load("particle_mpc"), franka)
+    reference.costs["bound_cost"].update_weight(9.0)
+    torch.testing.assert_close(rollout.rollout_fn(act).costs, reference.rollout_fn(act).costs)
+    # the configuration it replaced no longer drives the cost
+    with pytest.raises(TypeError, match="expected a BoundCostConfig"):
+        cost.config = rollout.costs["pose_cost"].config

@@ -372,6 +372,9 @@ def test_rollout_owns_its_goal_and_keys_what_a_graph_cannot_see():
         "cost weight": lambda: rollout.costs["pose_cost"].update_weight(
             rollout.costs["pose_cost"].weight * 2
         ),
+        "cost weight edited in place": lambda: setattr(
+            rollout.costs["smooth_cost"].config, "jerk_weight", 2.0
+        ),
         "cost switched off": lambda: setattr(rollout.costs["bound_cost"], "enabled", False),
         "time steps": lambda: rollout.dynamics_model.update_traj_dt(0.03),
         "goal batch": lambda: rollout.update_params(

@@ -362,8 +362,9 @@ class ArmReacher:
         """What a captured CUDA graph of :meth:`rollout_fn` depends on besides tensor values:
         the addresses and shapes of the start state, the goal and the time steps, the world's
         identity and revision, which costs run and with which configuration (a cost's
-        ``update_weight`` replaces its configuration), and whether spheres are needed. Equal
-        keys: a graph captured under one replays correctly under the other."""
+        ``update_weight`` replaces its configuration; a field assignment increments its
+        ``revision``), and whether spheres are needed. Equal keys: a graph captured under one
+        replays correctly under the other."""
         world = self.world_collision
         start, goal = self.start_state, self.goal
         return (
@@ -375,7 +376,8 @@ class ArmReacher:
             None if goal is None else _addresses(goal.goal_state, _JOINT_FIELDS),
             _addresses(self.dynamics_model, ("traj_dt",)),
             tuple(
-                (name, id(cost), id(cost.config), cost.enabled) for name, cost in self.costs.items()
+                (name, id(cost), id(cost.config), cost.config.revision, cost.enabled)
+                for name, cost in self.costs.items()
             ),
         )
 

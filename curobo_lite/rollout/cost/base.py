@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import functools
 import numbers
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
@@ -297,6 +299,12 @@ class CostConfig:
         weight: overall scale (``>= 0``) multiplying the whole cost term.
         enabled: a disabled cost returns zeros ``[B, H]`` (not attached to any graph).
         tensor_args: device and dtype of the cost's tensors; inputs must match it.
+
+    Assigning a field after construction (``cost.config.weight = 2.0``) checks and normalises
+    the value like the constructor (an invalid one raises and changes nothing), increments
+    :attr:`revision` and re-derives the tensors of every cost using this configuration, so the
+    edit takes effect exactly as :meth:`CostBase.update_weight` would. Element-wise edits of a
+    tensor field (``config.run_weight[0] = 5.0``) are not seen: assign the field.
     """
 
     section: ClassVar[str] = "cost"
@@ -314,6 +322,33 @@ class CostConfig:
         self.weight = as_scalar(self.section, "weight", self.weight)
         self.enabled = as_bool(self.section, "enabled", self.enabled)
         self._validate()
+        # from here on, field assignments go through the checks below
+        self.__dict__["_revision"] = 0
+        self.__dict__["_costs"] = weakref.WeakSet()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if "_revision" not in self.__dict__ or name not in _field_names(type(self)):
+            object.__setattr__(self, name, value)
+            return
+        # replace() runs every check of the constructor on a copy before anything is changed
+        checked = dataclasses.replace(self, **{name: value})
+        for option in _field_names(type(self)):
+            object.__setattr__(self, option, getattr(checked, option))
+        self.__dict__["_revision"] += 1
+        for cost in list(self._costs):
+            cost._setup()
+
+    def __getstate__(self) -> dict[str, Any]:
+        # copies and pickles are new configurations: no cost uses them yet
+        return {k: v for k, v in self.__dict__.items() if k != "_costs"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state, _costs=weakref.WeakSet())
+
+    @property
+    def revision(self) -> int:
+        """How many field assignments this configuration has had since construction."""
+        return self._revision
 
     def _validate(self) -> None:
         """Subclass hook: check and normalise the subclass's own options."""
@@ -364,6 +399,11 @@ class CostConfig:
         return cls(**kwargs, tensor_args=tensor_args or TensorDeviceType())
 
 
+@functools.cache
+def _field_names(config_cls: type) -> frozenset[str]:
+    return frozenset(f.name for f in dataclasses.fields(config_cls))
+
+
 #: the configuration class of a :class:`CostBase` subclass
 _ConfigT = TypeVar("_ConfigT", bound=CostConfig)
 
@@ -381,17 +421,30 @@ class CostBase(abc.ABC, Generic[_ConfigT]):
     #: Configuration fields that :meth:`update_weight` may change.
     weight_fields: ClassVar[tuple[str, ...]] = ("weight",)
 
-    config: _ConfigT
-
     def __init__(self, config: _ConfigT) -> None:
+        self.config = config
+
+    @property
+    def config(self) -> _ConfigT:
+        """The cost's configuration. Assigning a new one, or a field of this one
+        (``cost.config.weight = 2.0``), re-derives the cost's tensors as :meth:`update_weight`
+        does."""
+        return self._config
+
+    @config.setter
+    def config(self, config: _ConfigT) -> None:
         if not isinstance(config, self.config_cls):
             raise InputTypeError(
                 f"{type(self).__name__}: expected a {self.config_cls.__name__}, "
                 f"received {type(config).__name__}"
             )
-        self.config = config
+        previous = self.__dict__.get("_config")
+        if previous is not None:
+            previous._costs.discard(self)
+        self._config = config
         self.tensor_args = config.tensor_args
         self._setup()
+        config._costs.add(self)
 
     @classmethod
     def from_dict(
@@ -440,7 +493,6 @@ class CostBase(abc.ABC, Generic[_ConfigT]):
             changes["weight"] = weight
         # replace() re-runs the configuration's validation before anything is changed.
         self.config = dataclasses.replace(self.config, **changes)
-        self._setup()
 
     def _disabled(self, batch: int, horizon: int) -> torch.Tensor:
         return torch.zeros(batch, horizon, **self.tensor_args.as_kwargs())
