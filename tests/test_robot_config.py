@@ -13,7 +13,13 @@ import torch
 import yaml
 
 from curobo_lite.cli import main
-from curobo_lite.robot import Kinematics, RobotConfig, available_robots, resolve_robot_file
+from curobo_lite.robot import (
+    Kinematics,
+    RobotConfig,
+    URDFWarning,
+    available_robots,
+    resolve_robot_file,
+)
 from curobo_lite.types import TensorDeviceType
 
 REPO = Path(__file__).resolve().parents[1]
@@ -198,6 +204,27 @@ def test_from_urdf_errors(tmp_path):
     )
     with pytest.raises(ValueError, match="joint 'panda_joint5'.*positive 'velocity'"):
         RobotConfig.from_urdf(no_velocity, "panda_link0", "panda_hand")
+
+
+def test_a_urdf_yourdfpy_recovers_loads_with_one_warning_naming_the_file(tmp_path, capfd, caplog):
+    """An undeclared namespace prefix (a leftover ``<xacro:...>`` tag) makes the XML malformed;
+    yourdfpy drops the tag and logs two anonymous lines. They come as one URDFWarning with the
+    path instead, and nothing is printed; a file it cannot recover prints nothing either."""
+    leftover = tmp_path / "leftover_xacro.urdf"
+    leftover.write_text(
+        PANDA_URDF.read_text().replace("</robot>", '<xacro:property name="x" value="1"/></robot>')
+    )
+    with pytest.warns(URDFWarning, match=re.escape(str(leftover)) + ".*Namespace prefix xacro"):
+        robot = RobotConfig.from_urdf(leftover, "panda_link0", "panda_hand")
+    reference = RobotConfig.from_urdf(PANDA_URDF, "panda_link0", "panda_hand")
+    assert robot.joint_names == reference.joint_names
+    torch.testing.assert_close(robot.joint_limits.position, reference.joint_limits.position)
+    bad = tmp_path / "broken.urdf"
+    bad.write_text("<robot name='x'><link name='a'/><joint name='j' type='revolute'>")
+    with pytest.raises(ValueError, match="cannot parse URDF"):
+        RobotConfig.from_urdf(bad, "a", "b")
+    assert not [r for r in caplog.records if r.name.startswith("yourdfpy")]
+    assert "parsing approach" not in capfd.readouterr().err
 
 
 ROTATED_INERTIAL_URDF = """<robot name="pendulum">

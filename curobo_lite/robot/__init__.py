@@ -9,6 +9,7 @@ from curobo_lite.robot.config import (
 )
 from curobo_lite.robot.joints import JointLimits, JointSpec, MimicSpec
 from curobo_lite.robot.kinematics import Kinematics, KinematicsBuffers, KinematicsState
+from curobo_lite.robot.urdf import URDFWarning
 
 __all__ = [
     "JointLimits",
@@ -19,6 +20,7 @@ __all__ = [
     "MimicSpec",
     "RobotCollisionConfig",
     "RobotConfig",
+    "URDFWarning",
     "available_robots",
     "resolve_robot_file",
     "robot_config_dirs",

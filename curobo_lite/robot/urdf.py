@@ -1,13 +1,16 @@
 """URDF import through `yourdfpy <https://pypi.org/project/yourdfpy/>`_ (XML parsing is theirs).
 
 The tree (joint origins, axes, types, limits, mimic tags) and the links' ``<inertial>`` tags
-are read; meshes are not loaded.
+are read; the robot model loads no meshes (the viewer asks :func:`read_urdf` for them). A file
+yourdfpy could only partly parse loads with a :class:`URDFWarning` that names it.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import os
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -24,20 +27,43 @@ from curobo_lite.robot.joints import (
 from curobo_lite.types.errors import ConfigError
 
 
+class URDFWarning(UserWarning):
+    """What yourdfpy reported while reading a URDF it could still load (malformed XML it
+    recovered from, a mesh it could not find), with the file's path."""
+
+
 def read_urdf(path: Path, meshes: bool = False, **options: Any) -> Any:
     """The ``yourdfpy.URDF`` of the file at ``path`` (the caller has checked that it exists):
     its tree only, or with ``meshes`` its scene graphs and visual and collision meshes too;
-    ``options`` go to ``yourdfpy.URDF.load`` (e.g. a ``filename_handler``)."""
+    ``options`` go to ``yourdfpy.URDF.load`` (e.g. a ``filename_handler``). What yourdfpy logs
+    while loading (a malformed file it recovered, a missing mesh) comes as one
+    :class:`URDFWarning` that names the file: its own lines ("Using different parsing
+    approach.") do not say which file."""
     import yourdfpy
 
-    return yourdfpy.URDF.load(
-        str(path),
-        build_scene_graph=meshes,
-        build_collision_scene_graph=meshes,
-        load_meshes=meshes,
-        load_collision_meshes=meshes,
-        **options,
-    )
+    records: list[logging.LogRecord] = []
+
+    def keep(record: logging.LogRecord) -> bool:
+        records.append(record)
+        return False  # not printed: it comes back below, with the path
+
+    source = logging.getLogger("yourdfpy.urdf")  # the module that logs while loading
+    source.addFilter(keep)
+    try:
+        urdf = yourdfpy.URDF.load(
+            str(path),
+            build_scene_graph=meshes,
+            build_collision_scene_graph=meshes,
+            load_meshes=meshes,
+            load_collision_meshes=meshes,
+            **options,
+        )
+    finally:
+        source.removeFilter(keep)
+    reports = [r.getMessage() for r in records if r.levelno >= logging.WARNING]
+    if reports:
+        warnings.warn(f"{path}: yourdfpy: {'; '.join(reports)}", URDFWarning, stacklevel=2)
+    return urdf
 
 
 def _load_urdf(path: Path):
