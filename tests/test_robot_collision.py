@@ -848,3 +848,81 @@ def test_cli_show_reports_the_collision_model(capsys):
     kin = Kinematics(RobotConfig.load("ur5e"))
     assert f"collision: {kin.num_spheres} spheres on 7 links" in out
     assert "self-collision distance at retract: 0.0" in out
+
+
+# --------------------------------------------------------------------------------------------------
+# the self-collision ignore list suggested by sampling
+
+
+def _planar3_with_one_sphere_per_link(link3_radius: float) -> RobotConfig:
+    """planar3 with one sphere per link, centred on the link's segment: link1 at 0.25 m and link3
+    at 0.15 m along x (radius 0.05 and ``link3_radius``), link2 at 0.2 m."""
+    data = yaml.safe_load((REPO / "configs" / "robot" / "planar3.yml").read_text())
+    data.pop("self_collision_ignore")
+    data["collision_spheres"] = {
+        "link1": [{"center": [0.25, 0.0, 0.0], "radius": 0.05}],
+        "link2": [{"center": [0.2, 0.0, 0.0], "radius": 0.05}],
+        "link3": [{"center": [0.15, 0.0, 0.0], "radius": link3_radius}],
+    }
+    return RobotConfig.from_dict(data, TensorDeviceType(dtype=torch.float64))
+
+
+def _planar_overlap_fraction(link3_radius: float, samples: int, seed: int) -> float:
+    """Fraction of uniform configurations in which link1's and link3's spheres overlap, from
+    the planar arm's closed-form link positions (a Monte-Carlo reference with its own samples)."""
+    t1, t2, t3 = np.random.default_rng(seed).uniform(-math.pi, math.pi, (3, samples))
+    a = 0.25 * np.stack((np.cos(t1), np.sin(t1)))
+    elbow = 0.5 * np.stack((np.cos(t1), np.sin(t1))) + 0.4 * np.stack(
+        (np.cos(t1 + t2), np.sin(t1 + t2))
+    )
+    b = elbow + 0.15 * np.stack((np.cos(t1 + t2 + t3), np.sin(t1 + t2 + t3)))
+    return float((np.linalg.norm(a - b, axis=0) < 0.05 + link3_radius).mean())
+
+
+@pytest.mark.parametrize("link3_radius", [0.05, 0.2, 2.0])
+def test_suggested_ignore_list_keeps_adjacent_and_always_overlapping_pairs(link3_radius):
+    """Adjacent links (one joint apart) are always ignored; link1/link3 are two joints apart and
+    ignored only when their spheres overlap in every sample (a 2 m sphere reaches everywhere).
+    The sampled overlap fraction matches a closed-form Monte-Carlo estimate."""
+    from curobo_lite.robot.sphere_fit import suggest_self_collision_ignore
+
+    config = _planar3_with_one_sphere_per_link(link3_radius)
+    ignore, report = suggest_self_collision_ignore(config, num_samples=20000, seed=3)
+    reference = _planar_overlap_fraction(link3_radius, 200000, seed=4)
+    # binomial standard error of 20 000 samples is at most 0.0036
+    assert report["fractions"]["link1/link3"] == pytest.approx(reference, abs=0.015)
+    assert report["reasons"]["link1/link2"] == report["reasons"]["link2/link3"] == "adjacent"
+    always = reference == 1.0
+    assert 0.0 < reference <= 1.0
+    expected = {"link1": ["link2", "link3"] if always else ["link2"], "link2": ["link3"]}
+    assert ignore == expected
+    assert ("link1/link3" in report["reasons"]) == always
+
+
+def test_suggested_ignore_list_drops_pairs_whose_meshes_never_collide():
+    """With meshes (python-fcl): link1/link3, whose spheres sometimes overlap, is ignored when
+    link3's mesh sits 0.3 m above the plane the arm moves in (it can never reach link1's), and
+    kept when both meshes lie in the plane around the spheres."""
+    pytest.importorskip("fcl")
+    trimesh = pytest.importorskip("trimesh")
+    from curobo_lite.robot.sphere_fit import suggest_self_collision_ignore
+
+    config = _planar3_with_one_sphere_per_link(0.2)
+
+    def ball(x: float, z: float, radius: float):
+        return trimesh.creation.icosphere(subdivisions=2, radius=radius).apply_translation(
+            [x, 0.0, z]
+        )
+
+    in_plane = {"link1": [ball(0.25, 0.0, 0.05)], "link3": [ball(0.15, 0.0, 0.2)]}
+    lifted = {"link1": [ball(0.25, 0.0, 0.05)], "link3": [ball(0.15, 0.3, 0.2)]}
+    kept, report = suggest_self_collision_ignore(
+        config, num_samples=2000, seed=3, meshes=in_plane, mesh_samples=500
+    )
+    assert 0.0 < report["fractions"]["link1/link3"] < 1.0
+    assert kept == {"link1": ["link2"], "link2": ["link3"]}
+    dropped, report = suggest_self_collision_ignore(
+        config, num_samples=2000, seed=3, meshes=lifted, mesh_samples=500
+    )
+    assert dropped == {"link1": ["link2", "link3"], "link2": ["link3"]}
+    assert report["reasons"]["link1/link3"] == "meshes never collide in 500 samples"

@@ -413,3 +413,12 @@ def rigid_attachments(
         return None
 
     return walk_tree(joints, [base_link, *(joint.child for joint in chain)], locked_value)
+
+
+def link_poses(
+    joints: Sequence[JointSpec], root: str, values: dict[str, float]
+) -> dict[str, np.ndarray]:
+    """``{link: T [4, 4]}`` of every link connected to ``root`` (joints at ``values``, else 0),
+    walking the tree both ways from ``root``."""
+    reached, _ = walk_tree(joints, [root], lambda joint: values.get(joint.name, 0.0))
+    return {link: transform for link, (_, transform) in reached.items()}

@@ -187,7 +187,7 @@ def _spheres(args: argparse.Namespace) -> int:
     words += [f"-o {args.output}"] if args.output else []
     command = " ".join(words)
     header = [
-        f"Collision spheres fitted by `{sphere_fit._GENERATED}` ({mode}, seed {args.seed}) "
+        f"Collision spheres fitted by `{sphere_fit.GENERATOR}` ({mode}, seed {args.seed}) "
         f"from the collision geometry of {Path(urdf).name}.",
         "Method: interior candidate centres with radius = distance to the surface, greedy cover "
         "of surface samples, inflation so every sample is covered (curobo_lite.robot.sphere_fit).",
@@ -223,7 +223,7 @@ def _spheres(args: argparse.Namespace) -> int:
         always = [k for k, v in report["reasons"].items() if v == "always overlapping"]
         never = [k for k, v in report["reasons"].items() if v.startswith("meshes never")]
         text = (
-            f"Self-collision ignore list found by `{sphere_fit._GENERATED} --ignore-samples "
+            f"Self-collision ignore list found by `{sphere_fit.GENERATOR} --ignore-samples "
             f"{args.ignore_samples}` (seed {args.seed}): links on the same rigid body or one "
             "moving joint apart, and pairs whose spheres overlapped in all "
             f"{args.ignore_samples} uniformly random configurations within the position limits "
