@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 import pytest
 import torch
 import yaml
@@ -277,9 +280,6 @@ def test_invalid_cost_config_edit_raises_and_changes_nothing(franka):
 def test_cost_config_copies_and_replacements(franka):
     """A copy (or pickle) of a configuration is used by no cost until assigned to one; assigning
     a configuration re-derives the cost as update_weight does."""
-    import copy
-    import pickle
-
     rollout = _reacher_with_goals(TaskConfig.load("particle_mpc"), franka)
     act = _actions(rollout, 2)
     before = rollout.rollout_fn(act).costs

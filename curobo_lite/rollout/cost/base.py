@@ -478,7 +478,8 @@ class CostBase(abc.ABC, Generic[_ConfigT]):
 
     @enabled.setter
     def enabled(self, value: bool) -> None:
-        self.config.enabled = as_bool(self.config.section, "enabled", value)
+        # the config's field assignment checks the value (as the constructor does)
+        self.config.enabled = value
 
     def update_weight(self, weight: Any = None, **weights: Any) -> None:
         """Change the overall ``weight`` and/or named weight options (see ``weight_fields``)."""
