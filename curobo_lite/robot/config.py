@@ -43,6 +43,14 @@ see :class:`RobotDynamicsConfig`):
   file with ``urdf_path`` and no ``dynamics`` takes them from the URDF's ``<inertial>`` and
   ``<limit effort>`` tags.
 
+Exact collision geometry (optional, used by the mesh checks of
+:class:`curobo_lite.wrap.RobotWorld` and ``MotionGen``'s ``exact_check``):
+
+- ``collision_geometry``: a URDF file (relative to the robot file) whose ``<collision>``
+  elements (meshes, boxes, cylinders, spheres) are the links' exact shapes, in the link frames
+  of this file's tree. A robot file with ``urdf_path`` and no ``collision_geometry`` uses the
+  ``urdf_path``'s collision elements. Stored as :attr:`RobotConfig.collision_geometry_path`.
+
 A link carrying spheres must be on the base-to-end-effector chain or reached from it through
 fixed or locked joints (its constant transform is folded into the chain).
 Every problem is reported as a ``ValueError`` naming the file, the key and the problem.
@@ -122,7 +130,15 @@ _TOP_REQUIRED = (
     "retract_config",
     "cspace_weights",
 )
-_TOP_OPTIONAL = ("name", "joints", "urdf_path", "lock_joints", "dynamics", *COLLISION_KEYS)
+_TOP_OPTIONAL = (
+    "name",
+    "joints",
+    "urdf_path",
+    "lock_joints",
+    "dynamics",
+    "collision_geometry",
+    *COLLISION_KEYS,
+)
 
 
 @dataclass
@@ -143,6 +159,8 @@ class RobotConfig:
         collision: the collision spheres and self-collision rules, ``None`` when the robot
             file has no ``collision_spheres``.
         dynamics: masses, inertias and effort limits, ``None`` when the robot file has none.
+        collision_geometry_path: the URDF file holding the links' exact collision shapes
+            (``collision_geometry``, else ``urdf_path``), ``None`` when there is none.
     """
 
     name: str
@@ -158,6 +176,7 @@ class RobotConfig:
     lock_joints: dict[str, float] = field(default_factory=dict)
     collision: RobotCollisionConfig | None = None
     dynamics: RobotDynamicsConfig | None = None
+    collision_geometry_path: str | None = None
 
     def __post_init__(self) -> None:
         self.joint_names = list(self.joint_names)
@@ -330,6 +349,18 @@ class RobotConfig:
         weights = reader.vector(data["cspace_weights"], "cspace_weights", dof)
         lock_joints = reader.numbers_by_name(data.get("lock_joints"), "lock_joints")
         collision = RobotCollisionConfig.from_dict(data, source, base_dir)
+        geometry_path = None
+        if data.get("collision_geometry") is not None:
+            geometry = Path(reader.string(data["collision_geometry"], "collision_geometry"))
+            if not geometry.is_absolute():
+                geometry = Path(base_dir or ".") / geometry
+            if not geometry.is_file():
+                raise reader.error(
+                    "collision_geometry", f"URDF file '{geometry}' does not exist"
+                )
+            geometry_path = str(geometry.absolute())
+        elif has_urdf:
+            geometry_path = str(urdf_path.absolute())
         return cls(
             name=name,
             base_link=reader.string(data["base_link"], "base_link"),
@@ -344,6 +375,7 @@ class RobotConfig:
             lock_joints=lock_joints,
             collision=collision,
             dynamics=dynamics,
+            collision_geometry_path=geometry_path,
         )
 
     @classmethod
@@ -403,6 +435,11 @@ class RobotConfig:
             **({"lock_joints": dict(self.lock_joints)} if self.lock_joints else {}),
             **(self.collision.to_dict() if self.collision is not None else {}),
             **({"dynamics": self.dynamics.to_dict()} if self.dynamics is not None else {}),
+            **(
+                {"collision_geometry": self.collision_geometry_path}
+                if self.collision_geometry_path is not None
+                else {}
+            ),
         }
 
     def to_yaml(self, path: str | os.PathLike) -> None:
@@ -429,6 +466,7 @@ class RobotConfig:
             lock_joints=self.lock_joints,
             collision=self.collision,
             dynamics=self.dynamics,
+            collision_geometry_path=self.collision_geometry_path,
         )
 
     def __repr__(self) -> str:

@@ -3,6 +3,8 @@
 :func:`load_urdf_geometry` reads every ``<collision>`` element (meshes with their scale,
 ``<box>``, ``<cylinder>`` and ``<sphere>`` primitives) and applies its ``<origin>``; the
 sphere fit (:mod:`curobo_lite.robot.sphere_fit`) covers these meshes with spheres.
+:func:`load_urdf_shapes` reads the same elements but keeps the primitives as primitives, for
+the exact collision checks (:mod:`curobo_lite.geom.exact_collision`).
 """
 
 from __future__ import annotations
@@ -117,4 +119,65 @@ def load_urdf_geometry(urdf_path: str | os.PathLike) -> dict[str, list[LinkGeome
             out.setdefault(link.name, []).append(
                 LinkGeometry(link=link.name, mesh=mesh, description=description)
             )
+    return out
+
+
+def load_urdf_shapes(urdf_path: str | os.PathLike) -> dict[str, list[dict[str, Any]]]:
+    """The ``<collision>`` elements of every link of a URDF, primitives kept exact.
+
+    Returns ``{link: [shape, ...]}`` (links without collision geometry left out), each shape a
+    dict with ``kind`` (``"box"``, ``"sphere"``, ``"cylinder"`` or ``"mesh"``), ``origin``
+    (``[4, 4]`` float64, the element's ``<origin>`` in the link frame), ``description``, and
+    ``size`` ``[3]`` (box, full edge lengths), ``radius`` (sphere, cylinder), ``length``
+    (cylinder, along local z) or ``vertices [V, 3]`` float64 / ``faces [F, 3]`` int64 (mesh,
+    ``<mesh scale>`` applied, its own origin not). These are the keyword arguments of
+    :class:`curobo_lite.geom.exact_collision.LinkShape`.
+    """
+    trimesh = require_trimesh()
+    urdf_path = Path(urdf_path)
+    if not urdf_path.is_file():
+        raise InputValueError(f"{urdf_path}: URDF file does not exist")
+    urdf = read_urdf(urdf_path)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for link in urdf.robot.links:
+        for collision in link.collisions:
+            geometry = collision.geometry
+            origin = (
+                np.eye(4)
+                if collision.origin is None
+                else np.asarray(collision.origin, dtype=np.float64)
+            )
+            if geometry.mesh is not None:
+                path = _resolve_mesh_file(geometry.mesh.filename, urdf_path.parent)
+                mesh = _clean(trimesh.load(str(path), force="mesh"))
+                scale = geometry.mesh.scale
+                if scale is not None:
+                    scale = np.broadcast_to(np.asarray(scale, dtype=np.float64), (3,))
+                    mesh.apply_scale(scale)
+                    if np.prod(scale) < 0:
+                        mesh.invert()
+                shape = {
+                    "kind": "mesh",
+                    "vertices": np.asarray(mesh.vertices, dtype=np.float64),
+                    "faces": np.asarray(mesh.faces, dtype=np.int64),
+                    "description": f"mesh {path.name}",
+                }
+            elif geometry.box is not None:
+                size = [float(v) for v in geometry.box.size]
+                shape = {"kind": "box", "size": size, "description": f"box {size}"}
+            elif geometry.cylinder is not None:
+                radius, length = float(geometry.cylinder.radius), float(geometry.cylinder.length)
+                shape = {
+                    "kind": "cylinder",
+                    "radius": radius,
+                    "length": length,
+                    "description": f"cylinder radius {radius} length {length}",
+                }
+            elif geometry.sphere is not None:
+                radius = float(geometry.sphere.radius)
+                shape = {"kind": "sphere", "radius": radius, "description": f"sphere {radius}"}
+            else:
+                continue
+            shape["origin"] = origin
+            out.setdefault(link.name, []).append(shape)
     return out
