@@ -164,6 +164,11 @@ class YamlReader:
             raise self.error(key, f"expected a finite number, received {value!r}")
         return float(value)
 
+    def boolean(self, value: Any, key: str) -> bool:
+        if not isinstance(value, bool):
+            raise self.error(key, f"expected true or false, received {value!r}")
+        return value
+
     def vector(self, value: Any, key: str, length: int | None = None) -> list[float]:
         if isinstance(value, str) or not isinstance(value, Sequence):
             raise self.error(key, f"expected a list of numbers, received {value!r}")

@@ -23,6 +23,7 @@ COLLISION_KEYS = (
     "collision_sphere_buffer",
     "self_collision_ignore",
     "self_collision_buffer",
+    "world_collision_fixed_links",
 )
 
 
@@ -38,6 +39,11 @@ class RobotCollisionConfig:
         self_collision_ignore: ``{link: sorted links}`` closed under symmetry.
         self_collision_buffer: ``{link: metres}`` added to the link's radii for self-collision.
         spheres_file: the separate spheres file the spheres were read from, if any.
+        world_collision_fixed_links: check the spheres of links that no active joint moves
+            (the base and what is rigidly fixed to it) against the world too. Off by default,
+            as MoveIt's allowed-collision matrix leaves the base and the table it stands on
+            out: their distance to the world is a constant that no plan can change, and a
+            table or stand under the robot would make every state "in collision".
     """
 
     spheres: dict[str, list[list[float]]]
@@ -46,6 +52,7 @@ class RobotCollisionConfig:
     self_collision_ignore: dict[str, list[str]] = field(default_factory=dict)
     self_collision_buffer: dict[str, float] = field(default_factory=dict)
     spheres_file: str | None = None
+    world_collision_fixed_links: bool = False
 
     @property
     def num_spheres(self) -> int:
@@ -153,6 +160,11 @@ class RobotCollisionConfig:
         self_buffer = reader.numbers_by_name(
             data.get("self_collision_buffer"), "self_collision_buffer"
         )
+        fixed_links = False
+        if data.get("world_collision_fixed_links") is not None:
+            fixed_links = reader.boolean(
+                data["world_collision_fixed_links"], "world_collision_fixed_links"
+            )
         return cls(
             spheres={link: spheres[link] for link in link_names},
             link_names=link_names,
@@ -160,6 +172,7 @@ class RobotCollisionConfig:
             self_collision_ignore={k: sorted(v) for k, v in ignore.items()},
             self_collision_buffer=self_buffer,
             spheres_file=spheres_file,
+            world_collision_fixed_links=fixed_links,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -185,6 +198,8 @@ class RobotCollisionConfig:
             out["self_collision_ignore"] = written
         if self.self_collision_buffer:
             out["self_collision_buffer"] = dict(self.self_collision_buffer)
+        if self.world_collision_fixed_links:
+            out["world_collision_fixed_links"] = True
         return out
 
     def check_links(

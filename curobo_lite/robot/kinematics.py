@@ -170,6 +170,15 @@ class Kinematics:
         self.self_collision_pairs = self.tables.self_collision_pairs
         self.self_collision_pair_buffer = self.tables.self_collision_pair_buffer
         self.self_collision_blocks = self.tables.self_collision_blocks
+        #: ``[S]`` bool: the sphere is checked against the world (see :meth:`world_spheres`)
+        self.sphere_world_mask = self.tables.sphere_world_mask
+        # world_spheres as one fused op: radius * 0 - 1 for the spheres left out
+        left_out = ~self.sphere_world_mask
+        self._world_scale = self.tensor_args.to_device(torch.ones(self.num_spheres, 4))
+        self._world_scale[left_out, 3] = 0.0
+        self._world_shift = self.tensor_args.to_device(torch.zeros(self.num_spheres, 4))
+        self._world_shift[left_out, 3] = -1.0
+        self._world_all = not bool(left_out.any())
         if backend == "warp":
             wp.init()
 
@@ -182,6 +191,15 @@ class Kinematics:
     def num_spheres(self) -> int:
         """``S``: the number of collision spheres (0 when the robot has none)."""
         return len(self.sphere_link_names)
+
+    def world_spheres(self, link_spheres: torch.Tensor | None) -> torch.Tensor | None:
+        """``link_spheres [..., S, 4]`` as the world checks see them: spheres of links that no
+        active joint moves (``sphere_world_mask`` False) get radius -1, which disables a sphere
+        in every world query (cuRobo's convention). The same tensor when every sphere is
+        checked; differentiable (the disabled spheres get no gradient)."""
+        if self._world_all or link_spheres is None:
+            return link_spheres
+        return torch.addcmul(self._world_shift, link_spheres, self._world_scale)
 
     # core -------------------------------------------------------------------------------------
     def _flatten(self, q: torch.Tensor, name: str = "q") -> tuple[torch.Tensor, torch.Size]:

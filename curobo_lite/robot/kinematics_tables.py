@@ -68,6 +68,9 @@ class ChainTables:
         sphere_forms: ``(frame, begin, end, form [16, 3 (end - begin)])`` per frame with
             spheres: the torch backend's one GEMM per frame.
         sphere_groups: ``[G, 2]`` the ``[begin, end)`` sphere range of each link.
+        sphere_world_mask: ``[S]`` bool: the sphere is checked against the world (False for
+            spheres of links that no active joint moves, unless the robot file's
+            ``world_collision_fixed_links`` is true).
         self_collision_pairs: ``[P, 2]`` (``i < j``, spheres of different, not ignored
             links); self_collision_pair_buffer ``[P]`` (sum of the two links'
             ``self_collision_buffer``); self_collision_blocks ``[K, 4]`` (``pair_begin,
@@ -96,6 +99,7 @@ class ChainTables:
     sphere_start: torch.Tensor
     sphere_forms: list[tuple[int, int, int, torch.Tensor]]
     sphere_groups: torch.Tensor
+    sphere_world_mask: torch.Tensor
     self_collision_pairs: torch.Tensor
     self_collision_pair_buffer: torch.Tensor
     self_collision_blocks: torch.Tensor
@@ -283,8 +287,12 @@ def _sphere_tables(
             pairs += [(i, j) for i in range(*groups[ga]) for j in range(*groups[gb])]
             pair_buffer += [buffers.get(a, 0.0) + buffers.get(b, 0.0)] * (len(pairs) - begin)
             blocks.append((begin, len(pairs), ga, gb))
+    # frame -1 is the base: no active joint moves those spheres
+    include_fixed = collision is not None and collision.world_collision_fixed_links
+    world_mask = [include_fixed or row[0] >= 0 for row in rows]
     return {
         "sphere_link_names": names,
+        "sphere_world_mask": torch.as_tensor(world_mask, dtype=torch.bool, device=ta.device),
         "sphere_local": ta.to_device(local),
         "sphere_start": torch.as_tensor(start, **index),
         "sphere_forms": forms,

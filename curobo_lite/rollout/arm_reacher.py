@@ -488,6 +488,8 @@ class ArmReacher:
                 spheres = state.kinematics.link_spheres
                 if spheres is None:
                     continue
+                if isinstance(cost, PrimitiveCollisionCost):
+                    spheres = self.dynamics_model.kinematics.world_spheres(spheres)
                 if tracking:
                     spheres = track(f"{name}.link_spheres", spheres)
                 value = cost.forward(spheres)
@@ -574,13 +576,14 @@ class ArmReacher:
             return None, None
         world_distance = self_distance = None
         if self.world_collision is not None:
+            world_spheres = self.dynamics_model.kinematics.world_spheres(link_spheres)
             if swept:
                 distance = self.world_collision.swept_sphere_distance(
-                    link_spheres, max_distance=check_range
+                    world_spheres, max_distance=check_range
                 ).distance
             else:
                 distance = self.world_collision.sphere_distance(
-                    link_spheres, max_distance=check_range
+                    world_spheres, max_distance=check_range
                 ).distance
             world_distance = distance.flatten(1).amin(1)
         if self.self_collision_model is not None:

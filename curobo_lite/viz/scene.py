@@ -99,8 +99,10 @@ class SphereClearance:
         )
         if self.world_collision is not None and self.world_collision.num_enabled:
             ta = self.world_collision.tensor_args
+            # links fixed to the base are left out of world checks (Kinematics.world_spheres)
+            world_spheres = kin.world_spheres(spheres.to(kin.tensor_args.device))
             world = self.world_collision.sphere_distance(
-                spheres.to(**ta.as_kwargs()).contiguous(), max_distance=self.safe_distance
+                world_spheres.to(**ta.as_kwargs()).contiguous(), max_distance=self.safe_distance
             ).distance.to(own)
             own = torch.minimum(own, world)
         return own.clamp(max=self.safe_distance)

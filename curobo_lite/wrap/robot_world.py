@@ -94,12 +94,18 @@ class RobotWorld:
         ``q [..., D]``."""
         return self.kinematics.forward(q).link_spheres
 
+    def get_world_spheres(self, q: torch.Tensor) -> torch.Tensor:
+        """The spheres ``[..., N, 4]`` of ``q [..., D]`` as the world checks see them: those of
+        links that no active joint moves have radius -1 (disabled) unless the robot file sets
+        ``world_collision_fixed_links`` (see :meth:`Kinematics.world_spheres`)."""
+        return self.kinematics.world_spheres(self.get_link_spheres(q))
+
     def collision_distance(
         self, q: torch.Tensor, max_distance: float = float("inf")
     ) -> torch.Tensor:
         """``[...]`` smallest signed distance (m) from the robot at ``q [..., D]`` to any
         obstacle: negative is penetration depth; values beyond ``max_distance`` read as it."""
-        spheres = self.get_link_spheres(q)
+        spheres = self.get_world_spheres(q)
         distance = self.world_collision.sphere_distance(spheres, max_distance=max_distance)
         return distance.distance.amin(-1)
 
@@ -124,7 +130,9 @@ class RobotWorld:
 
     def _valid(self, q: torch.Tensor, spheres: torch.Tensor) -> torch.Tensor:
         """:meth:`validate` of ``q [..., D]`` whose spheres ``[..., N, 4]`` are given."""
-        world = self.world_collision.sphere_distance(spheres, max_distance=_CHECK_RANGE).distance
+        world = self.world_collision.sphere_distance(
+            self.kinematics.world_spheres(spheres), max_distance=_CHECK_RANGE
+        ).distance
         ok = self.in_limits(q) & (world >= 0.0).all(-1)
         if self.self_collision_model is not None:
             own = self.self_collision_model.distance(spheres, distance_range=_CHECK_RANGE)
@@ -145,7 +153,7 @@ class RobotWorld:
         ok = self._valid(q, spheres).all(-1)
         if swept:
             distance = self.world_collision.swept_sphere_distance(
-                spheres, max_distance=_CHECK_RANGE
+                self.kinematics.world_spheres(spheres), max_distance=_CHECK_RANGE
             )
             ok &= (distance.distance >= 0.0).flatten(1).all(-1)
         return ok
