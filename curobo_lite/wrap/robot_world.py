@@ -9,6 +9,11 @@ The checker users call on their own configurations and plans::
     ok = checker.validate(q)                          # [B] bool: in limits, no collision
     ok_plan = checker.validate_trajectory(plan)       # [B] bool, swept between steps
 
+    # exact answers on the robot's collision meshes (coal; robot file key collision_geometry)
+    clearance = checker.mesh_distance(q)              # [B] metres, negative = penetration
+    ok = checker.validate_mesh(q)                     # [B] bool
+    ok_plan = checker.validate_trajectory_mesh(plan)  # [B] bool, swept between steps
+
 Every distance is differentiable with respect to ``q`` (exact gradients through forward
 kinematics, the collision spheres and the signed-distance kernels), so the same object serves
 as a cost in a user's own optimization.
@@ -22,9 +27,11 @@ from typing import Any
 import torch
 
 from curobo_lite.geom import SelfCollisionModel, WorldCollision, WorldConfig
+from curobo_lite.geom.exact_collision import ExactDistance
 from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.types import TensorDeviceType
 from curobo_lite.types.errors import InputTypeError, InputValueError
+from curobo_lite.wrap.mesh_check import DEFAULT_SWEEP_RESOLUTION, MeshCheck, no_geometry_message
 
 #: Query range (m) of the pass/fail checks: only contact matters, so the broad phase looks no
 #: farther than this.
@@ -67,6 +74,8 @@ class RobotWorld:
         self.self_collision_model: SelfCollisionModel | None = None
         if self.kinematics.self_collision_pairs.numel():
             self.self_collision_model = SelfCollisionModel.from_kinematics(self.kinematics)
+        self._mesh_check: MeshCheck | None = None  # built on the first mesh query
+        self._mesh_revision = -1
 
     @classmethod
     def from_config(
@@ -86,6 +95,111 @@ class RobotWorld:
     def update_world(self, world: WorldConfig | str | Mapping) -> None:
         """Replace the obstacles (no rebuild of the robot side)."""
         self.world_collision.update_world(as_world_config(world))
+
+    # --- exact checks on the collision meshes (coal) ----------------------------------------------
+
+    @property
+    def has_collision_geometry(self) -> bool:
+        """The robot file names exact collision shapes (``collision_geometry`` or a URDF)."""
+        return self.robot_config.collision_geometry_path is not None
+
+    def mesh_check(self) -> MeshCheck:
+        """The exact checker (:class:`~curobo_lite.wrap.mesh_check.MeshCheck`): loaded on first
+        use, its obstacles refreshed whenever :attr:`world_collision` changed."""
+        if self._mesh_check is None:
+            if not self.has_collision_geometry:
+                raise InputValueError(no_geometry_message(self.robot_config))
+            self._mesh_check = MeshCheck(self.robot_config, self.kinematics, None)
+        if self._mesh_revision != self.world_collision.revision:
+            self._mesh_check.update_world(self.world_collision.world)
+            self._mesh_revision = self.world_collision.revision
+        return self._mesh_check
+
+    def _flat_q(self, q: torch.Tensor, name: str = "q") -> torch.Tensor:
+        if not isinstance(q, torch.Tensor) or q.ndim < 1 or q.shape[-1] != self.kinematics.dof:
+            shape = tuple(q.shape) if isinstance(q, torch.Tensor) else type(q).__name__
+            raise InputValueError(
+                f"{name}: expected positions [..., {self.kinematics.dof}], received {shape}"
+            )
+        return q.detach().to(**self.tensor_args.as_kwargs()).reshape(-1, q.shape[-1])
+
+    @torch.no_grad()
+    def mesh_report(self, q: torch.Tensor) -> ExactDistance:
+        """Exact clearance of ``q [B, D]`` (flattened ``[..., D]``) on the collision meshes:
+        :class:`~curobo_lite.geom.exact_collision.ExactDistance` with ``distance [B]`` (numpy,
+        m) and the closest (link, obstacle) pair of each configuration."""
+        return self.mesh_check().distance(self._flat_q(q))
+
+    @torch.no_grad()
+    def mesh_distance(self, q: torch.Tensor) -> torch.Tensor:
+        """``[...]`` smallest signed distance (m) from the robot's collision meshes at
+        ``q [..., D]`` to any obstacle (coal; negative: penetration depth; ``inf`` with no
+        obstacles). Links that no active joint moves are left out unless the robot file sets
+        ``world_collision_fixed_links``. Not differentiable."""
+        distance = self.mesh_report(q).distance
+        return torch.as_tensor(distance, **self.tensor_args.as_kwargs()).reshape(q.shape[:-1])
+
+    @torch.no_grad()
+    def validate_mesh(self, q: torch.Tensor, margin: float = 0.0) -> torch.Tensor:
+        """``[...]`` bool: ``q [..., D]`` is within the position limits, its collision meshes
+        are at least ``margin`` (m) from every obstacle, and its spheres are free of
+        self-collision (as in :meth:`validate`)."""
+        flat = self._flat_q(q)
+        ok = self.in_limits(flat)
+        if self.self_collision_model is not None:
+            own = self.self_collision_model.distance(
+                self.get_link_spheres(flat), distance_range=_CHECK_RANGE
+            )
+            ok &= own.distance >= 0.0
+        distance = self.mesh_check().distance(flat, stop_below=margin).distance
+        ok &= torch.as_tensor(distance >= margin, device=ok.device)
+        return ok.reshape(q.shape[:-1])
+
+    @torch.no_grad()
+    def validate_trajectory_mesh(
+        self,
+        trajectory: Any,
+        margin: float = 0.0,
+        resolution: float = DEFAULT_SWEEP_RESOLUTION,
+    ) -> torch.Tensor:
+        """Bool per trajectory (``[B]`` for ``[B, T, D]``, a 0-d tensor for ``[T, D]``; a tensor
+        or a :class:`JointState`): every waypoint passes :meth:`validate_mesh`, and the motion
+        between waypoints (linear in joint space) keeps the meshes at least ``margin`` from
+        the obstacles at samples taken so that no point of the robot moves more than
+        ``resolution`` (m, default 1 mm) between two of them near obstacles: the whole motion
+        then keeps ``margin - resolution / 2`` (see :mod:`curobo_lite.wrap.mesh_check`)."""
+        return self.trajectory_mesh_report(trajectory, margin, resolution)[0]
+
+    @torch.no_grad()
+    def trajectory_mesh_report(
+        self,
+        trajectory: Any,
+        margin: float = 0.0,
+        resolution: float = DEFAULT_SWEEP_RESOLUTION,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(ok, min_distance)`` of :meth:`validate_trajectory_mesh`: ``min_distance`` is the
+        smallest mesh clearance (m) over the waypoints and the swept samples (``inf`` with no
+        obstacles), same shape as ``ok``."""
+        q = getattr(trajectory, "position", trajectory)
+        if not isinstance(q, torch.Tensor) or q.ndim not in (2, 3):
+            shape = tuple(q.shape) if isinstance(q, torch.Tensor) else type(q).__name__
+            raise InputValueError(
+                f"trajectory: expected positions [T, D] or [B, T, D], received {shape}"
+            )
+        q3 = (q[None] if q.ndim == 2 else q).detach().to(**self.tensor_args.as_kwargs())
+        self._flat_q(q3, "trajectory")
+        B, T, D = q3.shape
+        flat = q3.reshape(B * T, D)
+        ok = self.in_limits(flat)
+        if self.self_collision_model is not None:
+            own = self.self_collision_model.distance(
+                self.get_link_spheres(flat), distance_range=_CHECK_RANGE
+            )
+            ok &= own.distance >= 0.0
+        swept_ok, low, _ = self.mesh_check().sweep(q3, margin, resolution)
+        ok = ok.reshape(B, T).all(1) & torch.as_tensor(swept_ok, device=ok.device)
+        low = torch.as_tensor(low, **self.tensor_args.as_kwargs())
+        return (ok[0], low[0]) if q.ndim == 2 else (ok, low)
 
     # --- queries ----------------------------------------------------------------------------------
 

@@ -1,0 +1,267 @@
+"""The robot side of the exact (mesh) collision checks of :class:`~curobo_lite.wrap.RobotWorld`.
+
+:class:`MeshCheck` reads the robot file's ``collision_geometry`` URDF
+(:func:`~curobo_lite.robot.link_geometry.load_urdf_shapes`), places every link's shapes on the
+frame of :class:`~curobo_lite.robot.Kinematics` it rides on (links reached through fixed or
+locked joints get their constant offset), and hands the placed links to
+:class:`~curobo_lite.geom.exact_collision.ExactCollisionChecker` (coal).
+
+Links that no active joint moves (the base and what is fixed to it) are left out of the world
+checks, as for the spheres, unless the robot file sets ``world_collision_fixed_links``.
+
+Swept check between two configurations: while the joints move linearly by ``dq``, no point of a
+link moves farther than ``sum_j |dq_j| * lever_j``, where ``lever_j`` bounds the distance from
+joint ``j``'s axis to any point of the shapes downstream of it (the constant distances between
+consecutive joint origins plus each shape's reach from its frame: a triangle-inequality bound,
+valid in every configuration). From a sample whose clearance is ``d``, the next sample is taken
+after a motion of ``max(resolution, d - margin)``: where the robot is far from everything it
+jumps, near obstacles it samples every ``resolution``. Every sample must have clearance
+``>= margin``; then the whole motion keeps a clearance of at least ``margin - resolution / 2``
+(between two samples closer than ``resolution`` every point is within ``resolution / 2`` of
+where it was at one of them).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import torch
+
+from curobo_lite.geom.exact_collision import (
+    ExactCollisionChecker,
+    ExactDistance,
+    LinkShape,
+    quaternion_matrices,
+)
+from curobo_lite.robot import Kinematics, RobotConfig
+from curobo_lite.robot.joints import joint_transform_np
+from curobo_lite.robot.link_geometry import load_urdf_shapes
+from curobo_lite.types.errors import InputValueError
+
+#: Default largest motion (m) of any point of the robot between two checked samples of the
+#: swept mesh check: the motion keeps ``margin - DEFAULT_SWEEP_RESOLUTION / 2`` clearance.
+DEFAULT_SWEEP_RESOLUTION = 1e-3
+
+#: Samples per segment of the swept check at most (a guard against a zero resolution).
+_MAX_SAMPLES_PER_SEGMENT = 100_000
+
+
+def no_geometry_message(robot_config: RobotConfig) -> str:
+    return (
+        f"robot {robot_config.name!r} ({robot_config.source}) has no exact collision "
+        "geometry: add 'collision_geometry: <URDF with <collision> elements>' to its robot "
+        "file (or give it a 'urdf_path' whose links have <collision> elements)"
+    )
+
+
+class MeshCheck:
+    """A robot's exact collision shapes, placed by its :class:`Kinematics`, against a world.
+
+    Args:
+        robot_config: a robot with ``collision_geometry_path``.
+        kinematics: the robot's kinematics (its ``link_names`` are the frames used).
+        world: the obstacles (:class:`~curobo_lite.geom.WorldConfig` or ``None``).
+    """
+
+    def __init__(self, robot_config: RobotConfig, kinematics: Kinematics, world: Any) -> None:
+        path = robot_config.collision_geometry_path
+        if path is None:
+            raise InputValueError(no_geometry_message(robot_config))
+        self.robot_config = robot_config
+        self.kinematics = kinematics
+        shapes = load_urdf_shapes(path)
+        if not shapes:
+            raise InputValueError(
+                f"{robot_config.source}: collision_geometry: '{path}' has no <collision> elements"
+            )
+        frames, moving = self._chain_frames()
+        collision = robot_config.collision
+        include_fixed = bool(
+            getattr(collision, "world_collision_fixed_links", False)
+            or getattr(robot_config, "world_collision_fixed_links", False)
+        )
+        tree = {j.parent for j in robot_config.joints} | {j.child for j in robot_config.joints}
+        unknown = sorted(link for link in shapes if link not in tree)
+        if unknown:
+            raise InputValueError(
+                f"{robot_config.source}: collision_geometry: links {unknown} of '{path}' are "
+                f"not in the robot's tree"
+            )
+        #: links whose shapes are checked, their frame index (-1: the base) and offset
+        self.link_names: list[str] = []
+        self._frame: list[int] = []
+        self._offset: list[np.ndarray] = []
+        self.fixed_links: list[str] = []
+        unattached: list[str] = []
+        link_shapes: dict[str, list[LinkShape]] = {}
+        for link, items in shapes.items():
+            try:
+                anchor, attach = robot_config.rigid_attachment(link)
+            except InputValueError:
+                unattached.append(link)
+                continue
+            frame, offset = frames[anchor]
+            if frame < 0:
+                self.fixed_links.append(link)
+                if not include_fixed:
+                    continue
+            self.link_names.append(link)
+            self._frame.append(frame)
+            self._offset.append(offset @ attach)
+            link_shapes[link] = [LinkShape(**item) for item in items]
+        if unattached:
+            warnings.warn(
+                f"{robot_config.source}: collision_geometry: links {sorted(unattached)} move "
+                "with joints that are neither in joint_names nor in lock_joints; their shapes "
+                "are not checked",
+                stacklevel=3,
+            )
+        self.checker = ExactCollisionChecker(link_shapes, world, self.link_names)
+        self._frame_index = torch.tensor(
+            [max(f, 0) for f in self._frame], device=kinematics.tensor_args.device
+        )
+        self._is_base = np.array([f < 0 for f in self._frame], dtype=bool)
+        self._offsets = np.stack(self._offset) if self._offset else np.zeros((0, 4, 4))
+        self.lever = self._levers(link_shapes, moving)
+
+    # --- construction ---------------------------------------------------------------------------
+
+    def _chain_frames(self) -> tuple[dict[str, tuple[int, np.ndarray]], list[dict]]:
+        """``{chain link: (frame, T)}``: the :attr:`Kinematics.link_names` index of the moving
+        frame each chain link rides on (-1: the base) and its constant offset from it; and per
+        moving joint ``{joint, reach}`` (the distance from the previous frame's origin to its
+        own, largest over its range for a prismatic joint)."""
+        config = self.robot_config
+        frames = {config.base_link: (-1, np.eye(4))}
+        frame, offset = -1, np.eye(4)
+        moving: list[dict] = []
+        low, high = (t.detach().cpu().double().numpy() for t in config.joint_limits.position)
+        for joint in config.chain:
+            step = offset @ joint_transform_np(joint, 0.0)
+            if joint.is_moving:
+                reach = float(np.linalg.norm(step[:3, 3]))
+                if joint.type == "prismatic":
+                    source = joint.mimic.joint if joint.mimic is not None else joint.name
+                    j = config.joint_names.index(source)
+                    mult = joint.mimic.multiplier if joint.mimic is not None else 1.0
+                    off = joint.mimic.offset if joint.mimic is not None else 0.0
+                    travel = max(abs(mult * low[j] + off), abs(mult * high[j] + off))
+                    reach += travel
+                moving.append({"joint": joint, "reach": reach})
+                frame, offset = frame + 1, np.eye(4)
+            else:
+                offset = step
+            frames[joint.child] = (frame, offset.copy())
+        return frames, moving
+
+    def _levers(self, link_shapes: dict[str, list[LinkShape]], moving: list[dict]) -> np.ndarray:
+        """``[D]`` per actuated joint: the largest motion (m) of any checked point per radian
+        (metre for a prismatic joint) of that joint, in any configuration."""
+        config = self.robot_config
+        # reach of each checked link's shapes from its frame origin
+        extent = {}
+        for link, offset in zip(self.link_names, self._offset, strict=True):
+            best = 0.0
+            for shape in link_shapes[link]:
+                transform = offset @ shape.origin
+                if shape.kind == "mesh":
+                    points = shape.vertices @ transform[:3, :3].T + transform[:3, 3]
+                    best = max(best, float(np.linalg.norm(points, axis=1).max()))
+                else:
+                    size = {
+                        "box": lambda s: float(np.linalg.norm(s.size)) / 2,
+                        "sphere": lambda s: float(s.radius),
+                        "cylinder": lambda s: float(np.hypot(s.radius, s.length / 2)),
+                        "capsule": lambda s: float(s.length / 2 + s.radius),
+                    }[shape.kind](shape)
+                    best = max(best, float(np.linalg.norm(transform[:3, 3])) + size)
+            extent[link] = best
+        lever = np.zeros(config.dof)
+        for m, item in enumerate(moving):
+            joint = item["joint"]
+            arm = 0.0
+            for link, frame in zip(self.link_names, self._frame, strict=True):
+                if frame < m:
+                    continue
+                arm = max(
+                    arm, sum(moving[n]["reach"] for n in range(m + 1, frame + 1)) + extent[link]
+                )
+            if joint.type == "prismatic":
+                arm = 1.0 if any(f >= m for f in self._frame) else 0.0
+            source = joint.mimic.joint if joint.mimic is not None else joint.name
+            mult = abs(joint.mimic.multiplier) if joint.mimic is not None else 1.0
+            lever[config.joint_names.index(source)] += mult * arm
+        return lever
+
+    # --- queries --------------------------------------------------------------------------------
+
+    def update_world(self, world: Any) -> None:
+        self.checker.update_world(world)
+
+    def link_frames(self, q: torch.Tensor) -> np.ndarray:
+        """``[B, Lc, 4, 4]`` float64 frames of the checked links at ``q [B, D]``."""
+        state = self.kinematics.forward(q)
+        position = state.link_position[:, self._frame_index].detach().double().cpu().numpy()
+        quaternion = state.link_quaternion[:, self._frame_index].detach().double().cpu().numpy()
+        frames = np.zeros((q.shape[0], len(self.link_names), 4, 4))
+        frames[..., :3, :3] = quaternion_matrices(quaternion)
+        frames[..., :3, 3] = position
+        frames[..., 3, 3] = 1.0
+        frames[:, self._is_base] = np.eye(4)
+        return frames @ self._offsets
+
+    def distance(self, q: torch.Tensor, stop_below: float = -float("inf")) -> ExactDistance:
+        """:class:`ExactDistance` of ``q [B, D]``."""
+        return self.checker.distance_frames(self.link_frames(q), stop_below=stop_below)
+
+    def sweep(
+        self, q: torch.Tensor, margin: float, resolution: float
+    ) -> tuple[np.ndarray, np.ndarray, int]:
+        """Swept check of ``q [B, T, D]`` (see the module docstring).
+
+        Returns:
+            ``(ok [B], min_distance [B], samples)``: every waypoint and every sample between
+            them has clearance ``>= margin``; the smallest clearance over the waypoints and
+            samples; the samples taken between waypoints.
+        """
+        if resolution <= 0:
+            raise InputValueError(f"resolution: expected a positive length, received {resolution}")
+        B, T, D = q.shape
+        waypoint = self.distance(q.reshape(B * T, D)).distance.reshape(B, T)
+        ok = (waypoint >= margin).all(1)
+        low = waypoint.min(1)
+        if T < 2:
+            return ok, low, 0
+        qa = q[:, :-1].reshape(-1, D)
+        dq = (q[:, 1:] - q[:, :-1]).reshape(-1, D)
+        lever = torch.as_tensor(self.lever, dtype=q.dtype, device=q.device)
+        motion = (dq.abs() * lever).sum(-1).double().cpu().numpy()  # [S] metres per segment
+        start = waypoint[:, :-1].reshape(-1)
+        segment_of = np.repeat(np.arange(B), T - 1)
+        t = np.zeros(len(motion))
+        clearance = start.copy()
+        # segments whose start already fails are decided; others advance together
+        active = (motion > 0) & (clearance >= margin)
+        samples = 0
+        for _ in range(_MAX_SAMPLES_PER_SEGMENT):
+            if not active.any():
+                break
+            step = np.maximum(resolution, clearance - margin) / np.where(motion > 0, motion, 1.0)
+            t = np.where(active, t + step, t)
+            active &= t < 1.0
+            if not active.any():
+                break
+            rows = np.nonzero(active)[0]
+            index = torch.as_tensor(rows, device=q.device)
+            frac = torch.as_tensor(t[rows], dtype=q.dtype, device=q.device)[:, None]
+            sample = qa[index] + frac * dq[index]
+            d = self.distance(sample).distance
+            samples += len(rows)
+            clearance[rows] = d
+            np.minimum.at(low, segment_of[rows], d)
+            bad = rows[d < margin]
+            ok[np.unique(segment_of[bad])] = False
+            active[bad] = False
+        return ok, low, samples
