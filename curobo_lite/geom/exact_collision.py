@@ -25,9 +25,10 @@ Shapes and how coal measures them:
   bound on the penetration depth. Two BVH meshes whose surfaces cross read as coal's contact
   depth (negative). Open (non-watertight) meshes have no inside.
 
-Broad phase: a bounding sphere per shape gives a lower bound on every pair's distance; pairs
-are measured in the order of their bounds and the search stops once the next bound exceeds the
-smallest distance found, so the minimum is exact without measuring every pair.
+Broad phase: a bounding sphere per link shape and a bounding box per obstacle give a lower
+bound on every pair's distance; pairs are measured in the order of their bounds and the search
+stops once the next bound exceeds the smallest distance found, so the minimum is exact without
+measuring every pair.
 
 coal is imported on first use (``pip install coal``, the ``exact`` extra).
 """
@@ -349,14 +350,18 @@ class ExactCollisionChecker:
             )
         obstacles = [] if world is None else [o for o in world if o.enabled]
         self._obstacles = [_obstacle_piece(self._coal, o) for o in obstacles]
-        if self._obstacles:
-            self._obstacle_centres = np.stack(
-                [p.world[:3, :3] @ p.centre + p.world[:3, 3] for p in self._obstacles]
-            )
-            self._obstacle_radii = np.array([p.radius for p in self._obstacles])
-        else:
-            self._obstacle_centres = np.zeros((0, 3))
-            self._obstacle_radii = np.zeros(0)
+        # each obstacle's bounding box (coal's AABB in the obstacle piece's frame) and frame
+        lo, hi = [], []
+        for piece in self._obstacles:
+            piece.geometry.computeLocalAABB()
+            lo.append(np.array(piece.geometry.aabb_local.min_, dtype=np.float64))
+            hi.append(np.array(piece.geometry.aabb_local.max_, dtype=np.float64))
+        self._obstacle_lo = np.array(lo).reshape(-1, 3)
+        self._obstacle_hi = np.array(hi).reshape(-1, 3)
+        self._obstacle_rotation = np.array([p.world[:3, :3] for p in self._obstacles]).reshape(
+            -1, 3, 3
+        )
+        self._obstacle_origin = np.array([p.world[:3, 3] for p in self._obstacles]).reshape(-1, 3)
 
     @property
     def obstacle_names(self) -> list[str]:
@@ -428,12 +433,17 @@ class ExactCollisionChecker:
         centres_local = np.stack([p.centre for p in self._link_pieces])
         centres = np.einsum("bpij,pj->bpi", world[..., :3, :3], centres_local) + world[..., :3, 3]
         radii = np.array([p.radius for p in self._link_pieces])
-        # lower bounds of every pair's distance [B, P, O]
-        bound = (
-            np.linalg.norm(centres[:, :, None] - self._obstacle_centres[None, None], axis=-1)
-            - radii[None, :, None]
-            - self._obstacle_radii[None, None]
+        # lower bounds of every pair's distance [B, P, O]: from the link piece's bounding
+        # sphere to the obstacle's bounding box
+        local_centres = np.einsum(
+            "oji,bpoj->bpoi",
+            self._obstacle_rotation,
+            centres[:, :, None] - self._obstacle_origin[None, None],
         )
+        outside = np.maximum(
+            np.maximum(self._obstacle_lo - local_centres, local_centres - self._obstacle_hi), 0.0
+        )
+        bound = np.linalg.norm(outside, axis=-1) - radii[None, :, None]
         flat = bound.reshape(B, -1)
         order = np.argsort(flat, axis=1)
         num_obstacles = len(self._obstacles)

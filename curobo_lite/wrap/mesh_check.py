@@ -34,6 +34,7 @@ from curobo_lite.geom.exact_collision import (
     ExactDistance,
     LinkShape,
     quaternion_matrices,
+    require_coal,
 )
 from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.robot.joints import joint_transform_np
@@ -46,6 +47,15 @@ DEFAULT_SWEEP_RESOLUTION = 1e-3
 
 #: Samples per segment of the swept check at most (a guard against a zero resolution).
 _MAX_SAMPLES_PER_SEGMENT = 100_000
+
+
+def coal_available() -> bool:
+    """Whether coal imports (the exact checks need it: ``pip install coal``)."""
+    try:
+        require_coal()
+    except ImportError:
+        return False
+    return True
 
 
 def no_geometry_message(robot_config: RobotConfig) -> str:

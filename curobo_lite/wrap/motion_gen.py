@@ -29,6 +29,14 @@ is installed), ``graph_planner`` (``RRTConnect``), ``graph_time_limit`` (s, 5.0)
 solve, the IK's and the trajectory's, replays its iterations from graphs kept across plans),
 ``ik`` (more :class:`IKSolverConfig` options), ``trajopt`` (more ``trajopt`` section keys, e.g.
 ``position_threshold``).
+
+Exact check (``exact_check``; default on when the robot file names its collision meshes,
+``collision_geometry``, and coal imports): a plan that passed on the spheres is checked once
+more on the meshes (:meth:`RobotWorld.trajectory_mesh_report`: every interpolated waypoint and
+the motion between them, ``exact_check_resolution`` m, default 1 mm); a clearance below
+``exact_check_margin`` (m, default 0) turns ``SUCCESS`` into ``FINAL_PLAN_MESH_COLLISION``.
+The result's ``mesh_min_distance`` is that clearance, ``timings["exact_check"]`` its cost; the
+optimizer is unchanged (it sees the spheres).
 """
 
 from __future__ import annotations
@@ -49,6 +57,7 @@ from curobo_lite.types import JointState, Pose, TensorDeviceType, check_joint_st
 from curobo_lite.types.errors import InputTypeError, InputValueError
 from curobo_lite.wrap.graph_planner import PLANNERS, OmplPlanner, ompl_available, resample_path
 from curobo_lite.wrap.ik_solver import DEFAULT_IK_SEEDS, IKSolver
+from curobo_lite.wrap.mesh_check import DEFAULT_SWEEP_RESOLUTION, coal_available
 from curobo_lite.wrap.robot_world import RobotWorld, as_world_collision, as_world_config
 from curobo_lite.wrap.trajopt import TrajOptResult, TrajOptSolver
 from curobo_lite.wrap.trajopt_config import DEFAULT_INTERPOLATION_DT, DEFAULT_TRAJOPT_SEEDS
@@ -69,6 +78,8 @@ class MotionGenStatus(str, enum.Enum):
     TRAJOPT_FAIL = "TRAJOPT_FAIL"
     GRAPH_FAIL = "GRAPH_FAIL"
     FINETUNE_FAIL = "FINETUNE_FAIL"
+    #: the plan passed on the spheres but its collision meshes touch an obstacle
+    FINAL_PLAN_MESH_COLLISION = "FINAL_PLAN_MESH_COLLISION"
 
 
 @dataclass
@@ -88,6 +99,9 @@ class MotionGenConfig:
     use_cuda_graph: bool = False
     ik: dict[str, Any] = field(default_factory=dict)
     trajopt: dict[str, Any] = field(default_factory=dict)
+    exact_check: bool | None = None
+    exact_check_margin: float = 0.0
+    exact_check_resolution: float = DEFAULT_SWEEP_RESOLUTION
 
     def __post_init__(self) -> None:
         s = self.section
@@ -113,6 +127,12 @@ class MotionGenConfig:
         self.use_cuda_graph = as_bool(s, "use_cuda_graph", self.use_cuda_graph)
         for key in ("ik", "trajopt"):
             setattr(self, key, as_mapping(s, key, getattr(self, key)))
+        if self.exact_check is not None:  # None: decided by MotionGen from the robot
+            self.exact_check = as_bool(s, "exact_check", self.exact_check)
+        self.exact_check_margin = as_float(s, "exact_check_margin", self.exact_check_margin)
+        self.exact_check_resolution = as_float(
+            s, "exact_check_resolution", self.exact_check_resolution, 0.0, low_open=True
+        )
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> MotionGenConfig:
@@ -136,6 +156,9 @@ class MotionGenResult:
             plan (``nan`` when there is no plan).
         min_distance: smallest signed clearance (m) along the interpolated plan, world and
             self-collision (``nan`` when there is no plan or no collision model).
+        mesh_min_distance: smallest clearance (m) of the robot's collision meshes to the
+            obstacles along the interpolated plan, swept between its samples (the exact check;
+            ``nan`` when it did not run: off, or no plan that passed on the spheres).
         attempts: trajectory optimizations run (1, or 2 with the geometric fallback).
         goal_config: ``[D]`` the configuration the plan ends at (or was aimed at).
         used_graph: the geometric planner seeded the returned plan.
@@ -151,6 +174,7 @@ class MotionGenResult:
     position_error: float = float("nan")
     rotation_error: float = float("nan")
     min_distance: float = float("nan")
+    mesh_min_distance: float = float("nan")
     attempts: int = 0
     goal_config: torch.Tensor | None = None
     used_graph: bool = False
@@ -195,6 +219,11 @@ class MotionGen:
         self.robot_config: RobotConfig = trajopt.robot_config
         self.tensor_args = trajopt.tensor_args
         self.dof = trajopt.dof
+        self.exact_check = config.exact_check
+        if self.exact_check is None:
+            self.exact_check = checker.has_collision_geometry and coal_available()
+        if self.exact_check:
+            checker.mesh_check()  # load the meshes now, not in the first plan's time
         self.graph_planner: OmplPlanner | None = None
         if config.enable_graph:
             self.graph_planner = OmplPlanner(
@@ -450,6 +479,16 @@ class MotionGen:
         min_distance = float("nan")
         if result.min_distance is not None:
             min_distance = float(result.min_distance[index])
+        mesh_min_distance = float("nan")
+        if self.exact_check and status is MotionGenStatus.SUCCESS and plan is not None:
+            t0 = time.perf_counter()
+            ok, low = self.checker.trajectory_mesh_report(
+                plan.position, self.config.exact_check_margin, self.config.exact_check_resolution
+            )
+            timings["exact_check"] = time.perf_counter() - t0
+            mesh_min_distance = float(low)
+            if not bool(ok):
+                status = MotionGenStatus.FINAL_PLAN_MESH_COLLISION
         return MotionGenResult(
             success=status is MotionGenStatus.SUCCESS,
             status=status,
@@ -460,6 +499,7 @@ class MotionGen:
             position_error=float(result.position_error[index]),
             rotation_error=float(result.rotation_error[index]),
             min_distance=min_distance,
+            mesh_min_distance=mesh_min_distance,
             attempts=attempts,
             goal_config=result.goal_state[index],
             trajopt_result=result,

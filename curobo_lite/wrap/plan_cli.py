@@ -55,9 +55,14 @@ def run(args: argparse.Namespace) -> int:
     start = JointState.from_position(motion_gen.robot_config.retract_config[None].clone())
     result = motion_gen.plan_single(start, goal)
     print(f"result: {result.status.value}")
+    # the exact check's clearance on the collision meshes, when it ran (MotionGen exact_check)
+    meshes = ""
+    if result.mesh_min_distance == result.mesh_min_distance:  # not nan
+        meshes = f" (spheres), {result.mesh_min_distance * 1000:.1f} mm (meshes)"
     print(
         f"  position error {result.position_error * 1000:.3f} mm, rotation error "
         f"{result.rotation_error:.4f} rad, smallest clearance {result.min_distance * 1000:.1f} mm"
+        f"{meshes}"
     )
     stages = ", ".join(f"{k} {v:.3f}" for k, v in result.timings.items())
     print(
