@@ -563,6 +563,51 @@ class WorldCollision:
         )
         return WorldDistance(distance, cost)
 
+    @torch.no_grad()
+    def obstacle_distances(
+        self, spheres: torch.Tensor, max_distance: float = math.inf
+    ) -> tuple[list[str], torch.Tensor]:
+        """Signed distance of each sphere to each enabled obstacle on its own: which obstacle
+        a sphere hits, and how deep (:meth:`sphere_distance` is their minimum over obstacles).
+
+        One launch per obstacle, no gradient: for reports on a few configurations (why a start
+        state is in collision), not for hot loops.
+
+        Args:
+            spheres: ``[..., N, 4]`` centres (base frame) and radii; radius < 0 disables a
+                sphere (``max_distance`` against every obstacle).
+            max_distance: distances are clamped here.
+
+        Returns:
+            ``(names, distance)``: the enabled obstacles' names ``[O]`` (world order) and
+            ``distance [..., N, O]``.
+        """
+        self._check_spheres(spheres, min_dim=2)
+        _, max_d = self._check_ranges(0.0, max_distance)
+        names = [name for name in self.obstacle_names if self._world.get(name).enabled]
+        columns = []
+        for name in names:
+            table, index = self._slots[name]
+            slot = index if table == "primitive" else self._num_prim + index
+            active = torch.tensor([slot], dtype=torch.int32, device=self.tensor_args.device)
+            tables = self._slot_tables(active)
+            distance = self._launch(spheres.detach(), 0.0, max_d, 0, 1.0, 1, False, tables)[0]
+            columns.append(distance.reshape(spheres.shape[:-1]))
+        if not columns:
+            return [], spheres.new_empty((*spheres.shape[:-1], 0))
+        return names, torch.stack(columns, -1)
+
+    def _slot_tables(self, active: torch.Tensor) -> Any:
+        """A copy of the world tables whose loop broad phase visits the slots ``active``
+        (int32, kept alive by the caller until the launch is done)."""
+        struct = wck.WORLD_TABLES[wck.SCALAR_TYPES[self.tensor_args.dtype]]
+        tables = struct()
+        for name in struct.vars:
+            setattr(tables, name, getattr(self._tables, name))
+        tables.active_slots = wp.from_torch(active)
+        tables.num_active = int(active.shape[0])
+        return tables
+
     def _check_spheres(self, spheres: Any, min_dim: int, max_dim: int | None = None) -> None:
         require_tensor("spheres", spheres)
         if spheres.dtype != self.tensor_args.dtype:
@@ -618,8 +663,10 @@ class WorldCollision:
         sweep_spacing: float,
         max_sweep_samples: int,
         write_grad: bool,
+        tables: Any = None,
     ) -> tuple[torch.Tensor, ...]:
-        """Flat ``[S]`` distance and cost (and ``[S, 4]`` gradients) of ``spheres [S, 4]``."""
+        """Flat ``[S]`` distance and cost (and ``[S, 4]`` gradients) of ``spheres [S, 4]``;
+        ``tables`` (default: the whole world's) other world tables, searched by the loop."""
         horizon, num_spheres = (spheres.shape[1], spheres.shape[2]) if sweep else (1, 1)
         flat = spheres.reshape(-1, 4).contiguous()
         kw = self.tensor_args.as_kwargs()
@@ -629,7 +676,8 @@ class WorldCollision:
         dummy = torch.empty(1, 4, **kw)
         grads = [torch.empty(rows, 4, **kw) if write_grad else dummy for _ in range(2)]
         grads += [torch.empty(rows, 4, **kw) if write_grad and sweep else dummy for _ in range(2)]
-        if self._num_enabled == 0:
+        num_enabled = self._num_enabled if tables is None else tables.num_active
+        if num_enabled == 0:
             # nothing to be near: skip the launch (MPC and trajopt run with an empty world
             # until one is given)
             distance.fill_(max_distance)
@@ -637,7 +685,8 @@ class WorldCollision:
             for g in grads:
                 g.zero_()
             return distance, cost, *grads
-        use_bvh = self._use_bvh(max_distance)
+        use_bvh = self._use_bvh(max_distance) if tables is None else 0
+        tables = self._tables if tables is None else tables
         flat_wp = as_warp(flat)
 
         def make_launch(b0: int, b1: int):
@@ -653,7 +702,7 @@ class WorldCollision:
                 num_spheres,
                 sweep_spacing,
                 max_sweep_samples,
-                self._tables,
+                tables,
                 use_bvh,
                 b0,
                 int(write_grad),
@@ -661,7 +710,7 @@ class WorldCollision:
             ]
             return b1 - b0, inputs
 
-        work = self._num_enabled if not use_bvh else 8
+        work = num_enabled if not use_bvh else 8
         elements = rows * max(work, 1) * (max_sweep_samples if sweep else 1)
         launch_rows(
             wck.kernel_for("distance", flat.dtype), rows, flat.device, make_launch, elements

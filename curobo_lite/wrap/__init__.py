@@ -9,6 +9,7 @@ from curobo_lite.wrap.motion_gen import (
     MotionGenStatus,
 )
 from curobo_lite.wrap.mpc_solver import MpcResult, MpcSolver, MpcSolverConfig
+from curobo_lite.wrap.offenders import Offender
 from curobo_lite.wrap.robot_world import RobotWorld
 from curobo_lite.wrap.trajopt import TrajOptResult, TrajOptSolver, TrajOptSolverConfig
 
@@ -23,6 +24,7 @@ __all__ = [
     "MpcResult",
     "MpcSolver",
     "MpcSolverConfig",
+    "Offender",
     "RobotWorld",
     "TrajOptResult",
     "TrajOptSolver",

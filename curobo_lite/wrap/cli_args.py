@@ -3,7 +3,9 @@
 
 :func:`add_problem_arguments` declares what every front end asks for, the robot, the task, the
 obstacle world and the end-effector goal, in one "problem" argument group; :func:`goal_pose`
-turns the parsed ``--goal`` into a :class:`~curobo_lite.types.Pose`.
+turns the parsed ``--goal`` into a :class:`~curobo_lite.types.Pose`; :func:`add_start_argument`
+declares ``--start`` and :func:`joint_values` checks a joint configuration's option (``--start``,
+``--goal-joints``) against the robot.
 :func:`add_device_arguments` declares ``--device`` (and, where the front end has a capturable
 hot loop, ``--cuda-graph``); :func:`device_tensor_args` checks it. Importing this module does not
 import torch, so ``--help`` stays fast.
@@ -15,6 +17,10 @@ import argparse
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import torch
+
     from curobo_lite.types import Pose, TensorDeviceType
 
 GOAL_METAVAR = ("X", "Y", "Z", "QW", "QX", "QY", "QZ")
@@ -30,8 +36,9 @@ def add_problem_arguments(
     Args:
         parser: the front end's parser (or sub-command parser).
         task_default: the bundled task used when ``--task`` is not given.
-        joint_goal: also offer ``--joint-goal Q [Q ...]``; exactly one of the two goals is then
-            required (``args.goal`` is ``None`` when the joint goal was given).
+        joint_goal: also offer ``--goal-joints Q [Q ...]`` (also spelled ``--joint-goal``);
+            exactly one of the two goals is then required (``args.goal`` is ``None`` when the
+            joint goal was given, ``args.joint_goal`` otherwise).
     """
     group = parser.add_argument_group("problem")
     group.add_argument("--robot", default="franka", help="bundled robot name or robot file")
@@ -55,9 +62,51 @@ def add_problem_arguments(
     goals = group.add_mutually_exclusive_group(required=True)
     goals.add_argument("--goal", **goal)
     goals.add_argument(
-        "--joint-goal", nargs="+", type=float, metavar="Q", help="goal joint configuration"
+        "--goal-joints",
+        "--joint-goal",
+        dest="joint_goal",
+        nargs="+",
+        type=float,
+        metavar="Q",
+        help="goal joint configuration instead of --goal (one value per joint, in the robot "
+        "file's joint order)",
     )
     return group
+
+
+def add_start_argument(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """Add ``--start Q [Q ...]`` (``args.start``: ``None`` unless given) to ``parser``."""
+    parser.add_argument(
+        "--start",
+        nargs="+",
+        type=float,
+        metavar="Q",
+        help="start joint configuration, at rest (one value per joint; default: the robot's "
+        "retract configuration)",
+    )
+
+
+def joint_values(
+    values: Sequence[float],
+    option: str,
+    joint_names: Sequence[str],
+    tensor_args: TensorDeviceType,
+) -> torch.Tensor:
+    """A parsed joint configuration option (``--start``, ``--goal-joints``) as ``[1, D]`` on
+    ``tensor_args``, checked against the robot's ``joint_names``.
+
+    Raises:
+        ValueError: naming ``option``: not one value per joint, or a value not finite.
+    """
+    import math
+
+    dof = len(joint_names)
+    if len(values) != dof:
+        names = ", ".join(joint_names) if dof <= 10 else f"{joint_names[0]} .. {joint_names[-1]}"
+        raise ValueError(f"{option}: expected {dof} joint values ({names}), received {len(values)}")
+    if not all(math.isfinite(v) for v in values):
+        raise ValueError(f"{option}: expected finite joint values, received {list(values)}")
+    return tensor_args.to_device(list(values)).reshape(1, dof)
 
 
 def goal_pose(args: argparse.Namespace, tensor_args: TensorDeviceType) -> Pose | None:

@@ -4,10 +4,14 @@ anything".
 :class:`MotionGen` answers it with a pipeline in the spirit of cuRobo's MotionGen:
 
 1. **Start check**: the start state must be at rest, within the position limits and free of
-   world and self-collision (else ``INVALID_START_STATE_*``, no exception).
+   world and self-collision (else ``INVALID_START_STATE_*``, no exception, and
+   :attr:`MotionGenResult.offenders` names the joints, links and obstacles at fault).
 2. **IK** (pose goals): :class:`~curobo_lite.wrap.IKSolver`, collision-free, ranked by
    distance to the start; it stops as soon as one seed is precise (``ik={"stop_after": 1}``,
-   0 runs the L-BFGS rules alone); no solution gives ``IK_FAIL``.
+   0 runs the L-BFGS rules alone); no solution gives ``IK_FAIL`` (the offenders: what kept
+   the best seed from being valid, its pose error or its contacts). A joint goal
+   (:meth:`MotionGen.plan_single_js`) skips the IK: the goal configuration is checked like an
+   IK solution (``INVALID_GOAL_STATE`` with its offenders).
 3. **Trajectory optimization**: :class:`~curobo_lite.wrap.TrajOptSolver` with seeds aimed at
    several distinct IK solutions (straight lines in joint space, minimum-jerk timed), all in
    one batch; the optimizer's collision costs bend them around obstacles; retimed to the
@@ -53,11 +57,18 @@ from curobo_lite.geom import WorldCollision, WorldConfig
 from curobo_lite.opt.options import as_bool, as_float, as_int, as_mapping, options_from_dict
 from curobo_lite.robot import RobotConfig
 from curobo_lite.rollout import TaskConfig
-from curobo_lite.types import JointState, Pose, TensorDeviceType, check_joint_state
+from curobo_lite.types import (
+    JointState,
+    Pose,
+    TensorDeviceType,
+    check_joint_state,
+    quat_angle_error,
+)
 from curobo_lite.types.errors import InputTypeError, InputValueError
 from curobo_lite.wrap.graph_planner import PLANNERS, OmplPlanner, ompl_available, resample_path
-from curobo_lite.wrap.ik_solver import DEFAULT_IK_SEEDS, IKSolver
+from curobo_lite.wrap.ik_solver import DEFAULT_IK_SEEDS, IKResult, IKSolver
 from curobo_lite.wrap.mesh_check import DEFAULT_SWEEP_RESOLUTION, coal_available
+from curobo_lite.wrap.offenders import Offender, millimetres, reach_pose
 from curobo_lite.wrap.robot_world import RobotWorld, as_world_collision, as_world_config
 from curobo_lite.wrap.trajopt import TrajOptResult, TrajOptSolver
 from curobo_lite.wrap.trajopt_config import DEFAULT_INTERPOLATION_DT, DEFAULT_TRAJOPT_SEEDS
@@ -163,6 +174,16 @@ class MotionGenResult:
         goal_config: ``[D]`` the configuration the plan ends at (or was aimed at).
         used_graph: the geometric planner seeded the returned plan.
         trajopt_result: the last :class:`TrajOptResult` (details), if any.
+        offenders: why an ``INVALID_START_STATE_*``, ``INVALID_GOAL_STATE`` or ``IK_FAIL``
+            result failed, worst first per kind (:class:`~curobo_lite.wrap.offenders.Offender`:
+            joints past their limits, (link, obstacle) contacts, link pairs in contact, the
+            best IK seed's pose error); empty otherwise. :attr:`status_message` and
+            :meth:`explain` put them in words.
+        offenders_config: ``[D]`` the configuration :attr:`offenders` describe (``None``
+            without offenders); offenders_at: which one it is, ``"start state"``, ``"goal
+            configuration"``, ``"best IK seed that reaches the goal pose"`` (``IK_FAIL`` when
+            some seed reached the pose but was refused: what it hits) or ``"best IK seed"``
+            (none reached it: its pose error, and what it hits).
     """
 
     success: bool
@@ -179,6 +200,26 @@ class MotionGenResult:
     goal_config: torch.Tensor | None = None
     used_graph: bool = False
     trajopt_result: TrajOptResult | None = field(default=None, repr=False)
+    offenders: list[Offender] = field(default_factory=list)
+    offenders_config: torch.Tensor | None = field(default=None, repr=False)
+    offenders_at: str = ""
+
+    @property
+    def status_message(self) -> str:
+        """The status and its offenders on one line, e.g. ``"INVALID_START_STATE_WORLD_COLLISION
+        (start state): panda_link1 is 35 mm inside 'table'"``."""
+        if not self.offenders:
+            return self.status.value
+        reasons = "; ".join(o.message for o in self.offenders)
+        return f"{self.status.value} ({self.offenders_at}): {reasons}"
+
+    def explain(self) -> str:
+        """The status, then one indented line per offender."""
+        if not self.offenders:
+            return self.status.value
+        lines = [f"{self.status.value}; at the {self.offenders_at}:"]
+        lines += [f"  {o.message}" for o in self.offenders]
+        return "\n".join(lines)
 
     @property
     def motion_time(self) -> float:
@@ -301,7 +342,10 @@ class MotionGen:
         valid = [s for s in range(S) if start_status[s] is None]
         for s in range(S):
             if start_status[s] is not None:
-                results[s] = self._failure(start_status[s], t_start, timings)
+                offenders = self._start_offenders(start, s, start_status[s])
+                results[s] = self._failure(
+                    start_status[s], t_start, timings, offenders, start.position[s], "start state"
+                )
         if not valid:
             return results
         index = torch.tensor(valid, device=self.tensor_args.device)
@@ -315,7 +359,10 @@ class MotionGen:
         solved = [k for k in range(len(valid)) if bool(ik.success[k])]
         for k in range(len(valid)):
             if k not in solved:
-                results[valid[k]] = self._failure(MotionGenStatus.IK_FAIL, t_start, timings)
+                goal_k = Pose(sub_goal.position[k : k + 1], sub_goal.quaternion[k : k + 1])
+                results[valid[k]] = self._failure(
+                    MotionGenStatus.IK_FAIL, t_start, timings, *self._ik_offenders(ik, k, goal_k)
+                )
         if not solved:
             return results
         n = self.config.num_trajopt_seeds
@@ -350,9 +397,11 @@ class MotionGen:
             )
         return results
 
-    def plan_joint(self, start_state: JointState, goal_state: JointState) -> MotionGenResult:
+    def plan_single_js(self, start_state: JointState, goal_state: JointState) -> MotionGenResult:
         """Plan from ``start_state [1, D]`` (at rest) to the joint configuration
-        ``goal_state [1, D]`` (or ``[D]``)."""
+        ``goal_state [1, D]`` (or ``[D]``), cuRobo's name. No IK: the goal configuration takes
+        the IK solution's place and is checked like one (within the position limits, free of
+        world and self-collision; else ``INVALID_GOAL_STATE`` and its offenders)."""
         t_start = time.perf_counter()
         start = self._check_start_shape(start_state, 1)
         if not isinstance(goal_state, JointState):
@@ -375,9 +424,19 @@ class MotionGen:
         status = self._start_status(start)[0]
         timings["start_check"] = time.perf_counter() - t0
         if status is not None:
-            return self._failure(status, t_start, timings)
+            offenders = self._start_offenders(start, 0, status)
+            return self._failure(
+                status, t_start, timings, offenders, start.position[0], "start state"
+            )
         if not bool(self.checker.validate(target)[0]):
-            return self._failure(MotionGenStatus.INVALID_GOAL_STATE, t_start, timings)
+            return self._failure(
+                MotionGenStatus.INVALID_GOAL_STATE,
+                t_start,
+                timings,
+                self.checker.offenders(target),
+                target[0],
+                "goal configuration",
+            )
         t0 = time.perf_counter()
         result = self.trajopt.solve_from_configs(start, target[:, None])
         timings["trajopt"] = time.perf_counter() - t0
@@ -389,6 +448,10 @@ class MotionGen:
             )
             return self._from_trajopt(result, 0, status, t_start, timings, 1)
         return self._graph_fallback(start.position[0], target, None, result, 0, t_start, timings)
+
+    def plan_joint(self, start_state: JointState, goal_state: JointState) -> MotionGenResult:
+        """:meth:`plan_single_js` (its earlier name)."""
+        return self.plan_single_js(start_state, goal_state)
 
     # --- stages ----------------------------------------------------------------------------------
 
@@ -427,6 +490,87 @@ class MotionGen:
             else:
                 status.append(None)
         return status
+
+    @torch.no_grad()
+    def _start_offenders(
+        self, start: JointState, s: int, status: MotionGenStatus
+    ) -> list[Offender]:
+        """Why start state ``s`` got ``status``: the joints that move (not at rest), else the
+        checker's offenders (limits, world, self; the status's kind comes first)."""
+        if status is not MotionGenStatus.INVALID_START_STATE_NOT_AT_REST:
+            return self.checker.offenders(start.position[s])
+        found = []
+        for quantity, unit in (("velocity", "/s"), ("acceleration", "/s²")):
+            values = getattr(start, quantity)[s].tolist()
+            for name, value in zip(self.robot_config.joint_names, values, strict=True):
+                if abs(value) > _REST_TOL:
+                    message = f"{name} has {quantity} {value:.4g}{unit} (a plan starts at rest)"
+                    found.append(Offender("moving", name, quantity, abs(value), message))
+        return sorted(found, key=lambda o: -o.depth)[:3]
+
+    @torch.no_grad()
+    def _ik_offenders(
+        self, ik: IKResult, k: int, goal: Pose
+    ) -> tuple[list[Offender], torch.Tensor, str]:
+        """Why problem ``k``'s IK found no solution: ``(offenders, configuration, which)``.
+
+        1. Among its seeds' results (ranked by cost), the first that reaches ``goal`` within
+           the IK's thresholds was refused for its limits or contacts: those.
+        2. Else the best seed's pose errors beyond the thresholds, then what the robot hits
+           at the goal pose: the best seed moved onto it blind to obstacles
+           (:func:`~curobo_lite.wrap.offenders.reach_pose`; a grasp whose fingers sit inside
+           the object: the collision cost held every seed away from the pose).
+        3. Else (the pose is out of reach from there) the best seed's pose errors and its own
+           limits or contacts."""
+        thresholds = (
+            self.ik_solver.config.position_threshold,
+            self.ik_solver.config.rotation_threshold,
+        )
+        position, rotation = self._pose_errors(ik.solutions[k], goal)
+        reached = ((position <= thresholds[0]) & (rotation <= thresholds[1])).nonzero()
+        if reached.numel():
+            q = ik.solutions[k, int(reached[0, 0])]
+            found = self.checker.offenders(q)
+            if found:
+                return found, q, "best IK seed that reaches the goal pose"
+        ee = self.robot_config.ee_link
+        found = []
+        errors = (float(ik.position_error[k]), float(ik.rotation_error[k]))
+        for other, error, tolerance in zip(
+            ("position", "rotation"), errors, thresholds, strict=True
+        ):
+            if error <= tolerance:
+                continue
+            if other == "position":
+                message = (
+                    f"the best IK seed's {ee} ends {millimetres(error)} from the goal position "
+                    f"(tolerance {millimetres(tolerance)})"
+                )
+            else:
+                message = (
+                    f"the best IK seed's {ee} ends {error:.3g} rad from the goal orientation "
+                    f"(tolerance {tolerance:.3g} rad)"
+                )
+            found.append(Offender("pose", ee, other, error - tolerance, message, error, tolerance))
+        q = reach_pose(self.checker, ik.solution[k], goal.position[0], goal.quaternion[0])
+        position, rotation = self._pose_errors(q[None], goal)
+        if float(position[0]) <= thresholds[0] and float(rotation[0]) <= thresholds[1]:
+            at_goal = self.checker.offenders(q)
+            if at_goal:
+                return (
+                    found + at_goal,
+                    q,
+                    "goal pose, reached from the best IK seed ignoring obstacles",
+                )
+        q = ik.solution[k]
+        return found + self.checker.offenders(q), q, "best IK seed"
+
+    def _pose_errors(self, q: torch.Tensor, goal: Pose) -> tuple[torch.Tensor, torch.Tensor]:
+        """``[n]`` metres and radians from the end effector at ``q [n, D]`` to ``goal``."""
+        state = self.checker.kinematics.forward(q, spheres=False)
+        position = (state.ee_position - goal.position).norm(dim=-1)
+        quaternion = goal.quaternion.expand_as(state.ee_quaternion)
+        return position, quat_angle_error(state.ee_quaternion, quaternion)
 
     def _graph_fallback(
         self,
@@ -506,7 +650,13 @@ class MotionGen:
         )
 
     def _failure(
-        self, status: MotionGenStatus, t_start: float, timings: dict[str, float]
+        self,
+        status: MotionGenStatus,
+        t_start: float,
+        timings: dict[str, float],
+        offenders: list[Offender] | None = None,
+        offenders_config: torch.Tensor | None = None,
+        offenders_at: str = "",
     ) -> MotionGenResult:
         return MotionGenResult(
             success=False,
@@ -515,6 +665,9 @@ class MotionGen:
             interpolation_dt=self.trajopt.config.interpolation_dt,
             solve_time=time.perf_counter() - t_start,
             timings=dict(timings),
+            offenders=list(offenders or []),
+            offenders_config=None if offenders_config is None else offenders_config.detach(),
+            offenders_at=offenders_at,
         )
 
     def __repr__(self) -> str:

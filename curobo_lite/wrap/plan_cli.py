@@ -1,9 +1,17 @@
-"""``curobo-lite plan``: collision-free motion generation from the retract pose to a goal pose.
+"""``curobo-lite plan``: collision-free motion generation from a start configuration (default:
+the retract configuration) to a goal pose or a goal configuration.
 
 Runs :class:`~curobo_lite.wrap.MotionGen` in a world (bundled name or cuRobo-layout world file)
-and prints the status, the errors, the clearance and the time per stage; ``--save`` writes the
-interpolated plan as YAML, ``--plot`` its joint curves. The exit status is 0 on success, 1 when
-no valid plan was found (the status says why), 2 on bad input.
+and prints the status, the errors, the clearance and the time per stage; when the start, the
+goal or the IK is refused, the offenders (joints past their limits, links inside obstacles or
+each other, the best IK seed's pose error); ``--save`` writes the interpolated plan as YAML,
+``--plot`` its joint curves. The exit status is 0 on success, 1 when no valid plan was found
+(the status says why), 2 on bad input.
+
+Examples::
+
+    curobo-lite plan --world table --goal 0.5 -0.3 0.25 0 1 0 0
+    curobo-lite plan --start 0 -0.8 0 -2.2 0 1.6 0.8 --goal-joints 0.8 -0.8 0 -2.2 0 1.6 0.8
 """
 
 from __future__ import annotations
@@ -12,15 +20,23 @@ import argparse
 import sys
 
 from curobo_lite.viz.options import add_view_arguments
-from curobo_lite.wrap.cli_args import add_device_arguments, add_problem_arguments
+from curobo_lite.wrap.cli_args import (
+    add_device_arguments,
+    add_problem_arguments,
+    add_start_argument,
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``plan`` command to ``subparsers``."""
     parser = subparsers.add_parser(
-        "plan", help="collision-free motion to a pose among obstacles", description=__doc__
+        "plan",
+        help="collision-free motion to a pose or joint goal among obstacles",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    add_problem_arguments(parser, task_default="gradient_trajopt")
+    problem = add_problem_arguments(parser, task_default="gradient_trajopt", joint_goal=True)
+    add_start_argument(problem)
     add_device_arguments(parser, cuda_graph=True)
     parser.add_argument("--save", metavar="YAML", help="write the interpolated plan here")
     parser.add_argument("--plot", metavar="PNG", help="plot the plan's joint curves here")
@@ -29,9 +45,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from curobo_lite.types import JointState
+    from curobo_lite.types import JointState, Pose
     from curobo_lite.viz.options import open_viewer, serve
-    from curobo_lite.wrap.cli_args import device_tensor_args, goal_pose
+    from curobo_lite.wrap.cli_args import device_tensor_args, goal_pose, joint_values
     from curobo_lite.wrap.motion_gen import MotionGen
     from curobo_lite.wrap.trajopt_cli import plot_trajectory, save_trajectory
 
@@ -44,17 +60,32 @@ def run(args: argparse.Namespace) -> int:
             task=args.task,
             use_cuda_graph=args.cuda_graph,
         )
-        goal = goal_pose(args, motion_gen.tensor_args)
+        robot, tensor_args = motion_gen.robot_config, motion_gen.tensor_args
+        start_q = robot.retract_config[None].clone()
+        if args.start is not None:
+            start_q = joint_values(args.start, "--start", robot.joint_names, tensor_args)
+        goal = goal_pose(args, tensor_args)
+        goal_q = None
+        if goal is None:
+            goal_q = joint_values(args.joint_goal, "--goal-joints", robot.joint_names, tensor_args)
     except (TypeError, ValueError, FileNotFoundError) as err:
         print(f"curobo-lite plan: {err}", file=sys.stderr)
         return 2
     viewer = None
-    if args.view and (viewer := open_viewer(args, motion_gen.robot_config, goal, "plan")) is None:
-        return 2
+    if args.view:
+        shown = goal
+        if goal_q is not None:  # the joint goal's end-effector pose
+            state = motion_gen.checker.kinematics.forward(goal_q)
+            shown = Pose(state.ee_position.detach(), state.ee_quaternion.detach())
+        if (viewer := open_viewer(args, robot, shown, "plan")) is None:
+            return 2
     print(motion_gen)
-    start = JointState.from_position(motion_gen.robot_config.retract_config[None].clone())
-    result = motion_gen.plan_single(start, goal)
-    print(f"result: {result.status.value}")
+    start = JointState.from_position(start_q)
+    if goal_q is None:
+        result = motion_gen.plan_single(start, goal)
+    else:
+        result = motion_gen.plan_single_js(start, JointState.from_position(goal_q))
+    print(f"result: {result.explain()}")
     # the exact check's clearance on the collision meshes, when it ran (MotionGen exact_check)
     meshes = ""
     if result.mesh_min_distance == result.mesh_min_distance:  # not nan

@@ -32,6 +32,7 @@ from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.types import TensorDeviceType
 from curobo_lite.types.errors import InputTypeError, InputValueError
 from curobo_lite.wrap.mesh_check import DEFAULT_SWEEP_RESOLUTION, MeshCheck, no_geometry_message
+from curobo_lite.wrap.offenders import OFFENDER_KINDS, Offender, find_offenders
 
 #: Query range (m) of the pass/fail checks: only contact matters, so the broad phase looks no
 #: farther than this.
@@ -271,6 +272,17 @@ class RobotWorld:
             )
             ok &= (distance.distance >= 0.0).flatten(1).all(-1)
         return ok
+
+    def offenders(
+        self, q: torch.Tensor, top_k: int = 3, kinds: tuple[str, ...] = OFFENDER_KINDS
+    ) -> list[Offender]:
+        """Why ``q [D]`` (or ``[1, D]``) fails :meth:`validate`, worst first per kind: joints
+        outside their limits (value and limit), (link, obstacle) pairs in contact (depth of
+        the link's deepest sphere), link pairs in self-contact; up to ``top_k`` of each kind
+        of ``kinds`` (``"joint_limit"``, ``"world"``, ``"self"``). Empty when ``q`` is valid.
+        One world query per obstacle: for failures, not hot loops (see
+        :mod:`curobo_lite.wrap.offenders`)."""
+        return find_offenders(self, q, top_k, kinds)
 
     def __repr__(self) -> str:
         return (
