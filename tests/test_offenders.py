@@ -114,6 +114,22 @@ def test_obstacle_distances_attribute_each_sphere_to_each_obstacle():
     torch.testing.assert_close(clamped[..., 0], distance[..., 1].clamp(max=0.05))
 
 
+def test_obstacle_distances_match_queries_with_the_other_obstacles_disabled():
+    """Every obstacle kind, meshes included: column ``o`` is the plain query of a world where
+    only obstacle ``o`` is enabled."""
+    world = WorldCollision(WorldConfig.load("mixed"))
+    gen = torch.Generator().manual_seed(1)
+    spheres = torch.rand(300, 4, generator=gen) * torch.tensor([1.6, 1.6, 1.2, 0.1])
+    spheres -= torch.tensor([0.8, 0.8, 0.2, 0.0])
+    names, distance = world.obstacle_distances(spheres)
+    assert names == world.obstacle_names and len(names) >= 5
+    for k, name in enumerate(names):
+        for other in names:
+            world.enable_obstacle(other, other == name)
+        alone = world.sphere_distance(spheres).distance
+        torch.testing.assert_close(distance[:, k], alone, atol=1e-6, rtol=0)
+
+
 def test_world_collision_start_names_link_obstacle_and_depth(motion_gen, world):
     hand_box = {"pose": [0.307, 0.0, 0.58, 1.0, 0.0, 0.0, 0.0], "dims": [0.05, 0.05, 0.05]}
     boxes = {"table": TABLE, "cube": hand_box}
