@@ -414,11 +414,14 @@ class RobotConfig:
         ``[-2 pi, 2 pi]``); URDF has no acceleration or jerk limits, so ``acceleration_limit``
         and ``jerk_limit`` (a scalar or ``D`` values, symmetric) fill them. The retract
         configuration is the middle of the position range; c-space weights are 1. Joints off
-        the chain are dropped, except those followed by a mimic joint on it.
+        the chain are dropped, except those followed by a mimic joint on it. The URDF's
+        ``<collision>`` elements are the exact collision shapes (``collision_geometry_path``).
         """
         data, source = config_dict_from_urdf(
             path, base_link, ee_link, acceleration_limit, jerk_limit, name
         )
+        # the URDF's <collision> elements are the exact shapes (RobotWorld's mesh checks)
+        data["collision_geometry"] = str(Path(path).absolute())
         return cls.from_dict(data, tensor_args, source=source)
 
     # export ------------------------------------------------------------------------------------

@@ -264,7 +264,12 @@ class MotionGen:
         if self.exact_check is None:
             self.exact_check = checker.has_collision_geometry and coal_available()
         if self.exact_check:
-            checker.mesh_check()  # load the meshes now, not in the first plan's time
+            try:
+                checker.mesh_check()  # load the meshes now, not in the first plan's time
+            except InputValueError:
+                if config.exact_check:  # asked for: say why it cannot run
+                    raise
+                self.exact_check = False  # the default: a URDF without <collision> elements
         self.graph_planner: OmplPlanner | None = None
         if config.enable_graph:
             self.graph_planner = OmplPlanner(
