@@ -47,7 +47,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("sim",),
     ("viz",),
     ("wrap",),
-    ("cli", "__init__"),
+    ("cli", "__init__", "scenes"),
 )
 RANK = {package: rank for rank, packages in enumerate(LAYERS) for package in packages}
 
