@@ -23,13 +23,15 @@ import numpy as np
 
 from curobo_lite.robot.config import RobotConfig
 from curobo_lite.robot.joints import JointSpec, link_poses
-from curobo_lite.robot.link_geometry import LinkGeometry, load_urdf_geometry
+from curobo_lite.robot.link_geometry import LinkGeometry, load_urdf_geometry, require_trimesh
 from curobo_lite.robot.self_collision_ignore import suggest_self_collision_ignore
 from curobo_lite.robot.sphere_cover import (
     FitResult,
     LinkFit,
     coverage_gap,
     fit_spheres,
+    fit_spheres_tight,
+    protrusion,
     union_volume,
     winding_number,
 )
@@ -52,6 +54,8 @@ __all__ = [
     "coverage_gap",
     "fit_robot_spheres",
     "fit_spheres",
+    "fit_spheres_tight",
+    "protrusion",
     "ignore_yaml",
     "load_urdf_geometry",
     "names_yaml",
@@ -86,6 +90,9 @@ def fit_robot_spheres(
     links: Sequence[str] | None = None,
     check_configurations: int = 3,
     link_budgets: dict[str, int] | None = None,
+    outside: float | None = None,
+    inside: float = 0.007,
+    link_tight: dict[str, tuple[float, float]] | None = None,
 ) -> list[LinkFit]:
     """Fit spheres to every link with collision geometry in a URDF.
 
@@ -105,6 +112,13 @@ def fit_robot_spheres(
         check_configurations: random configurations at which the frame match is verified.
         link_budgets: ``{link: N}`` sphere budgets that override ``spheres_per_link`` /
             ``tolerance`` for those links.
+        outside: the tight fit (:func:`fit_spheres_tight`) for every link: spheres reach at
+            most ``outside`` metres past the geometry and cover it below depth ``inside``
+            (a link's pieces are merged into one solid first). Links fixed to the base get the
+            mounting plane ``z = 0`` of the base frame as a floor no sphere crosses.
+        inside: the tight fit's cover depth (metres).
+        link_tight: ``{link: (outside, inside)}``: the tight fit for those links (e.g. tighter
+            on the hand and fingers, which must fit around grasped objects).
 
     Returns:
         One :class:`LinkFit` per link, in the robot file's tree order (URDF order without one).
@@ -202,12 +216,26 @@ def fit_robot_spheres(
             share = np.maximum(1, np.floor(link_budget * areas / areas.sum())).astype(int)
             budgets = [int(b) for b in share]
         fitted, gaps, volume = [], [], 0.0
+        tight = (link_tight or {}).get(link)
+        if tight is None and outside is not None and link not in (link_budgets or {}):
+            tight = (outside, inside)
+        if tight is not None:
+            merged = _merge_solids([mesh for mesh, _ in items])
+            floor = _base_floor(config, link)
+            fit = fit_spheres_tight(
+                merged, outside=tight[0], inside=tight[1], seed=seed, floor_z=floor
+            )
+            fitted.append(fit.spheres)
+            items_for_volume = [merged]
+            budgets = []
+        else:
+            items_for_volume = [mesh for mesh, _ in items]
         for (mesh, _), budget in zip(items, budgets):
             fit = fit_spheres(
                 mesh, num_spheres=budget, tolerance=None if budget else tolerance, seed=seed
             )
             fitted.append(fit.spheres)
-            volume += abs(float(mesh.volume))
+        volume = sum(abs(float(mesh.volume)) for mesh in items_for_volume)
         spheres = _round_spheres(np.concatenate(fitted))
         gaps = [coverage_gap(mesh, spheres) for mesh, _ in items]
         results.append(
@@ -221,6 +249,36 @@ def fit_robot_spheres(
             )
         )
     return results
+
+
+def _merge_solids(meshes: list) -> Any:
+    """One solid of a link's pieces (their boolean union), so the tight fit shares spheres
+    between overlapping pieces; the pieces concatenated when the union fails."""
+    if len(meshes) == 1:
+        return meshes[0]
+    trimesh = require_trimesh()
+    try:
+        merged = trimesh.boolean.union(meshes)
+        if merged.is_watertight and merged.volume > 0:
+            return merged
+    except (ValueError, ImportError, RuntimeError):
+        pass
+    return trimesh.util.concatenate(meshes)
+
+
+def _base_floor(config: RobotConfig | None, link: str) -> float | None:
+    """``z`` of the base's mounting plane in ``link``'s frame when no active joint moves
+    ``link`` (it is the base or rigidly fixed to it) and the link frame is not tilted; else
+    ``None``."""
+    if config is None:
+        return None
+    try:
+        anchor, attach = config.rigid_attachment(link)
+    except ValueError:
+        return None
+    if anchor != config.base_link or not np.allclose(attach[:3, :3], np.eye(3), atol=1e-9):
+        return None
+    return float(-attach[2, 3])
 
 
 def _attached(config: RobotConfig, link: str) -> bool:

@@ -69,6 +69,34 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="LINK=N",
         help="sphere budgets for single links, overriding the budget or tolerance",
     )
+    fit.add_argument(
+        "--outside",
+        type=float,
+        default=None,
+        help="tight fit: spheres reach at most this many metres past the geometry (e.g. 0.015) "
+        "and cover it below depth --inside; instead of a budget or tolerance",
+    )
+    fit.add_argument(
+        "--inside",
+        type=float,
+        default=0.007,
+        help="tight fit: depth (m) below which the geometry is covered (default 0.007)",
+    )
+    fit.add_argument(
+        "--link-tight",
+        nargs="+",
+        default=[],
+        metavar="LINK=OUT,IN",
+        help="tight fit for single links (e.g. panda_hand=0.004,0.01 for the links that grasp)",
+    )
+    fit.add_argument(
+        "--quality",
+        type=int,
+        default=0,
+        metavar="N",
+        help="after fitting, compare the spheres with the collision meshes (coal) in N seeded "
+        "cluttered scenes: false alarms among mesh-clear configurations, missed penetrations",
+    )
     fit.add_argument("-o", "--output", default=None, help="write a separate spheres file")
     fit.add_argument("--links", nargs="+", default=None, help="only these links")
     fit.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -138,6 +166,18 @@ def _spheres(args: argparse.Namespace) -> int:
         if not link or not count.isdigit() or int(count) < 1:
             raise SystemExit(f"robot spheres: --link-spheres expects LINK=N (N >= 1), got {item!r}")
         link_budgets[link] = int(count)
+    link_tight = {}
+    for item in args.link_tight:
+        link, _, values = item.partition("=")
+        try:
+            out_in = tuple(float(v) for v in values.split(","))
+        except ValueError:
+            out_in = ()
+        if not link or len(out_in) != 2 or out_in[0] < 0 or out_in[1] <= 0:
+            raise SystemExit(
+                f"robot spheres: --link-tight expects LINK=OUTSIDE,INSIDE (metres), got {item!r}"
+            )
+        link_tight[link] = out_in
     source = Path(args.robot)
     config, robot_file = None, None
     try:
@@ -155,11 +195,13 @@ def _spheres(args: argparse.Namespace) -> int:
             config = RobotConfig.from_dict(kept, source=str(robot_file), base_dir=robot_file.parent)
             urdf = args.urdf
             if urdf is None:
-                if not raw.get("urdf_path"):
+                geometry = raw.get("collision_geometry") or raw.get("urdf_path")
+                if not geometry:
                     raise SystemExit(
-                        f"robot spheres: {robot_file} has no urdf_path; pass --urdf URDF"
+                        f"robot spheres: {robot_file} has neither collision_geometry nor "
+                        "urdf_path; pass --urdf URDF"
                     )
-                urdf = robot_file.parent / raw["urdf_path"]
+                urdf = robot_file.parent / geometry
         fits = sphere_fit.fit_robot_spheres(
             urdf,
             config,
@@ -168,19 +210,24 @@ def _spheres(args: argparse.Namespace) -> int:
             seed=args.seed,
             links=args.links,
             link_budgets=link_budgets,
+            outside=args.outside,
+            inside=args.inside,
+            link_tight=link_tight,
         )
     except ValueError as err:
         raise SystemExit(f"robot spheres: {err}") from None
-    mode = (
-        f"--spheres-per-link {spheres_per_link}"
-        if spheres_per_link is not None
-        else f"--tolerance {args.tolerance}"
-    )
+    if args.outside is not None:
+        mode = f"--outside {args.outside} --inside {args.inside}"
+    elif spheres_per_link is not None:
+        mode = f"--spheres-per-link {spheres_per_link}"
+    else:
+        mode = f"--tolerance {args.tolerance}"
     words = ["curobo-lite robot spheres", args.robot]
     words += [f"--urdf {args.urdf}"] if args.urdf else []
     words += [mode, f"--seed {args.seed}"]
     words += [f"--links {' '.join(args.links)}"] if args.links else []
     words += [f"--link-spheres {' '.join(args.link_spheres)}"] if args.link_spheres else []
+    words += [f"--link-tight {' '.join(args.link_tight)}"] if args.link_tight else []
     words += [f"--ignore-samples {args.ignore_samples}"] if args.ignore_samples else []
     if args.ignore_never_colliding:
         words += [f"--ignore-never-colliding {args.ignore_never_colliding}"]
@@ -189,8 +236,15 @@ def _spheres(args: argparse.Namespace) -> int:
     header = [
         f"Collision spheres fitted by `{sphere_fit.GENERATOR}` ({mode}, seed {args.seed}) "
         f"from the collision geometry of {Path(urdf).name}.",
-        "Method: interior candidate centres with radius = distance to the surface, greedy cover "
-        "of surface samples, inflation so every sample is covered (curobo_lite.robot.sphere_fit).",
+        (
+            "Method: inscribed balls grown by at most OUTSIDE past the geometry, greedy cover of "
+            "the surface pushed inward by INSIDE (curobo_lite.robot.sphere_cover."
+            "fit_spheres_tight); links fixed to the base stay above the mounting plane z = 0."
+            if args.outside is not None or link_tight
+            else "Method: interior candidate centres with radius = distance to the surface, "
+            "greedy cover of surface samples, inflation so every sample is covered "
+            "(curobo_lite.robot.sphere_fit)."
+        ),
     ]
     if args.note:
         header.append(args.note)
@@ -245,7 +299,25 @@ def _spheres(args: argparse.Namespace) -> int:
         robot_file.write_text(text)
         RobotConfig.from_yaml(robot_file)
     print(f"wrote {total} spheres on {len(fits)} links into {robot_file}")
+    if args.quality:
+        _print_quality(robot_file, args.quality, args.seed)
     return 0
+
+
+def _print_quality(robot_file: Path, num_worlds: int, seed: int) -> None:
+    """Spheres vs collision meshes in cluttered scenes (``--quality``)."""
+    from curobo_lite.wrap.mesh_check import coal_available
+    from curobo_lite.wrap.sphere_quality import sphere_fit_quality
+
+    config = RobotConfig.from_yaml(robot_file)
+    if config.collision_geometry_path is None:
+        print("quality: the robot file has no collision_geometry (the meshes to compare with)")
+        return
+    if not coal_available():
+        print("quality: needs coal (pip install coal)")
+        return
+    quality = sphere_fit_quality(config, num_worlds=num_worlds, seed=seed)
+    print(f"quality in {num_worlds} cluttered scenes: {quality.summary()}")
 
 
 def format_robot(config: RobotConfig) -> str:
