@@ -1,0 +1,71 @@
+"""Write MotionBenchMaker-style grasp problems for the Franka: ``benchmarks/data/mbm/<family>.yml``.
+
+Each file: ``{family, seed, check, problems: [...]}``; a problem has its world (cuRobo's world
+layout: ``cuboid: {name: {dims, pose}}``, ``cylinder: {name: {radius, height, pose}}``), the
+start configuration, the goal pose (``panda_hand``, ``[x y z qw qx qy qz]``), the goal
+configuration found by IK (checked on the collision meshes), the target object's name; values
+rounded to 1e-5. The generator is :mod:`curobo_lite.scenes` (deterministic per family, seed and
+index: ``--problems 5`` writes the first five of what ``--problems 100`` writes).
+
+Usage::
+
+    python tools/make_mbm_problems.py [--families box cage] [--problems 100] [--seed 0]
+        [--threads 1] [--out benchmarks/data/mbm]
+
+Time (CPU, one thread): about 1-45 s per problem (scenes are redrawn until the start and a
+grasp pass the mesh check), some 10 s on average; 100 per family for all seven families is
+roughly two hours on one core. Families can run in parallel processes (``--families``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import torch
+import yaml
+
+from curobo_lite.config_files import FlowListDumper
+from curobo_lite.scenes import FAMILIES, ProblemGenerator
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--families", nargs="+", default=list(FAMILIES), choices=list(FAMILIES))
+    parser.add_argument("--problems", type=int, default=100, help="problems per family")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--out", default=str(REPO / "benchmarks" / "data" / "mbm"))
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    generator = ProblemGenerator()
+    for family in args.families:
+        t0 = time.perf_counter()
+        problems = []
+        for index in range(args.problems):
+            t1 = time.perf_counter()
+            problem = generator.make(family, args.seed, index)
+            problems.append(problem.to_dict())
+            print(
+                f"{family} {index:4d}: target {problem.target}, {problem.tries} scene(s), "
+                f"{time.perf_counter() - t1:.1f} s",
+                flush=True,
+            )
+        data = {
+            "family": family,
+            "seed": args.seed,
+            "check": generator.check,
+            "problems": problems,
+        }
+        path = out / f"{family}.yml"
+        path.write_text(yaml.dump(data, Dumper=FlowListDumper, sort_keys=False, width=120))
+        print(f"{path}: {len(problems)} problems in {time.perf_counter() - t0:.0f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
