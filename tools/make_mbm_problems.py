@@ -5,7 +5,8 @@ layout: ``cuboid: {name: {dims, pose}}``, ``cylinder: {name: {radius, height, po
 start configuration, the goal pose (``panda_hand``, ``[x y z qw qx qy qz]``), the goal
 configuration found by IK (checked on the collision meshes), the target object's name; values
 rounded to 1e-5. The generator is :mod:`curobo_lite.scenes` (deterministic per family, seed and
-index: ``--problems 5`` writes the first five of what ``--problems 100`` writes).
+index: ``--problems 5`` writes the first five of what ``--problems 100`` writes; an index
+whose draws yield no valid problem within ``max_scenes`` scenes is skipped, printed).
 
 Usage::
 
@@ -28,6 +29,7 @@ import yaml
 
 from curobo_lite.config_files import FlowListDumper
 from curobo_lite.scenes import FAMILIES, ProblemGenerator
+from curobo_lite.types.errors import CuroboLiteError
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -47,9 +49,15 @@ def main() -> None:
     for family in args.families:
         t0 = time.perf_counter()
         problems = []
-        for index in range(args.problems):
+        index = -1
+        while len(problems) < args.problems:
+            index += 1
             t1 = time.perf_counter()
-            problem = generator.make(family, args.seed, index)
+            try:
+                problem = generator.make(family, args.seed, index)
+            except CuroboLiteError as err:  # no valid scene within max_scenes: next index
+                print(f"{family} {index:4d}: skipped ({err})", flush=True)
+                continue
             problems.append(problem.to_dict())
             print(
                 f"{family} {index:4d}: target {problem.target}, {problem.tries} scene(s), "

@@ -134,7 +134,7 @@ class ProblemGenerator:
         robot: str | RobotConfig = "franka",
         tensor_args: TensorDeviceType | None = None,
         ik_seeds: int = 24,
-        max_scenes: int = 30,
+        max_scenes: int = 60,
     ) -> None:
         if not isinstance(robot, RobotConfig):
             robot = RobotConfig.load(robot)
