@@ -13,9 +13,11 @@ Usage::
     python tools/make_mbm_problems.py [--families box cage] [--problems 100] [--seed 0]
         [--threads 1] [--out benchmarks/data/mbm]
 
-Time (CPU, one thread): about 1-45 s per problem (scenes are redrawn until the start and a
-grasp pass the mesh check), some 10 s on average; 100 per family for all seven families is
-roughly two hours on one core. Families can run in parallel processes (``--families``).
+Time (CPU, one thread, measured on a shared 2-core machine): per problem about 6 s
+(bookshelf_small), 9 s (bookshelf_tall), 40 s (bookshelf_thin, cage, table_pick, box: most
+draws are rejected), 60+ s (table_under_pick: its start needs IK too); 100 per family for all
+seven families is some 3-6 hours on one core. Families can run in parallel processes
+(``--families``).
 """
 
 from __future__ import annotations
