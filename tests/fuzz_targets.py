@@ -156,7 +156,12 @@ class Case:
 
 @cache
 def _yaml(kind: str, name: str) -> Any:
-    return yaml.safe_load(resolve_config_file(kind, name).read_text())
+    path = resolve_config_file(kind, name)
+    data = yaml.safe_load(path.read_text())
+    if kind == "robot" and "collision_geometry" in data:
+        # relative to the bundled file; the text cases are written elsewhere
+        data["collision_geometry"] = str(path.parent / data["collision_geometry"])
+    return data
 
 
 def config_cases(kind: str, names: tuple[str, ...]) -> st.SearchStrategy[Case]:

@@ -31,7 +31,9 @@ BACKENDS = ("warp", "torch")
 
 
 def _franka_dict() -> dict:
-    return yaml.safe_load((REPO / "configs" / "robot" / "franka.yml").read_text())
+    data = yaml.safe_load((REPO / "configs" / "robot" / "franka.yml").read_text())
+    data.pop("collision_geometry")  # relative to configs/robot; these tests load from elsewhere
+    return data
 
 
 def _load(data: dict, tmp_path: Path | None = None, tensor_args=F64) -> RobotConfig:
@@ -259,6 +261,7 @@ def _reference_spheres(data: dict, q: np.ndarray) -> tuple[list[str], np.ndarray
 @pytest.mark.parametrize("name", ["franka", "ur5e", "iiwa"])
 def test_link_spheres_match_numpy_forward_kinematics(name, backend, device):
     data = yaml.safe_load((REPO / "configs" / "robot" / f"{name}.yml").read_text())
+    data.pop("collision_geometry", None)  # relative to configs/robot
     data["collision_sphere_buffer"] = 0.003
     ta = TensorDeviceType(device=device, dtype=torch.float64)
     config = RobotConfig.from_dict(data, ta)
@@ -859,6 +862,7 @@ def _planar3_with_one_sphere_per_link(link3_radius: float) -> RobotConfig:
     at 0.15 m along x (radius 0.05 and ``link3_radius``), link2 at 0.2 m."""
     data = yaml.safe_load((REPO / "configs" / "robot" / "planar3.yml").read_text())
     data.pop("self_collision_ignore")
+    data.pop("collision_geometry")  # relative to configs/robot
     data["collision_spheres"] = {
         "link1": [{"center": [0.25, 0.0, 0.0], "radius": 0.05}],
         "link2": [{"center": [0.2, 0.0, 0.0], "radius": 0.05}],

@@ -28,7 +28,10 @@ F64 = TensorDeviceType(dtype=torch.float64)
 
 
 def _franka_dict() -> dict:
-    return yaml.safe_load((REPO / "configs" / "robot" / "franka.yml").read_text())
+    data = yaml.safe_load((REPO / "configs" / "robot" / "franka.yml").read_text())
+    # relative to configs/robot: absolute, so that copies written elsewhere still find it
+    data["collision_geometry"] = str(REPO / "configs" / "robot" / data["collision_geometry"])
+    return data
 
 
 # ------------------------------------------------------------------------------------------
