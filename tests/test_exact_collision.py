@@ -341,6 +341,15 @@ def test_fixed_links_are_left_out_unless_the_robot_file_includes_them():
     assert report.distance[0] < 0 and report.link[0] == "panda_link0"
 
 
+def test_non_finite_configurations_fail_the_checks(franka_world):
+    q = franka_world.robot_config.retract_config.double().repeat(2, 1)
+    q[1, 2] = float("nan")
+    assert math.isnan(float(franka_world.mesh_distance(q)[1]))
+    assert not math.isnan(float(franka_world.mesh_distance(q)[0]))
+    np.testing.assert_array_equal(franka_world.validate_mesh(q).numpy(), [True, False])
+    assert not bool(franka_world.validate_trajectory_mesh(q))
+
+
 def test_update_world_refreshes_the_mesh_obstacles():
     rw = RobotWorld.from_config("franka", None, F64)
     q = rw.robot_config.retract_config[None]

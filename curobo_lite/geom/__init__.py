@@ -1,6 +1,7 @@
 """Geometry: the world model (obstacles, world files), sphere-vs-world and self-collision
-queries."""
+queries, exact shape-vs-world distances (coal, imported on first use)."""
 
+from curobo_lite.geom.exact_collision import ExactCollisionChecker, ExactDistance, LinkShape
 from curobo_lite.geom.self_collision import (
     SelfCollisionChecker,
     SelfCollisionDistance,
@@ -25,6 +26,9 @@ __all__ = [
     "Capsule",
     "Cuboid",
     "Cylinder",
+    "ExactCollisionChecker",
+    "ExactDistance",
+    "LinkShape",
     "Mesh",
     "Obstacle",
     "SelfCollisionChecker",

@@ -223,8 +223,21 @@ class MeshCheck:
         return frames @ self._offsets
 
     def distance(self, q: torch.Tensor, stop_below: float = -float("inf")) -> ExactDistance:
-        """:class:`ExactDistance` of ``q [B, D]``."""
-        return self.checker.distance_frames(self.link_frames(q), stop_below=stop_below)
+        """:class:`ExactDistance` of ``q [B, D]``; a configuration with a NaN or infinite
+        joint value reads ``nan`` (it fails every ``>=`` check)."""
+        finite = torch.isfinite(q).all(-1).cpu().numpy()
+        if finite.all():
+            return self.checker.distance_frames(self.link_frames(q), stop_below=stop_below)
+        out = ExactDistance(np.full(q.shape[0], np.nan), [None] * q.shape[0], [None] * q.shape[0])
+        rows = np.nonzero(finite)[0]
+        if len(rows):
+            index = torch.as_tensor(rows, device=q.device)
+            part = self.checker.distance_frames(self.link_frames(q[index]), stop_below=stop_below)
+            out.distance[rows] = part.distance
+            for k, row in enumerate(rows):
+                out.link[row], out.obstacle[row] = part.link[k], part.obstacle[k]
+            out.pairs_measured = part.pairs_measured
+        return out
 
     def sweep(
         self, q: torch.Tensor, margin: float, resolution: float
@@ -236,7 +249,7 @@ class MeshCheck:
             them has clearance ``>= margin``; the smallest clearance over the waypoints and
             samples; the samples taken between waypoints.
         """
-        if resolution <= 0:
+        if not resolution > 0 or not np.isfinite(resolution):
             raise InputValueError(f"resolution: expected a positive length, received {resolution}")
         B, T, D = q.shape
         waypoint = self.distance(q.reshape(B * T, D)).distance.reshape(B, T)
@@ -271,7 +284,9 @@ class MeshCheck:
             samples += len(rows)
             clearance[rows] = d
             np.minimum.at(low, segment_of[rows], d)
-            bad = rows[d < margin]
+            bad = rows[~(d >= margin)]
             ok[np.unique(segment_of[bad])] = False
             active[bad] = False
+        # a segment the loop could not finish is not known to be clear
+        ok[np.unique(segment_of[active])] = False
         return ok, low, samples
