@@ -299,13 +299,13 @@ def test_franka_mesh_distance_agrees_with_independent_coal(franka_world):
 def test_franka_swept_check_agrees_with_dense_reference(franka_world):
     links, urdf = _reference_links()
     obstacles = _reference_obstacles(franka_world.world_collision.world)
-    trajectories = torch.stack([_random_trajectory(franka_world, seed, 8) for seed in range(10)])
+    trajectories = torch.stack([_random_trajectory(franka_world, seed, 8) for seed in range(6)])
     ok, low = franka_world.trajectory_mesh_report(trajectories)
     outcomes = set()
     for b in range(trajectories.shape[0]):
         q = trajectories[b]
-        # the reference: 100 samples per segment
-        t = torch.linspace(0, 1, 101, dtype=torch.float64)[:-1, None, None]
+        # the reference: 50 samples per segment
+        t = torch.linspace(0, 1, 51, dtype=torch.float64)[:-1, None, None]
         dense = (q[:-1] + t * (q[1:] - q[:-1])).transpose(0, 1).reshape(-1, 7)
         dense = torch.cat((dense, q[-1:]))
         reference = min(_reference_distance(links, urdf, obstacles, row) for row in dense.numpy())
@@ -316,14 +316,14 @@ def test_franka_swept_check_agrees_with_dense_reference(franka_world):
             outcomes.add("clear")
         elif own:
             # failed on the meshes: a sample in contact, which the reference sees too (its
-            # own samples are at most ~5 mm of motion apart)
+            # own samples are at most ~1 cm of motion apart)
             assert float(low[b]) < 0.0, b
-            assert reference < 5e-3, b
+            assert reference < 1e-2, b
             outcomes.add("contact")
         if reference < -1e-4:
             assert not bool(ok[b]), b
         # the smallest sampled clearance is never far above the dense one
-        assert float(low[b]) <= max(reference, 0.0) + 5e-3, b
+        assert float(low[b]) <= max(reference, 0.0) + 1e-2, b
     assert outcomes == {"clear", "contact"}
 
 
