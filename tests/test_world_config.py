@@ -85,15 +85,16 @@ def test_mixed_uses_every_kind_and_mesh_file_resolves_relative_to_world_file():
 
 @pytest.mark.parametrize("name", BUNDLED)
 def test_franka_retract_pose_is_clear_and_workspace_is_reachable(name):
-    """Spheres of radius 0.08 m along the Panda's links at its retract pose hit nothing, and
-    some obstacle surface lies within the arm's reach (0.85 m from the shoulder)."""
+    """Spheres of radius 0.08 m along the Panda's moving links at its retract pose (from the
+    shoulder on: the base stands on the scene's table or stand) hit nothing, and some obstacle
+    surface lies within the arm's reach (0.85 m from the shoulder)."""
     from curobo_lite.robot import Kinematics, RobotConfig
 
     robot = RobotConfig.load("franka")
     state = Kinematics(robot).forward(robot.retract_config[None])
     hand = state.link_pose("panda_hand")
     fingertips = hand.position + quat_rotate(hand.quaternion, torch.tensor([[0.0, 0.0, 0.11]]))
-    chain = torch.cat([torch.zeros(1, 3), state.link_position[0], fingertips])
+    chain = torch.cat([state.link_position[0], fingertips])
     t = torch.linspace(0.0, 1.0, 16)[:, None, None]
     centres = (chain[:-1] * (1 - t) + chain[1:] * t).reshape(-1, 3)
     spheres = torch.cat([centres, torch.full((len(centres), 1), 0.08)], 1)

@@ -60,7 +60,9 @@ DEFAULT_IK_COST: dict[str, Any] = {
         "bound_weight": [1000.0, 0.0, 0.0, 0.0],
         "activation_distance": [0.002, 0.0, 0.0, 0.0],
     },
-    "primitive_collision_cost": {"weight": 2000.0, "activation_distance": 0.01},
+    # 2 mm: grasp goals put the object 3-10 mm from the fingers; a 10 mm band held the hand
+    # 11-40 mm off such goals
+    "primitive_collision_cost": {"weight": 2000.0, "activation_distance": 0.002},
     "self_collision_cost": {"weight": 2000.0, "activation_distance": 0.005},
 }
 
