@@ -81,9 +81,7 @@ def _finger_tips(generator: ProblemGenerator, q: torch.Tensor) -> tuple[np.ndarr
     return tips[0], tips[1]
 
 
-@pytest.mark.parametrize(
-    ("family", "index"), [("cage", 0), ("bookshelf_small", 3)]
-)
+@pytest.mark.parametrize(("family", "index"), [("cage", 0), ("bookshelf_small", 3)])
 def test_grasp_goal_straddles_the_target_on_meshes(
     generator: ProblemGenerator, family: str, index: int
 ) -> None:

@@ -355,9 +355,7 @@ class RobotConfig:
             if not geometry.is_absolute():
                 geometry = Path(base_dir or ".") / geometry
             if not geometry.is_file():
-                raise reader.error(
-                    "collision_geometry", f"URDF file '{geometry}' does not exist"
-                )
+                raise reader.error("collision_geometry", f"URDF file '{geometry}' does not exist")
             geometry_path = str(geometry.absolute())
         elif has_urdf:
             geometry_path = str(urdf_path.absolute())
