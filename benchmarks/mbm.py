@@ -132,7 +132,13 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     tensor_args = TensorDeviceType(device=torch.device(args.device))
-    problems = {f: load_problems(f, args.problems, Path(args.data)) for f in args.families}
+    missing = [f for f in args.families if not (Path(args.data) / f"{f}.yml").is_file()]
+    if missing:
+        print(f"no problems generated for {missing} (tools/make_mbm_problems.py): skipped")
+    families = [f for f in args.families if f not in missing]
+    if not families:
+        raise SystemExit(f"no problem files in {args.data}")
+    problems = {f: load_problems(f, args.problems, Path(args.data)) for f in families}
     first = next(p for ps in problems.values() for p in ps)
     motion_gen = MotionGen.from_config("franka", first.world, tensor_args=tensor_args)
     # the judge: its own checker (mesh check on), same robot, the problem's world

@@ -12,7 +12,8 @@ The layers, lowest first (``docs/architecture.md`` draws them)::
     sim                                       closed-loop runner
     viz                                       browser viewer (robot, world, plans, live MPC)
     wrap                                      solvers, their command lines, sharded_solve
-    cli, curobo_lite/__init__.py              entry points
+    cli, curobo_lite/__init__.py, scenes      entry points; generated benchmark scenes and
+                                              problems (MotionBenchMaker families)
 
 A module may import its own package and any package of a lower layer; packages of one layer
 do not import each other (``robot`` and ``geom`` share ``config_files.YamlReader`` and
