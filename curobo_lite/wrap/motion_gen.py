@@ -32,7 +32,9 @@ is installed), ``graph_planner`` (``RRTConnect``), ``graph_time_limit`` (s, 5.0)
 ``graph_resolution`` (rad, 0.02), ``use_cuda_graph`` (false: on a CUDA device, every L-BFGS
 solve, the IK's and the trajectory's, replays its iterations from graphs kept across plans),
 ``ik`` (more :class:`IKSolverConfig` options), ``trajopt`` (more ``trajopt`` section keys, e.g.
-``position_threshold``).
+``position_threshold``), ``approach_distance`` (m, 0.08: half the trajectory seeds come in along
+the hand's z axis from this far behind the goal, as grasps are approached; 0: straight lines
+only).
 
 Exact check (``exact_check``; default on when the robot file names its collision meshes,
 ``collision_geometry``, and coal imports): a plan that passed on the spheres is checked once
@@ -65,6 +67,11 @@ from curobo_lite.types import (
     quat_angle_error,
 )
 from curobo_lite.types.errors import InputTypeError, InputValueError
+from curobo_lite.wrap.approach_seeds import (
+    approach_seed_paths,
+    retreat_configs,
+    straight_seed_paths,
+)
 from curobo_lite.wrap.graph_planner import PLANNERS, OmplPlanner, ompl_available, resample_path
 from curobo_lite.wrap.ik_solver import DEFAULT_IK_SEEDS, IKResult, IKSolver
 from curobo_lite.wrap.mesh_check import DEFAULT_SWEEP_RESOLUTION, coal_available
@@ -72,6 +79,7 @@ from curobo_lite.wrap.offenders import Offender, millimetres, reach_pose
 from curobo_lite.wrap.robot_world import RobotWorld, as_world_collision, as_world_config
 from curobo_lite.wrap.trajopt import TrajOptResult, TrajOptSolver
 from curobo_lite.wrap.trajopt_config import DEFAULT_INTERPOLATION_DT, DEFAULT_TRAJOPT_SEEDS
+from curobo_lite.wrap.trajopt_seed import min_jerk_profile
 
 _REST_TOL = 1e-6
 
@@ -113,6 +121,7 @@ class MotionGenConfig:
     exact_check: bool | None = None
     exact_check_margin: float = 0.0
     exact_check_resolution: float = DEFAULT_SWEEP_RESOLUTION
+    approach_distance: float = 0.08
 
     def __post_init__(self) -> None:
         s = self.section
@@ -144,6 +153,7 @@ class MotionGenConfig:
         self.exact_check_resolution = as_float(
             s, "exact_check_resolution", self.exact_check_resolution, 0.0, low_open=True
         )
+        self.approach_distance = as_float(s, "approach_distance", self.approach_distance, 0.0)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> MotionGenConfig:
@@ -378,6 +388,7 @@ class MotionGen:
             JointState.from_position(sub_start[rows]),
             configs,
             Pose(sub_goal.position[rows], sub_goal.quaternion[rows]),
+            seed_trajectories=self._seed_paths(sub_start[rows], configs),
         )
         timings["trajopt"] = time.perf_counter() - t0
         for j, k in enumerate(solved):
@@ -576,6 +587,21 @@ class MotionGen:
         position = (state.ee_position - goal.position).norm(dim=-1)
         quaternion = goal.quaternion.expand_as(state.ee_quaternion)
         return position, quat_angle_error(state.ee_quaternion, quaternion)
+
+    def _seed_paths(self, start: torch.Tensor, configs: torch.Tensor) -> torch.Tensor | None:
+        """``[S, n, H, D]`` seed knots: even seeds straight to their goal configuration, odd
+        ones in along the hand's axis from ``approach_distance`` behind it
+        (:mod:`curobo_lite.wrap.approach_seeds`); ``None`` (straight lines) when
+        ``approach_distance`` is 0 or there is one seed."""
+        n = configs.shape[1]
+        if self.config.approach_distance <= 0.0 or n < 2:
+            return None
+        profile = min_jerk_profile(self.trajopt.horizon, self.tensor_args)
+        paths = straight_seed_paths(start, configs, profile)
+        odd = configs[:, 1::2]
+        retreat = retreat_configs(self.checker.kinematics, odd, self.config.approach_distance)
+        paths[:, 1::2] = approach_seed_paths(start, odd, retreat, profile)
+        return paths
 
     def _graph_fallback(
         self,

@@ -1,0 +1,87 @@
+"""Trajectory seeds that approach a goal along the hand's own axis (grasps).
+
+A grasp goal puts an object between the open fingers, a few millimetres from them. A seed that
+goes straight in joint space from the start to the goal configuration sweeps the fingers
+through the object (and the shelf around it), and the optimizer, which only sees gradients,
+rarely untangles that. Motions that grasp instead come in along the approach axis: from a
+*retreat* configuration, the goal with the hand backed off along its z axis, straight in.
+:func:`retreat_configs` finds those configurations (damped least squares on the Jacobian,
+orientation held, obstacles ignored: the optimizer checks them) and
+:func:`approach_seed_paths` builds the seed knots start -> retreat -> goal.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from curobo_lite.robot import Kinematics
+from curobo_lite.types.math import quat_conjugate, quat_multiply, quat_rotate
+
+
+def retreat_configs(
+    kinematics: Kinematics,
+    goal_configs: torch.Tensor,
+    distance: float,
+    iterations: int = 8,
+    damping: float = 0.01,
+) -> torch.Tensor:
+    """Configurations ``[..., D]`` whose end effector is ``distance`` metres behind that of
+    ``goal_configs [..., D]`` along its own z axis, with the same orientation (up to the
+    residual of ``iterations`` damped least-squares steps), clamped to the position limits."""
+    shape = goal_configs.shape
+    q = goal_configs.reshape(-1, shape[-1]).detach().clone()
+    with torch.no_grad():
+        goal = kinematics.forward(q)
+        z_axis = torch.zeros_like(goal.ee_position)
+        z_axis[:, 2] = 1.0
+        target_position = goal.ee_position - distance * quat_rotate(goal.ee_quaternion, z_axis)
+        target_quaternion = goal.ee_quaternion
+        low, high = kinematics.robot_config.joint_limits.position.to(q)
+        eye = torch.eye(6, dtype=q.dtype, device=q.device)
+        for _ in range(iterations):
+            state = kinematics.forward(q)
+            delta = quat_multiply(target_quaternion, quat_conjugate(state.ee_quaternion))
+            sign = torch.where(delta[:, :1] < 0.0, -1.0, 1.0)
+            error = torch.cat(
+                (target_position - state.ee_position, 2.0 * sign * delta[:, 1:]), dim=-1
+            )
+            jac = kinematics.jacobian(q)  # [N, 6, D]
+            step = jac.transpose(1, 2) @ torch.linalg.solve(
+                jac @ jac.transpose(1, 2) + damping**2 * eye, error[..., None]
+            )
+            q = torch.minimum(torch.maximum(q + step[..., 0], low), high)
+    return q.reshape(shape)
+
+
+def approach_seed_paths(
+    start_position: torch.Tensor,
+    goal_configs: torch.Tensor,
+    retreat: torch.Tensor,
+    profile: torch.Tensor,
+    approach_fraction: float = 0.3,
+) -> torch.Tensor:
+    """Position knots ``[S, n, H, D]`` (index 0 the start) from ``start_position [S, D]`` to
+    ``retreat [S, n, D]`` along the first ``1 - approach_fraction`` of ``profile [H]`` (a 0 -> 1
+    time law such as :func:`~curobo_lite.wrap.trajopt_seed.min_jerk_profile`), then straight
+    to ``goal_configs [S, n, D]`` over the rest."""
+    horizon = profile.shape[0]
+    split = max(1, min(horizon - 2, round((1.0 - approach_fraction) * (horizon - 1))))
+    first = torch.linspace(0.0, 1.0, split + 1, dtype=profile.dtype, device=profile.device)
+    second = torch.linspace(0.0, 1.0, horizon - split, dtype=profile.dtype, device=profile.device)
+    first = first**2 * (3.0 - 2.0 * first)  # smoothstep: at rest at the start and the turn
+    second = second**2 * (3.0 - 2.0 * second)
+    start = start_position[:, None, None]
+    to_retreat = start + first[None, None, :, None] * (retreat[:, :, None] - start)
+    approach = retreat[:, :, None] + second[None, None, 1:, None] * (
+        goal_configs[:, :, None] - retreat[:, :, None]
+    )
+    return torch.cat((to_retreat, approach), dim=2)
+
+
+def straight_seed_paths(
+    start_position: torch.Tensor, goal_configs: torch.Tensor, profile: torch.Tensor
+) -> torch.Tensor:
+    """Position knots ``[S, n, H, D]`` straight from ``start_position [S, D]`` to
+    ``goal_configs [S, n, D]`` along ``profile [H]``."""
+    start = start_position[:, None, None]
+    return start + profile[None, None, :, None] * (goal_configs[:, :, None] - start)
