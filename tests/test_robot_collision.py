@@ -935,3 +935,25 @@ def test_suggested_ignore_list_drops_pairs_whose_meshes_never_collide():
     )
     assert dropped == {"link1": ["link2", "link3"], "link2": ["link3"]}
     assert report["reasons"]["link1/link3"] == "meshes never collide in 500 samples"
+
+
+def test_cli_tight_fit_and_default_ignore_list(tiny_robot, tmp_path, capsys):
+    """`robot spheres --outside/--inside` keeps every sphere within OUTSIDE of the link's solid
+    (checked against the solids built here), and a robot file without an ignore list gets one
+    (adjacent links) instead of reporting them in self-collision everywhere."""
+    robot = _tiny_robot_yaml(tmp_path)
+    args = ["robot", "spheres", str(robot), "--outside", "0.004", "--inside", "0.006"]
+    assert main(args) == 0
+    assert "has no self_collision_ignore" in capsys.readouterr().out
+    config = RobotConfig.from_yaml(robot, F64)
+    assert config.collision.ignores("arm", "hand") and config.collision.ignores("hand", "pill")
+    rng = np.random.default_rng(1)
+    for link, mesh in _link_meshes(tiny_robot).items():
+        spheres = np.array(config.collision.spheres[link])
+        directions = rng.normal(size=(len(spheres), 100, 3))
+        directions /= np.linalg.norm(directions, axis=-1, keepdims=True)
+        surface = (spheres[:, None, :3] + spheres[:, None, 3:] * directions).reshape(-1, 3)
+        outside = np.maximum(-mesh.nearest.signed_distance(surface), 0.0)
+        # 4 mm plus the 0.1 mm rounding of centres and radii
+        assert outside.max() <= 0.0042, (link, outside.max())
+    assert "--outside 0.004 --inside 0.006" in robot.read_text()

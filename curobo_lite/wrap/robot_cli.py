@@ -150,6 +150,10 @@ def _import_urdf(args: argparse.Namespace) -> int:
     return 0
 
 
+#: --ignore-samples used when the robot file has no self_collision_ignore yet
+DEFAULT_IGNORE_SAMPLES = 2000
+
+
 def _spheres(args: argparse.Namespace) -> int:
     import yaml
 
@@ -190,6 +194,14 @@ def _spheres(args: argparse.Namespace) -> int:
         else:
             robot_file = resolve_robot_file(args.robot)
             raw = yaml.safe_load(robot_file.read_text())
+            if not args.ignore_samples and not raw.get("self_collision_ignore"):
+                # a robot file without an ignore list would report its adjacent links, whose
+                # spheres always overlap at the joints, as in self-collision everywhere
+                args.ignore_samples = DEFAULT_IGNORE_SAMPLES
+                print(
+                    f"{robot_file.name} has no self_collision_ignore: finding one from "
+                    f"{DEFAULT_IGNORE_SAMPLES} random configurations (--ignore-samples)"
+                )
             # the spheres being replaced play no part in the fit
             kept = {k: v for k, v in raw.items() if k not in COLLISION_KEYS}
             config = RobotConfig.from_dict(kept, source=str(robot_file), base_dir=robot_file.parent)
