@@ -55,6 +55,20 @@ def _clean(mesh):
     return mesh
 
 
+def _load_mesh(trimesh, element, urdf_dir: Path):
+    """``(path, mesh, scale)`` of a URDF ``<mesh>`` element: the file resolved, cleaned, scaled
+    (a mirroring scale turns the faces back outward); ``scale`` is ``None`` or ``[3]``."""
+    path = _resolve_mesh_file(element.filename, urdf_dir)
+    mesh = _clean(trimesh.load(str(path), force="mesh"))
+    scale = element.scale
+    if scale is not None:
+        scale = np.broadcast_to(np.asarray(scale, dtype=np.float64), (3,))
+        mesh.apply_scale(scale)
+        if np.prod(scale) < 0:
+            mesh.invert()
+    return path, mesh, scale
+
+
 def _resolve_mesh_file(filename: str, urdf_dir: Path) -> Path:
     name = re.sub(r"^(package|file)://", "", filename)
     path = Path(name)
@@ -89,14 +103,7 @@ def load_urdf_geometry(urdf_path: str | os.PathLike) -> dict[str, list[LinkGeome
         for collision in link.collisions:
             geometry = collision.geometry
             if geometry.mesh is not None:
-                path = _resolve_mesh_file(geometry.mesh.filename, urdf_path.parent)
-                mesh = _clean(trimesh.load(str(path), force="mesh"))
-                scale = geometry.mesh.scale
-                if scale is not None:
-                    scale = np.broadcast_to(np.asarray(scale, dtype=np.float64), (3,))
-                    mesh.apply_scale(scale)
-                    if np.prod(scale) < 0:
-                        mesh.invert()
+                path, mesh, scale = _load_mesh(trimesh, geometry.mesh, urdf_path.parent)
                 description = f"mesh {path.name}" + (
                     f" (scale {list(map(float, scale))})" if scale is not None else ""
                 )
@@ -148,14 +155,7 @@ def load_urdf_shapes(urdf_path: str | os.PathLike) -> dict[str, list[dict[str, A
                 else np.asarray(collision.origin, dtype=np.float64)
             )
             if geometry.mesh is not None:
-                path = _resolve_mesh_file(geometry.mesh.filename, urdf_path.parent)
-                mesh = _clean(trimesh.load(str(path), force="mesh"))
-                scale = geometry.mesh.scale
-                if scale is not None:
-                    scale = np.broadcast_to(np.asarray(scale, dtype=np.float64), (3,))
-                    mesh.apply_scale(scale)
-                    if np.prod(scale) < 0:
-                        mesh.invert()
+                path, mesh, scale = _load_mesh(trimesh, geometry.mesh, urdf_path.parent)
                 shape = {
                     "kind": "mesh",
                     "vertices": np.asarray(mesh.vertices, dtype=np.float64),
