@@ -1,0 +1,185 @@
+"""MotionGen's options (:class:`MotionGenConfig`), statuses (:class:`MotionGenStatus`) and
+result (:class:`MotionGenResult`); the planner itself is :mod:`curobo_lite.wrap.motion_gen`."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from curobo_lite.opt.options import as_bool, as_float, as_int, as_mapping, options_from_dict
+from curobo_lite.types import JointState
+from curobo_lite.types.errors import InputValueError
+from curobo_lite.wrap.graph_planner import PLANNERS, ompl_available
+from curobo_lite.wrap.ik_solver import DEFAULT_IK_SEEDS
+from curobo_lite.wrap.mesh_check import DEFAULT_SWEEP_RESOLUTION
+from curobo_lite.wrap.offenders import Offender
+from curobo_lite.wrap.trajopt import TrajOptResult
+from curobo_lite.wrap.trajopt_config import DEFAULT_INTERPOLATION_DT, DEFAULT_TRAJOPT_SEEDS
+
+
+class MotionGenStatus(str, enum.Enum):
+    """Why a plan succeeded or failed."""
+
+    SUCCESS = "SUCCESS"
+    INVALID_START_STATE_NOT_AT_REST = "INVALID_START_STATE_NOT_AT_REST"
+    INVALID_START_STATE_JOINT_LIMITS = "INVALID_START_STATE_JOINT_LIMITS"
+    INVALID_START_STATE_WORLD_COLLISION = "INVALID_START_STATE_WORLD_COLLISION"
+    INVALID_START_STATE_SELF_COLLISION = "INVALID_START_STATE_SELF_COLLISION"
+    INVALID_GOAL_STATE = "INVALID_GOAL_STATE"
+    IK_FAIL = "IK_FAIL"
+    TRAJOPT_FAIL = "TRAJOPT_FAIL"
+    GRAPH_FAIL = "GRAPH_FAIL"
+    FINETUNE_FAIL = "FINETUNE_FAIL"
+    #: the plan passed on the spheres but its collision meshes touch an obstacle
+    FINAL_PLAN_MESH_COLLISION = "FINAL_PLAN_MESH_COLLISION"
+
+
+@dataclass
+class MotionGenConfig:
+    """Options of :class:`MotionGen` (see the module docstring)."""
+
+    section = "motion_gen"
+
+    task: Any = "gradient_trajopt"
+    num_trajopt_seeds: int = DEFAULT_TRAJOPT_SEEDS
+    num_ik_seeds: int = DEFAULT_IK_SEEDS
+    interpolation_dt: float = DEFAULT_INTERPOLATION_DT
+    enable_graph: bool | None = None
+    graph_planner: str = "RRTConnect"
+    graph_time_limit: float = 5.0
+    graph_resolution: float = 0.02
+    use_cuda_graph: bool = False
+    ik: dict[str, Any] = field(default_factory=dict)
+    trajopt: dict[str, Any] = field(default_factory=dict)
+    exact_check: bool | None = None
+    exact_check_margin: float = 0.0
+    exact_check_resolution: float = DEFAULT_SWEEP_RESOLUTION
+    approach_distance: float = 0.08
+
+    def __post_init__(self) -> None:
+        s = self.section
+        self.num_trajopt_seeds = as_int(s, "num_trajopt_seeds", self.num_trajopt_seeds, 1)
+        self.num_ik_seeds = as_int(s, "num_ik_seeds", self.num_ik_seeds, 1)
+        self.interpolation_dt = as_float(
+            s, "interpolation_dt", self.interpolation_dt, 0.0, low_open=True
+        )
+        if self.enable_graph is None:
+            self.enable_graph = ompl_available()
+        self.enable_graph = as_bool(s, "enable_graph", self.enable_graph)
+        if self.graph_planner not in PLANNERS:
+            raise InputValueError(
+                f"{s}.graph_planner: expected one of {list(PLANNERS)}, received "
+                f"{self.graph_planner!r}"
+            )
+        self.graph_time_limit = as_float(
+            s, "graph_time_limit", self.graph_time_limit, 0.0, low_open=True
+        )
+        self.graph_resolution = as_float(
+            s, "graph_resolution", self.graph_resolution, 0.0, low_open=True
+        )
+        self.use_cuda_graph = as_bool(s, "use_cuda_graph", self.use_cuda_graph)
+        for key in ("ik", "trajopt"):
+            setattr(self, key, as_mapping(s, key, getattr(self, key)))
+        if self.exact_check is not None:  # None: decided by MotionGen from the robot
+            self.exact_check = as_bool(s, "exact_check", self.exact_check)
+        self.exact_check_margin = as_float(s, "exact_check_margin", self.exact_check_margin)
+        self.exact_check_resolution = as_float(
+            s, "exact_check_resolution", self.exact_check_resolution, 0.0, low_open=True
+        )
+        self.approach_distance = as_float(s, "approach_distance", self.approach_distance, 0.0)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> MotionGenConfig:
+        return options_from_dict(cls, data)
+
+
+@dataclass
+class MotionGenResult:
+    """One planning problem's outcome.
+
+    Attributes:
+        success: the plan reaches the goal, respects the limits and is collision-free.
+        status: :class:`MotionGenStatus` (the failure reason, or ``SUCCESS``).
+        interpolated_plan: :class:`JointState` ``[T, D]`` every ``interpolation_dt`` seconds
+            (the best attempt when it failed after optimization; ``None`` when no trajectory
+            was optimized).
+        interpolation_dt: seconds between samples of ``interpolated_plan``.
+        solve_time: seconds in total; ``timings``: seconds per stage (``start_check``, ``ik``,
+            ``trajopt``, ``graph``, ``finetune``).
+        position_error, rotation_error: metres and radians to the goal pose at the end of the
+            plan (``nan`` when there is no plan).
+        min_distance: smallest signed clearance (m) along the interpolated plan, world and
+            self-collision (``nan`` when there is no plan or no collision model).
+        mesh_min_distance: smallest clearance (m) of the robot's collision meshes to the
+            obstacles along the interpolated plan, swept between its samples (the exact check;
+            ``nan`` when it did not run: off, or no plan that passed on the spheres).
+        attempts: trajectory optimizations run (1, or 2 with the geometric fallback).
+        goal_config: ``[D]`` the configuration the plan ends at (or was aimed at).
+        used_graph: the geometric planner seeded the returned plan.
+        trajopt_result: the last :class:`TrajOptResult` (details), if any.
+        offenders: why an ``INVALID_START_STATE_*``, ``INVALID_GOAL_STATE`` or ``IK_FAIL``
+            result failed, worst first per kind (:class:`~curobo_lite.wrap.offenders.Offender`:
+            joints past their limits, (link, obstacle) contacts, link pairs in contact, the
+            best IK seed's pose error); empty otherwise. :attr:`status_message` and
+            :meth:`explain` put them in words.
+        offenders_config: ``[D]`` the configuration :attr:`offenders` describe (``None``
+            without offenders); offenders_at: which one it is, ``"start state"``, ``"goal
+            configuration"``, ``"best IK seed that reaches the goal pose"`` (``IK_FAIL`` when
+            some seed reached the pose but was refused: what it hits) or ``"best IK seed"``
+            (none reached it: its pose error, and what it hits).
+    """
+
+    success: bool
+    status: MotionGenStatus
+    interpolated_plan: JointState | None
+    interpolation_dt: float
+    solve_time: float
+    timings: dict[str, float]
+    position_error: float = float("nan")
+    rotation_error: float = float("nan")
+    min_distance: float = float("nan")
+    mesh_min_distance: float = float("nan")
+    attempts: int = 0
+    goal_config: torch.Tensor | None = None
+    used_graph: bool = False
+    trajopt_result: TrajOptResult | None = field(default=None, repr=False)
+    offenders: list[Offender] = field(default_factory=list)
+    offenders_config: torch.Tensor | None = field(default=None, repr=False)
+    offenders_at: str = ""
+
+    @property
+    def status_message(self) -> str:
+        """The status and its offenders on one line, e.g. ``"INVALID_START_STATE_WORLD_COLLISION
+        (start state): panda_link1 is 35 mm inside 'table'"``."""
+        if not self.offenders:
+            return self.status.value
+        reasons = "; ".join(o.message for o in self.offenders)
+        return f"{self.status.value} ({self.offenders_at}): {reasons}"
+
+    def explain(self) -> str:
+        """The status, then one indented line per offender."""
+        if not self.offenders:
+            return self.status.value
+        lines = [f"{self.status.value}; at the {self.offenders_at}:"]
+        lines += [f"  {o.message}" for o in self.offenders]
+        return "\n".join(lines)
+
+    @property
+    def motion_time(self) -> float:
+        """Seconds from the first to the last sample of the plan (``nan`` without one)."""
+        if self.interpolated_plan is None:
+            return float("nan")
+        return (self.interpolated_plan.position.shape[0] - 1) * self.interpolation_dt
+
+    def __repr__(self) -> str:
+        return (
+            f"MotionGenResult({self.status.value}, solve_time {self.solve_time:.3f} s, "
+            f"position_error {self.position_error * 1000:.2f} mm, rotation_error "
+            f"{self.rotation_error:.4f} rad, min_distance {self.min_distance * 1000:.1f} mm, "
+            f"motion_time {self.motion_time:.2f} s, attempts {self.attempts}, "
+            f"graph {self.used_graph})"
+        )
