@@ -13,9 +13,10 @@ A problem of ``(family, seed, index)`` is deterministic: its own random stream
   the target (the fingers straddle it without touching).
 
 The IK runs with the target object *removed* from the world: at a grasp the fingers straddle
-the object a centimetre or less from it, and the collision spheres of the fingers are larger
-than the fingers, so sphere-based IK would reject (or push away from) every true grasp. The
-configuration it finds is then judged on the exact meshes with the object present.
+the object a centimetre or less from it, the finger spheres reach up to 3 mm past the fingers
+and the IK's collision band adds 2 mm, so sphere-based IK would reject (or push away from) the
+tightest true grasps, and the problem set would depend on the planner's own collision model.
+The configuration it finds is then judged on the exact meshes with the object present.
 
 The exact check is ``RobotWorld.validate_mesh`` / ``RobotWorld.mesh_distance`` (the Franka's
 collision meshes); on a RobotWorld without them (older code), the sphere check stands in and
