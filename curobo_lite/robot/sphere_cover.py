@@ -130,21 +130,8 @@ def fit_spheres(
     normals = mesh.face_normals[faces]
 
     # interior candidates: a grid, and points half-way along inward rays (near the medial axis)
-    lo, hi = mesh.bounds
-    extent = hi - lo
-    pitch = (np.prod(extent) / 3000.0) ** (1.0 / 3.0)
-    axes = [np.arange(lo[i] + 0.5 * pitch, hi[i], pitch) for i in range(3)]
-    grid = np.stack(np.meshgrid(*axes, indexing="ij"), -1).reshape(-1, 3)
-    origins = samples - normals * 1e-6
-    locations, ray_index, _ = mesh.ray.intersects_location(origins, -normals, multiple_hits=False)
-    halfway = 0.5 * (samples[ray_index] + locations)
-    candidates = np.concatenate((grid, halfway, samples - normals * 0.25 * extent.min()))
-    candidates = candidates[_inside(mesh, candidates)]
-    if len(candidates) == 0:
-        raise InputValueError("no interior point found; is the geometry a closed solid?")
-    _, distance, _ = trimesh.proximity.closest_point(mesh, candidates)
-    keep = distance > 1e-5
-    candidates, radii = candidates[keep], distance[keep]
+    extent = mesh.bounds[1] - mesh.bounds[0]
+    candidates, radii, _ = _interior_candidates(mesh, samples, normals, extent, (0.5,))
 
     gaps = np.linalg.norm(samples[None] - candidates[:, None], axis=-1) - radii[:, None]
 
@@ -182,10 +169,10 @@ def fit_spheres(
     return FitResult(spheres=spheres, delta=delta, max_inflation=float((grown - base_radii).max()))
 
 
-def _interior_candidates(mesh, samples, normals, extent):
+def _interior_candidates(mesh, samples, normals, extent, fractions=(0.2, 0.35, 0.5)):
     """Interior points ``[K, 3]`` and their distances to the surface ``[K]``: a grid, and
-    points along inward rays from surface samples (several fractions of the local thickness,
-    half-way landing near the medial axis); also the local thickness ``[S]`` at each sample
+    points along inward rays from surface samples (at ``fractions`` of the local thickness;
+    half-way lands near the medial axis); also the local thickness ``[S]`` at each sample
     (``inf`` where the inward ray found no wall)."""
     trimesh = require_trimesh()
     lo, hi = mesh.bounds
@@ -196,7 +183,8 @@ def _interior_candidates(mesh, samples, normals, extent):
     locations, ray_index, _ = mesh.ray.intersects_location(origins, -normals, multiple_hits=False)
     thickness = np.full(len(samples), np.inf)
     thickness[ray_index] = np.linalg.norm(locations - samples[ray_index], axis=-1)
-    along = [samples[ray_index] + f * (locations - samples[ray_index]) for f in (0.2, 0.35, 0.5)]
+    # (1 - f) s + f l: at f = 0.5 bit for bit the former half-way point 0.5 (s + l)
+    along = [(1.0 - f) * samples[ray_index] + f * locations for f in fractions]
     candidates = np.concatenate((grid, *along, samples - normals * 0.25 * extent.min()))
     candidates = candidates[_inside(mesh, candidates)]
     if len(candidates) == 0:
