@@ -215,27 +215,26 @@ def fit_robot_spheres(
         if link_budget is not None:
             share = np.maximum(1, np.floor(link_budget * areas / areas.sum())).astype(int)
             budgets = [int(b) for b in share]
-        fitted, gaps, volume = [], [], 0.0
         tight = (link_tight or {}).get(link)
         if tight is None and outside is not None and link not in (link_budgets or {}):
             tight = (outside, inside)
         if tight is not None:
-            merged = _merge_solids([mesh for mesh, _ in items])
+            solids = [_merge_solids([mesh for mesh, _ in items])]
             floor = _base_floor(config, link)
-            fit = fit_spheres_tight(
-                merged, outside=tight[0], inside=tight[1], seed=seed, floor_z=floor
-            )
-            fitted.append(fit.spheres)
-            items_for_volume = [merged]
-            budgets = []
+            fitted = [
+                fit_spheres_tight(
+                    solids[0], outside=tight[0], inside=tight[1], seed=seed, floor_z=floor
+                ).spheres
+            ]
         else:
-            items_for_volume = [mesh for mesh, _ in items]
-        for (mesh, _), budget in zip(items, budgets):
-            fit = fit_spheres(
-                mesh, num_spheres=budget, tolerance=None if budget else tolerance, seed=seed
-            )
-            fitted.append(fit.spheres)
-        volume = sum(abs(float(mesh.volume)) for mesh in items_for_volume)
+            solids = [mesh for mesh, _ in items]
+            fitted = [
+                fit_spheres(
+                    mesh, num_spheres=budget, tolerance=None if budget else tolerance, seed=seed
+                ).spheres
+                for mesh, budget in zip(solids, budgets)
+            ]
+        volume = sum(abs(float(mesh.volume)) for mesh in solids)
         spheres = _round_spheres(np.concatenate(fitted))
         gaps = [coverage_gap(mesh, spheres) for mesh, _ in items]
         results.append(
