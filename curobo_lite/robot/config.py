@@ -75,6 +75,7 @@ from curobo_lite.config_files import (
     read_config_file,
 )
 from curobo_lite.robot.collision_config import COLLISION_KEYS, RobotCollisionConfig
+from curobo_lite.robot.curobo_format import curobo_to_robot_dict, is_curobo_layout
 from curobo_lite.robot.dynamics_config import (
     INERTIA_KEYS,
     LinkInertial,
@@ -308,9 +309,16 @@ class RobotConfig:
         tensor_args: TensorDeviceType | None = None,
         source: str = "<dict>",
         base_dir: str | os.PathLike | None = None,
+        assets_path: str | os.PathLike | None = None,
     ) -> RobotConfig:
-        """Build from a parsed robot file; ``base_dir`` resolves a relative ``urdf_path``."""
+        """Build from a parsed robot file; ``base_dir`` resolves a relative ``urdf_path``.
+
+        A cuRobo robot file (``robot_cfg: kinematics: ...``, format 1.0 or 2.0) is read
+        through :mod:`curobo_lite.robot.curobo_format`; its relative asset paths try
+        ``assets_path`` first."""
         tensor_args = tensor_args or TensorDeviceType()
+        if is_curobo_layout(data):
+            data = curobo_to_robot_dict(data, source, base_dir, assets_path)
         reader = YamlReader(source)
         data = reader.mapping(data, "<top level>", _TOP_REQUIRED, _TOP_OPTIONAL)
         has_joints, has_urdf = "joints" in data, "urdf_path" in data
@@ -378,22 +386,29 @@ class RobotConfig:
 
     @classmethod
     def from_yaml(
-        cls, path: str | os.PathLike, tensor_args: TensorDeviceType | None = None
+        cls,
+        path: str | os.PathLike,
+        tensor_args: TensorDeviceType | None = None,
+        assets_path: str | os.PathLike | None = None,
     ) -> RobotConfig:
-        """Load and validate a robot file."""
+        """Load and validate a robot file (this package's layout or cuRobo's)."""
         path = Path(path)
         source = str(path)
         data = read_config_file(path, "robot")
         if data is None:
             raise ConfigError(f"{source}: the file is empty")
-        return cls.from_dict(data, tensor_args, source=source, base_dir=path.parent)
+        return cls.from_dict(data, tensor_args, source, path.parent, assets_path)
 
     @classmethod
     def load(
-        cls, name_or_path: str | os.PathLike, tensor_args: TensorDeviceType | None = None
+        cls,
+        name_or_path: str | os.PathLike,
+        tensor_args: TensorDeviceType | None = None,
+        assets_path: str | os.PathLike | None = None,
     ) -> RobotConfig:
-        """A bundled robot by name (``"franka"``) or a robot file by path."""
-        return cls.from_yaml(resolve_robot_file(name_or_path), tensor_args)
+        """A bundled robot by name (``"franka"``) or a robot file by path; ``assets_path``:
+        where a cuRobo robot file's relative asset paths are looked up first."""
+        return cls.from_yaml(resolve_robot_file(name_or_path), tensor_args, assets_path)
 
     @classmethod
     def from_urdf(

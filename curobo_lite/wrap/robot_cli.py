@@ -10,11 +10,14 @@ import torch
 
 from curobo_lite.robot.config import RobotConfig
 from curobo_lite.robot.kinematics import Kinematics
+from curobo_lite.wrap.robot_convert_cli import register_convert
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``robot`` command and its sub-commands to ``subparsers``."""
-    parser = subparsers.add_parser("robot", help="robot files: import a URDF, show a robot")
+    parser = subparsers.add_parser(
+        "robot", help="robot files: import a URDF, convert cuRobo's, show a robot"
+    )
     commands = parser.add_subparsers(dest="robot_command", required=True)
 
     imp = commands.add_parser(
@@ -117,6 +120,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     fit.add_argument("--note", default=None, help="provenance note written in the comment")
     fit.set_defaults(func=_spheres)
+
+    register_convert(commands)
 
     show = commands.add_parser("show", help="joints, limits and end-effector pose at retract")
     show.add_argument("robot", help="bundled robot name (e.g. franka) or path to a .yml file")
