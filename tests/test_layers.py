@@ -48,9 +48,12 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("sim",),
     ("viz",),
     ("wrap",),
-    ("cli", "__init__", "scenes"),
+    ("cli", "__init__", "scenes", "util_file"),
 )
 RANK = {package: rank for rank, packages in enumerate(LAYERS) for package in packages}
+#: cuRobo's import paths (issue 36) that lie in a low package's folder but re-export a higher
+#: layer's classes: they are entry points, in the top layer, and nothing else imports them
+TOP_LAYER_MODULES = {"curobo_lite.types.robot": "__init__"}
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,8 @@ def all_modules() -> dict[str, Path]:
 
 def layer_of(module: str) -> str:
     """The layer key of a ``curobo_lite`` module: its top-level package or module name."""
+    if module in TOP_LAYER_MODULES:
+        return TOP_LAYER_MODULES[module]
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "__init__"
 

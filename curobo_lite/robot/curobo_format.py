@@ -653,27 +653,61 @@ def _fmt(values: Sequence[float]) -> str:
     return " ".join(repr(float(v)) for v in values)
 
 
-def robot_urdf_text(config: RobotConfig) -> str:
-    """A URDF of ``config``'s tree: links, joints (origins, axes, mimic tags) and the limits of
-    the actuated joints; masses when ``config.dynamics`` has them."""
+def _collision_elements(path: str | None, out_dir: Path | None) -> dict[str, list[str]]:
+    """``{link: [<collision> XML]}`` of the URDF at ``path``, mesh file names made relative to
+    ``out_dir`` (absolute when it is ``None``)."""
+    if path is None:
+        return {}
+    import xml.etree.ElementTree as ET
+
+    source = Path(path)
+    out: dict[str, list[str]] = {}
+    for link in ET.parse(source).getroot().iter("link"):
+        for element in link.findall("collision"):
+            for mesh in element.iter("mesh"):
+                name = mesh.get("filename", "")
+                if name and "://" not in name:
+                    target = (source.parent / name).absolute()
+                    mesh.set(
+                        "filename",
+                        os.path.relpath(target, out_dir) if out_dir is not None else str(target),
+                    )
+            element.tail = None
+            out.setdefault(link.get("name", ""), []).append(
+                ET.tostring(element, encoding="unicode").strip()
+            )
+    return out
+
+
+def robot_urdf_text(config: RobotConfig, out_dir: str | os.PathLike | None = None) -> str:
+    """A URDF of ``config``'s tree: links, joints (origins, axes, mimic tags), the limits of
+    the actuated joints, masses when ``config.dynamics`` has them, and the ``<collision>``
+    elements of ``config.collision_geometry_path`` (mesh paths relative to ``out_dir``, the
+    folder the URDF is written to; absolute without it)."""
     limits = config.joint_limits
     index = {n: i for i, n in enumerate(config.joint_names)}
     inertials = config.dynamics.link_inertials if config.dynamics is not None else {}
+    collisions = _collision_elements(
+        config.collision_geometry_path, Path(out_dir) if out_dir is not None else None
+    )
     lines = ['<?xml version="1.0"?>', f"<robot name={quoteattr(config.name)}>"]
     for link in sorted(tree_links(config.joints)):
         inertial = inertials.get(link)
-        if inertial is None:
+        shapes = collisions.get(link, [])
+        if inertial is None and not shapes:
             lines.append(f"  <link name={quoteattr(link)}/>")
             continue
-        i = list(inertial.inertia)
-        lines += [
-            f"  <link name={quoteattr(link)}>",
-            f'    <inertial><origin xyz="{_fmt(inertial.com)}" rpy="0 0 0"/>'
-            f'<mass value="{float(inertial.mass)!r}"/>',
-            f'      <inertia ixx="{i[0]!r}" iyy="{i[1]!r}" izz="{i[2]!r}" ixy="{i[3]!r}" '
-            f'ixz="{i[4]!r}" iyz="{i[5]!r}"/></inertial>',
-            "  </link>",
-        ]
+        lines.append(f"  <link name={quoteattr(link)}>")
+        if inertial is not None:
+            i = list(inertial.inertia)
+            lines += [
+                f'    <inertial><origin xyz="{_fmt(inertial.com)}" rpy="0 0 0"/>'
+                f'<mass value="{float(inertial.mass)!r}"/>',
+                f'      <inertia ixx="{i[0]!r}" iyy="{i[1]!r}" izz="{i[2]!r}" ixy="{i[3]!r}" '
+                f'ixz="{i[4]!r}" iyz="{i[5]!r}"/></inertial>',
+            ]
+        lines += [f"    {shape}" for shape in shapes]
+        lines.append("  </link>")
     effort = config.dynamics.effort_limit if config.dynamics is not None else None
     for joint in config.joints:
         lines.append(f'  <joint name={quoteattr(joint.name)} type="{joint.type}">')

@@ -64,11 +64,11 @@ def _convert(args: argparse.Namespace) -> int:
         else:
             data = robot_to_curobo(config, urdf.name, args.format_version)
             header = (
-                f"# cuRobo robot file (format {args.format_version}) written by curobo_lite from "
-                f"{path}; urdf_path is relative to this file's folder\n"
+                f"# cuRobo robot file (format {args.format_version}) written by `curobo-lite robot "
+                f"convert {args.robot}`; urdf_path is relative to this file's folder\n"
             )
             text = yaml.dump(data, Dumper=FlowListDumper, sort_keys=False)
-            urdf.write_text(robot_urdf_text(config))
+            urdf.write_text(robot_urdf_text(config, urdf.parent.absolute()))
             output.write_text(header + text)
     except ValueError as err:
         raise SystemExit(f"robot convert: {err}") from None
