@@ -36,7 +36,14 @@ def _dense(positions: torch.Tensor, factor: int = 4) -> torch.Tensor:
     return torch.cat((pieces.reshape(-1, positions.shape[1]), positions[-1:]))
 
 
-def test_plan_around_a_wall_is_collision_free_and_within_limits(motion_gen):
+@pytest.mark.parametrize("stage", ["roadmap", "trajopt"])
+def test_plan_around_a_wall_is_collision_free_and_within_limits(motion_gen, stage):
+    """The roadmap's timed path (the default) and, with ``enable_roadmap=False``, the
+    optimized trajectory: both reach the goal within the limits, clear of the wall."""
+    if stage == "trajopt":
+        motion_gen = MotionGen.from_config(
+            "franka", {"cuboid": {"wall": WALL}}, enable_roadmap=False
+        )
     result = motion_gen.plan_single(_start(motion_gen), Pose.from_list(GOAL))
     assert result.success, result
     assert result.status is MotionGenStatus.SUCCESS
@@ -62,7 +69,8 @@ def test_plan_around_a_wall_is_collision_free_and_within_limits(motion_gen):
     )
     assert float(clearance.min()) >= 0.0
     assert result.min_distance >= 0.0
-    assert result.solve_time > 0.0 and "ik" in result.timings and "trajopt" in result.timings
+    assert result.solve_time > 0.0 and "ik" in result.timings and stage in result.timings
+    assert result.used_graph == (stage == "roadmap")
 
 
 def test_start_in_collision_is_a_status_not_an_exception(motion_gen):

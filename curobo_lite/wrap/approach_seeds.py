@@ -15,7 +15,8 @@ from __future__ import annotations
 import torch
 
 from curobo_lite.robot import Kinematics
-from curobo_lite.types.math import quat_conjugate, quat_multiply, quat_rotate
+from curobo_lite.types.math import quat_rotate
+from curobo_lite.wrap.ik_dls import dls_steps
 
 
 def retreat_configs(
@@ -24,32 +25,26 @@ def retreat_configs(
     distance: float,
     iterations: int = 8,
     damping: float = 0.01,
+    initial: torch.Tensor | None = None,
+    max_step: float = 0.2,
 ) -> torch.Tensor:
     """Configurations ``[..., D]`` whose end effector is ``distance`` metres behind that of
     ``goal_configs [..., D]`` along its own z axis, with the same orientation (up to the
-    residual of ``iterations`` damped least-squares steps), clamped to the position limits."""
+    residual of ``iterations`` damped least-squares steps, each at most ``max_step`` rad per
+    joint: near a singularity an unbounded step throws the arm across its range), clamped to
+    the position limits. The steps start from ``initial [..., D]`` (default: the goal
+    configurations), e.g. the previous configuration of a chain backing off step by step."""
     shape = goal_configs.shape
-    q = goal_configs.reshape(-1, shape[-1]).detach().clone()
+    goal_q = goal_configs.reshape(-1, shape[-1]).detach()
+    q = (goal_q if initial is None else initial.reshape(-1, shape[-1]).detach()).clone()
     with torch.no_grad():
-        goal = kinematics.forward(q)
+        goal = kinematics.forward(goal_q, spheres=False)
         z_axis = torch.zeros_like(goal.ee_position)
         z_axis[:, 2] = 1.0
         target_position = goal.ee_position - distance * quat_rotate(goal.ee_quaternion, z_axis)
-        target_quaternion = goal.ee_quaternion
-        low, high = kinematics.robot_config.joint_limits.position.to(q)
-        eye = torch.eye(6, dtype=q.dtype, device=q.device)
-        for _ in range(iterations):
-            state = kinematics.forward(q)
-            delta = quat_multiply(target_quaternion, quat_conjugate(state.ee_quaternion))
-            sign = torch.where(delta[:, :1] < 0.0, -1.0, 1.0)
-            error = torch.cat(
-                (target_position - state.ee_position, 2.0 * sign * delta[:, 1:]), dim=-1
-            )
-            jac = kinematics.jacobian(q)  # [N, 6, D]
-            step = jac.transpose(1, 2) @ torch.linalg.solve(
-                jac @ jac.transpose(1, 2) + damping**2 * eye, error[..., None]
-            )
-            q = torch.minimum(torch.maximum(q + step[..., 0], low), high)
+        q = dls_steps(
+            kinematics, q, target_position, goal.ee_quaternion, iterations, damping, max_step
+        )
     return q.reshape(shape)
 
 

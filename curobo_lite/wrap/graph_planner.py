@@ -50,6 +50,9 @@ class GraphPlanResult:
         checked_states, checked_motions: validity-check counts.
         goal_index: which of the goal configurations the path ends at (0 for one goal;
             ``-1`` on failure).
+        clearance: smallest clearance (m) along the path by the planner's segment check
+            (:class:`~curobo_lite.wrap.roadmap.RoadmapPlanner` with an exact check; ``nan``
+            when none ran).
     """
 
     success: bool
@@ -59,6 +62,7 @@ class GraphPlanResult:
     checked_states: int
     checked_motions: int
     goal_index: int = -1
+    clearance: float = math.nan
 
     @property
     def length(self) -> float:

@@ -20,7 +20,11 @@ Options (keyword arguments of :meth:`IKSolver.from_config`, validated by
   ``distinct_tolerance`` (rad, 0.05), ``limit_margin`` (fraction of each joint range kept clear
   by the seeds, 0.02), ``stop_after`` (int >= 0, default 0: off): stop a goal's solve once this
   many of its seeds are precise (within a quarter of both thresholds), collision-free and
-  within the limits, checked with the L-BFGS convergence checks;
+  within the limits, checked with the L-BFGS convergence checks; ``dls_iterations`` (int >= 0,
+  default 0: off): first take this many damped least-squares steps on the pose alone
+  (:mod:`curobo_lite.wrap.ik_dls`, quadratic convergence, no collision terms) from every seed;
+  when every goal then has ``max(1, stop_after)`` precise, collision-free solutions, the solve
+  ends there, else the L-BFGS phase runs from the same seeds;
 - ``cost``: cost sections (default: :data:`DEFAULT_IK_COST`; given sections replace the
   defaults, so a cost left out is off); ``lbfgs``: :class:`LbfgsConfig` keys, merged over
   :data:`DEFAULT_IK_LBFGS` (``lbfgs={"n_iters": 20}`` keeps the IK's line search and stop rule).
@@ -45,6 +49,7 @@ from curobo_lite.rollout import ArmReacher, ArmReacherConfig, Goal, ReachCriteri
 from curobo_lite.rollout.dynamics_model import KinematicModelConfig
 from curobo_lite.types import JointState, Pose, TensorDeviceType, check_data_device, check_pose
 from curobo_lite.types.errors import InputTypeError, InputValueError
+from curobo_lite.wrap.ik_dls import dls_steps
 
 #: Costs of the IK rollout unless ``cost=`` is given: squared errors suit quasi-Newton steps;
 #: the collision penalties are linear past contact, so a few millimetres of penetration already
@@ -110,6 +115,7 @@ class IKSolverConfig:
     distinct_tolerance: float = 0.05
     limit_margin: float = 0.02
     stop_after: int = 0
+    dls_iterations: int = 0
     cost: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_IK_COST))
     lbfgs: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_IK_LBFGS))
 
@@ -121,6 +127,7 @@ class IKSolverConfig:
             setattr(self, key, as_float(s, key, getattr(self, key), 0.0, low_open=True))
         self.limit_margin = as_float(s, "limit_margin", self.limit_margin, 0.0, 0.5)
         self.stop_after = as_int(s, "stop_after", self.stop_after, 0)
+        self.dls_iterations = as_int(s, "dls_iterations", self.dls_iterations, 0)
         self.cost = as_mapping(s, "cost", self.cost)
         # a partial lbfgs section adjusts the IK's defaults, as a trajopt's adjusts its task's
         self.lbfgs = {**DEFAULT_IK_LBFGS, **as_mapping(s, "lbfgs", self.lbfgs)}
@@ -146,7 +153,10 @@ class IKResult:
         solutions_success: ``[S, n]`` bool, in the same order.
         distinct_solutions: per goal, the successful solutions that differ by more than
             ``distinct_tolerance`` rad (``[k_s, D]``, ranked).
-        solve_time: seconds; iterations: L-BFGS iterations run.
+        solve_time: seconds; iterations: damped least-squares steps (``dls_iterations``)
+            plus L-BFGS iterations run.
+        solutions_precise: ``[S, n]`` bool, in the same order: successful and within a quarter
+            of both thresholds.
     """
 
     success: torch.Tensor
@@ -159,6 +169,7 @@ class IKResult:
     distinct_solutions: list[torch.Tensor]
     solve_time: float
     iterations: int = 0
+    solutions_precise: torch.Tensor | None = None
 
     @property
     def js_solution(self) -> JointState:
@@ -292,11 +303,51 @@ class IKSolver:
             Goal(goal_pose=goal),
             JointState.from_position(self.robot_config.retract_config.expand(S, D).clone()),
         )
+        iterations = 0
+        if self.config.dls_iterations > 0:
+            flat = seeds.reshape(S * n, D)
+            q = dls_steps(
+                self.rollout.dynamics_model.kinematics,
+                flat,
+                goal.position.repeat_interleave(n, 0),
+                goal.quaternion.repeat_interleave(n, 0),
+                self.config.dls_iterations,
+            )
+            found = self._ranked(q, None, S, n, rank_config, t_start, self.config.dls_iterations)
+            needed = max(1, self.config.stop_after)
+            if bool((found.solutions_precise.sum(dim=1) >= needed).all()):
+                return found
+            # the L-BFGS phase starts over from the seeds: a pose solution in contact is a
+            # worse start for the collision terms than the seed it came from
+            iterations = self.config.dls_iterations
         solver = self._solver(S, n)
         result = solver.optimize(seeds.reshape(S * n, 1, D), stop_check=self._stop_check(S))
+        return self._ranked(
+            result.best_action[:, 0],
+            result.best_cost,
+            S,
+            n,
+            rank_config,
+            t_start,
+            iterations + result.n_iters,
+        )
+
+    @torch.no_grad()
+    def _ranked(
+        self,
+        q: torch.Tensor,
+        cost: torch.Tensor | None,
+        S: int,
+        n: int,
+        rank_config: torch.Tensor,
+        t_start: float,
+        iterations: int,
+    ) -> IKResult:
+        """The :class:`IKResult` of the solutions ``q [S * n, D]`` (``cost [S * n]`` ranks the
+        failures; ``None``: their pose error)."""
+        D = self.dof
         with torch.no_grad():
-            q = result.best_action[:, 0]
-            state = self.rollout.rollout_fn(result.best_action).state
+            state = self.rollout.rollout_fn(q[:, None]).state
             metrics = self.rollout.convergence(state)
             low, high = self.robot_config.joint_limits.position.to(q)
             ok = (metrics.position_error <= self.config.position_threshold) & (
@@ -313,7 +364,9 @@ class IKSolver:
             ok = ok.view(S, n)
             q = q.view(S, n, D)
             distance = (q - rank_config[:, None]).square().sum(-1)
-            cost = result.best_cost.view(S, n).clamp(max=1e12)
+            if cost is None:
+                cost = metrics.position_error + metrics.rotation_error
+            cost = cost.view(S, n).clamp(max=1e12)
             distance = distance + torch.where(precise.view(S, n), 0.0, _TIER)
             key = torch.where(ok, distance, distance.new_full((), 2 * _TIER) + cost)
             order = key.argsort(dim=1)
@@ -333,7 +386,8 @@ class IKSolver:
                 _distinct(ranked[s][ranked_ok[s]], self.config.distinct_tolerance) for s in range(S)
             ],
             solve_time=time.perf_counter() - t_start,
-            iterations=result.n_iters,
+            iterations=iterations,
+            solutions_precise=precise.view(S, n).gather(1, order),
         )
 
     def _stop_check(self, S: int) -> Callable[[torch.Tensor], torch.Tensor] | None:

@@ -47,6 +47,7 @@ optimizer is unchanged (it sees the spheres).
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -69,16 +70,22 @@ from curobo_lite.wrap.approach_seeds import (
     retreat_configs,
     straight_seed_paths,
 )
-from curobo_lite.wrap.graph_planner import OmplPlanner, resample_path
+from curobo_lite.wrap.graph_planner import GraphPlanResult, OmplPlanner, resample_path
 from curobo_lite.wrap.ik_solver import IKResult, IKSolver
 from curobo_lite.wrap.mesh_check import coal_available
 from curobo_lite.wrap.motion_gen_config import MotionGenConfig, MotionGenResult, MotionGenStatus
 from curobo_lite.wrap.offenders import Offender, millimetres, reach_pose
+from curobo_lite.wrap.path_timing import time_polyline
+from curobo_lite.wrap.roadmap import RoadmapConfig, RoadmapPlanner
 from curobo_lite.wrap.robot_world import RobotWorld, as_world_collision, as_world_config
 from curobo_lite.wrap.trajopt import TrajOptResult, TrajOptSolver
 from curobo_lite.wrap.trajopt_seed import min_jerk_profile
 
 _REST_TOL = 1e-6
+#: the IK's damped least-squares steps before its L-BFGS (``ik={"dls_iterations": 0}``: off)
+DLS_ITERATIONS = 16
+#: largest joint step (rad) between the waypoints of a segment's swept mesh check
+_MESH_PIECE = 0.05
 
 
 class MotionGen:
@@ -113,6 +120,9 @@ class MotionGen:
                 if config.exact_check:  # asked for: say why it cannot run
                     raise
                 self.exact_check = False  # the default: a URDF without <collision> elements
+        self.roadmap: RoadmapPlanner | None = None
+        if config.enable_roadmap:
+            self.roadmap = RoadmapPlanner(checker, RoadmapConfig.from_dict(config.roadmap))
         self.graph_planner: OmplPlanner | None = None
         if config.enable_graph:
             self.graph_planner = OmplPlanner(
@@ -138,7 +148,12 @@ class MotionGen:
             robot = RobotConfig.load(robot)
         tensor_args = tensor_args or robot.tensor_args
         world_collision = as_world_collision(world, tensor_args)
-        ik_options = {"num_seeds": config.num_ik_seeds, "stop_after": 1, **config.ik}
+        ik_options = {
+            "num_seeds": config.num_ik_seeds,
+            "stop_after": 1,
+            "dls_iterations": DLS_ITERATIONS,
+            **config.ik,
+        }
         trajopt_options = {"interpolation_dt": config.interpolation_dt, **config.trajopt}
         if config.use_cuda_graph:
             ik_options["lbfgs"] = {**ik_options.get("lbfgs", {}), "use_cuda_graph": True}
@@ -211,6 +226,10 @@ class MotionGen:
                 results[valid[k]] = self._failure(
                     MotionGenStatus.IK_FAIL, t_start, timings, *self._ik_offenders(ik, k, goal_k)
                 )
+        if self.roadmap is not None:
+            solved = self._roadmap_plans(
+                solved, valid, sub_start, sub_goal, ik, results, t_start, timings
+            )
         if not solved:
             return results
         n = self.config.num_trajopt_seeds
@@ -414,6 +433,110 @@ class MotionGen:
         q = ik.solution[k]
         return found + self.checker.offenders(q), q, "best IK seed"
 
+    def _roadmap_plans(
+        self,
+        solved: list[int],
+        valid: list[int],
+        start: torch.Tensor,
+        goal: Pose,
+        ik: IKResult,
+        results: list[MotionGenResult | None],
+        t_start: float,
+        timings: dict[str, float],
+    ) -> list[int]:
+        """The roadmap stage: per problem ``k`` of ``solved``, a roadmap path from
+        ``start[k]`` to its distinct IK solutions, timed along its segments; a plan that
+        passes its checks goes into ``results[valid[k]]``. Returns the problems left for the
+        trajectory optimization."""
+        left = []
+        for k in solved:
+            t0 = time.perf_counter()
+            check = self._mesh_segments if self.exact_check else None
+            graph = self.roadmap.plan(start[k], ik.distinct_solutions[k], check)
+            stage_timings = {**timings, "roadmap": time.perf_counter() - t0}
+            if graph.success:
+                goal_k = Pose(goal.position[k : k + 1], goal.quaternion[k : k + 1])
+                result = self._from_path(graph, goal_k, t_start, stage_timings)
+                if result.success:
+                    results[valid[k]] = result
+                    continue
+            timings["roadmap"] = timings.get("roadmap", 0.0) + stage_timings["roadmap"]
+            left.append(k)
+        return left
+
+    def _mesh_segments(
+        self, q_from: torch.Tensor, q_to: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The exact check of straight segments ``q_from [E, D] -> q_to [E, D]``: ``ok [E]``
+        and the smallest mesh clearance ``[E]`` along each (the roadmap's segment check).
+        Each segment is cut into pieces of at most ``_MESH_PIECE`` rad per joint: the swept
+        check advances all pieces together, so a long segment near obstacles costs a few
+        batched queries instead of hundreds of sequential ones."""
+        pieces = max(1, math.ceil(float((q_to - q_from).abs().max()) / _MESH_PIECE))
+        t = torch.linspace(0.0, 1.0, pieces + 1, dtype=q_from.dtype, device=q_from.device)
+        waypoints = q_from[:, None] + t[None, :, None] * (q_to - q_from)[:, None]
+        return self.checker.trajectory_mesh_report(
+            waypoints, self.config.exact_check_margin, self.config.exact_check_resolution
+        )
+
+    def _from_path(
+        self, graph: GraphPlanResult, goal: Pose, t_start: float, timings: dict[str, float]
+    ) -> MotionGenResult:
+        """A result from the roadmap's checked path: timed along its segments
+        (:func:`~curobo_lite.wrap.path_timing.time_polyline`, at rest at each waypoint, so the
+        plan stays on the checked segments), its pose error and sphere clearance measured. The
+        exact check already judged every segment (the roadmap's segment check): its clearance
+        is the plan's ``mesh_min_distance``."""
+        path = graph.path
+        dt = self.config.interpolation_dt
+        plan = time_polyline(path, self.robot_config.joint_limits, dt)
+        position, rotation = self._pose_errors(path[-1:], goal)
+        q = plan.position
+        clearance = torch.minimum(
+            self.checker.collision_distance(q, max_distance=1.0),
+            self.checker.self_collision_distance(q),
+        )
+        status = MotionGenStatus.SUCCESS
+        thresholds = (
+            self.ik_solver.config.position_threshold,
+            self.ik_solver.config.rotation_threshold,
+        )
+        if float(position[0]) > thresholds[0] or float(rotation[0]) > thresholds[1]:
+            status = MotionGenStatus.TRAJOPT_FAIL  # not reached: cannot happen from IK goals
+        return MotionGenResult(
+            success=status is MotionGenStatus.SUCCESS,
+            status=status,
+            interpolated_plan=plan,
+            interpolation_dt=dt,
+            solve_time=time.perf_counter() - t_start,
+            timings=timings,
+            position_error=float(position[0]),
+            rotation_error=float(rotation[0]),
+            min_distance=float(clearance.min()),
+            mesh_min_distance=graph.clearance,
+            attempts=0,
+            goal_config=path[-1],
+            used_graph=True,
+            waypoints=path,
+        )
+
+    def _exact_check(
+        self, plan: JointState | None, status: MotionGenStatus, timings: dict[str, float]
+    ) -> tuple[MotionGenStatus, float]:
+        """The exact mesh check of a plan that passed on the spheres: the status
+        (``FINAL_PLAN_MESH_COLLISION`` when the meshes touch) and the mesh clearance (``nan``
+        when the check did not run)."""
+        if not (self.exact_check and status is MotionGenStatus.SUCCESS and plan is not None):
+            return status, float("nan")
+        t0 = time.perf_counter()
+        ok, low = self.checker.trajectory_mesh_report(
+            plan.position, self.config.exact_check_margin, self.config.exact_check_resolution
+        )
+        timings["exact_check"] = time.perf_counter() - t0
+        if not bool(ok):
+            status = MotionGenStatus.FINAL_PLAN_MESH_COLLISION
+        return status, float(low)
+
     def _pose_errors(self, q: torch.Tensor, goal: Pose) -> tuple[torch.Tensor, torch.Tensor]:
         """``[n]`` metres and radians from the end effector at ``q [n, D]`` to ``goal``."""
         state = self.checker.kinematics.forward(q, spheres=False)
@@ -487,16 +610,7 @@ class MotionGen:
         min_distance = float("nan")
         if result.min_distance is not None:
             min_distance = float(result.min_distance[index])
-        mesh_min_distance = float("nan")
-        if self.exact_check and status is MotionGenStatus.SUCCESS and plan is not None:
-            t0 = time.perf_counter()
-            ok, low = self.checker.trajectory_mesh_report(
-                plan.position, self.config.exact_check_margin, self.config.exact_check_resolution
-            )
-            timings["exact_check"] = time.perf_counter() - t0
-            mesh_min_distance = float(low)
-            if not bool(ok):
-                status = MotionGenStatus.FINAL_PLAN_MESH_COLLISION
+        status, mesh_min_distance = self._exact_check(plan, status, timings)
         return MotionGenResult(
             success=status is MotionGenStatus.SUCCESS,
             status=status,

@@ -59,6 +59,8 @@ class MotionGenConfig:
     exact_check_margin: float = 0.0
     exact_check_resolution: float = DEFAULT_SWEEP_RESOLUTION
     approach_distance: float = 0.08
+    enable_roadmap: bool = True
+    roadmap: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         s = self.section
@@ -82,7 +84,8 @@ class MotionGenConfig:
             s, "graph_resolution", self.graph_resolution, 0.0, low_open=True
         )
         self.use_cuda_graph = as_bool(s, "use_cuda_graph", self.use_cuda_graph)
-        for key in ("ik", "trajopt"):
+        self.enable_roadmap = as_bool(s, "enable_roadmap", self.enable_roadmap)
+        for key in ("ik", "trajopt", "roadmap"):
             setattr(self, key, as_mapping(s, key, getattr(self, key)))
         if self.exact_check is not None:  # None: decided by MotionGen from the robot
             self.exact_check = as_bool(s, "exact_check", self.exact_check)
@@ -109,7 +112,7 @@ class MotionGenResult:
             was optimized).
         interpolation_dt: seconds between samples of ``interpolated_plan``.
         solve_time: seconds in total; ``timings``: seconds per stage (``start_check``, ``ik``,
-            ``trajopt``, ``graph``, ``finetune``).
+            ``roadmap``, ``trajopt``, ``graph``, ``finetune``, ``exact_check``).
         position_error, rotation_error: metres and radians to the goal pose at the end of the
             plan (``nan`` when there is no plan).
         min_distance: smallest signed clearance (m) along the interpolated plan, world and
@@ -117,10 +120,13 @@ class MotionGenResult:
         mesh_min_distance: smallest clearance (m) of the robot's collision meshes to the
             obstacles along the interpolated plan, swept between its samples (the exact check;
             ``nan`` when it did not run: off, or no plan that passed on the spheres).
-        attempts: trajectory optimizations run (1, or 2 with the geometric fallback).
+        attempts: trajectory optimizations run (0 for a roadmap plan, 1, or 2 with the
+            geometric fallback).
         goal_config: ``[D]`` the configuration the plan ends at (or was aimed at).
-        used_graph: the geometric planner seeded the returned plan.
+        used_graph: a geometric planner made (roadmap) or seeded (OMPL) the returned plan.
         trajopt_result: the last :class:`TrajOptResult` (details), if any.
+        waypoints: ``[K, D]`` the roadmap path a roadmap plan follows (it rests at each
+            waypoint), ``None`` for an optimized plan.
         offenders: why an ``INVALID_START_STATE_*``, ``INVALID_GOAL_STATE`` or ``IK_FAIL``
             result failed, worst first per kind (:class:`~curobo_lite.wrap.offenders.Offender`:
             joints past their limits, (link, obstacle) contacts, link pairs in contact, the
@@ -150,6 +156,7 @@ class MotionGenResult:
     offenders: list[Offender] = field(default_factory=list)
     offenders_config: torch.Tensor | None = field(default=None, repr=False)
     offenders_at: str = ""
+    waypoints: torch.Tensor | None = field(default=None, repr=False)
 
     @property
     def status_message(self) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from curobo_lite.viz.options import add_view_arguments
 from curobo_lite.wrap.cli_args import (
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     from curobo_lite.viz.options import open_viewer, serve
     from curobo_lite.wrap.cli_args import device_tensor_args, goal_pose, joint_values
     from curobo_lite.wrap.motion_gen import MotionGen
-    from curobo_lite.wrap.trajopt_cli import plot_trajectory, save_trajectory
+    from curobo_lite.wrap.trajopt_cli import save_plan
 
     try:
         tensor_args = device_tensor_args(args)
@@ -100,20 +101,49 @@ def run(args: argparse.Namespace) -> int:
         f"  motion time {result.motion_time:.2f} s; solve time {result.solve_time:.3f} s "
         f"({stages}); geometric planner used: {result.used_graph}"
     )
-    if result.trajopt_result is not None:
+    if result.interpolated_plan is not None:
         if args.save:
-            save_trajectory(result.trajopt_result, args.save, motion_gen.robot_config.name)
+            save_plan(
+                result.interpolated_plan,
+                result.interpolation_dt,
+                args.save,
+                motion_gen.robot_config.name,
+                result.success,
+                result.position_error,
+                result.rotation_error,
+            )
             print(f"plan written to {args.save}")
         if args.plot:
-            path = plot_trajectory(
-                result.trajopt_result,
-                args.plot,
-                motion_gen.robot_config.joint_limits,
-                title=f"plan ({args.world or 'no obstacles'})",
-            )
+            path = _plot(result, args.plot, motion_gen, f"plan ({args.world or 'no obstacles'})")
             print(f"plot written to {path}")
     if viewer is not None:
         if result.interpolated_plan is not None:
             viewer.show_plan(result)
         serve(viewer)
     return 0 if result.success else 1
+
+
+def _plot(result: Any, path: str, motion_gen: Any, title: str) -> Any:
+    """Plot a MotionGen result's plan with its knots: the optimized ones, or the roadmap's
+    waypoints at the times the plan rests on them."""
+    from curobo_lite.wrap.path_timing import segment_durations
+    from curobo_lite.wrap.trajopt_cli import plot_plan, plot_trajectory
+
+    if result.waypoints is None:
+        return plot_trajectory(
+            result.trajopt_result, path, motion_gen.robot_config.joint_limits, title=title
+        )
+    limits = motion_gen.robot_config.joint_limits
+    durations = segment_durations(result.waypoints, limits, result.interpolation_dt)
+    times = [0.0] + durations.cumsum(0).tolist()
+    status = result.status.value.lower() if not result.success else "success"
+    return plot_plan(
+        result.interpolated_plan,
+        result.interpolation_dt,
+        path,
+        limits,
+        result.waypoints,
+        times,
+        f"{title}: {status}",
+        "roadmap waypoints",
+    )

@@ -255,6 +255,41 @@ class RobotWorld:
         return ok
 
     @torch.no_grad()
+    def validate_segments(
+        self,
+        q_from: torch.Tensor,
+        q_to: torch.Tensor,
+        resolution: float = 0.02,
+        chunk: int = 8192,
+    ) -> torch.Tensor:
+        """``[E]`` bool: the straight joint-space segments ``q_from [E, D] -> q_to [E, D]``
+        pass :meth:`validate` at samples no more than ``resolution`` (largest joint step,
+        rad) apart, ``q_to`` included and ``q_from`` not (the caller has checked it). All
+        segments' samples go through the kernels together, ``chunk`` configurations per call:
+        one batched query instead of a Python call per sample or per segment."""
+        if q_from.shape != q_to.shape or q_from.ndim != 2:
+            raise InputValueError(
+                f"q_from, q_to: expected two [E, D] tensors, received {tuple(q_from.shape)} and "
+                f"{tuple(q_to.shape)}"
+            )
+        if not resolution > 0.0:
+            raise InputValueError(f"resolution: expected a number > 0, received {resolution!r}")
+        E = q_from.shape[0]
+        if E == 0:
+            return torch.ones(0, dtype=torch.bool, device=q_from.device)
+        delta = q_to - q_from
+        steps = (delta.abs().amax(-1) / resolution).ceil().clamp(min=1).long()
+        edge = torch.repeat_interleave(torch.arange(E, device=q_from.device), steps)
+        first = steps.cumsum(0) - steps
+        k = torch.arange(edge.shape[0], device=q_from.device) - first[edge] + 1
+        t = (k.to(q_from.dtype) / steps[edge].to(q_from.dtype))[:, None]
+        samples = q_from[edge] + t * delta[edge]
+        ok = torch.cat([self.validate(part) for part in samples.split(chunk)])
+        bad = torch.zeros(E, dtype=torch.int32, device=q_from.device)
+        bad.index_add_(0, edge, (~ok).to(torch.int32))
+        return bad == 0
+
+    @torch.no_grad()
     def validate_trajectory(self, trajectory: Any, swept: bool = True) -> torch.Tensor:
         """``[B]`` bool: every step of ``trajectory [B, H, D]`` (a tensor or a
         :class:`JointState`) passes :meth:`validate`, and with ``swept`` the spheres' motion

@@ -224,17 +224,38 @@ def _rounded(t: torch.Tensor) -> list:
 def save_trajectory(
     result: TrajOptResult, path: str | Path, robot_name: str, index: int = 0
 ) -> None:
-    """Write problem ``index``'s interpolated trajectory as YAML: ``joint_names``, ``dt``,
-    ``positions``/``velocities``/``accelerations`` (``[T, D]`` lists) and the solve summary."""
-    plan = result.get_interpolated_plan(index)
+    """Write problem ``index``'s interpolated trajectory as YAML (:func:`save_plan`)."""
+    save_plan(
+        result.get_interpolated_plan(index),
+        result.interpolation_dt,
+        path,
+        robot_name,
+        bool(result.success[index]),
+        float(result.position_error[index]),
+        float(result.rotation_error[index]),
+    )
+
+
+def save_plan(
+    plan: JointState,
+    dt: float,
+    path: str | Path,
+    robot_name: str,
+    success: bool,
+    position_error: float,
+    rotation_error: float,
+) -> None:
+    """Write the trajectory ``plan [T, D]`` sampled every ``dt`` seconds as YAML:
+    ``joint_names``, ``dt``, ``positions``/``velocities``/``accelerations`` (``[T, D]`` lists)
+    and the solve summary."""
     data = {
         "robot": robot_name,
         "joint_names": list(plan.joint_names or []),
-        "dt": result.interpolation_dt,
-        "success": bool(result.success[index]),
-        "position_error": float(result.position_error[index]),
-        "rotation_error": float(result.rotation_error[index]),
-        "duration": (plan.position.shape[0] - 1) * result.interpolation_dt,
+        "dt": dt,
+        "success": success,
+        "position_error": position_error,
+        "rotation_error": rotation_error,
+        "duration": (plan.position.shape[0] - 1) * dt,
         "positions": _rounded(plan.position),
         "velocities": _rounded(plan.velocity),
         "accelerations": _rounded(plan.acceleration),
@@ -246,19 +267,42 @@ def save_trajectory(
 def plot_trajectory(
     result: TrajOptResult, path: str | Path, joint_limits: Any, index: int = 0, title: str = ""
 ) -> Path:
-    """Plot problem ``index``'s interpolated position, velocity, acceleration and jerk per joint
-    over time, each joint's limits dashed in its colour and the knots as dots."""
+    """Plot problem ``index``'s interpolated trajectory and its optimized knots
+    (:func:`plot_plan`)."""
+    dt = float(result.optimized_dt[index])
+    knots = result.solution.position[index]
+    status = "success" if bool(result.success[index]) else result.status[index]
+    return plot_plan(
+        result.get_interpolated_plan(index),
+        result.interpolation_dt,
+        path,
+        joint_limits,
+        knots,
+        [h * dt for h in range(knots.shape[0])],
+        f"{title}: {status}",
+        "optimized knots",
+    )
+
+
+def plot_plan(
+    plan: JointState,
+    idt: float,
+    path: str | Path,
+    joint_limits: Any,
+    knots: torch.Tensor,
+    t_knots: list[float],
+    title: str,
+    knot_label: str,
+) -> Path:
+    """Plot the trajectory ``plan [T, D]`` (every ``idt`` seconds): position, velocity,
+    acceleration and jerk per joint over time, each joint's limits dashed in its colour and
+    ``knots [K, D]`` (at ``t_knots``) as dots."""
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError as err:
         raise ImportError("--plot needs matplotlib: pip install matplotlib") from err
-    plan = result.get_interpolated_plan(index)
-    idt = result.interpolation_dt
     t = [k * idt for k in range(plan.position.shape[0])]
-    dt = float(result.optimized_dt[index])
-    knots = result.solution.position[index]
-    t_knots = [h * dt for h in range(knots.shape[0])]
     fig = Figure(figsize=(10, 11), constrained_layout=True)
     FigureCanvasAgg(fig)
     axes = fig.subplots(4, 1, sharex=True)
@@ -286,9 +330,6 @@ def plot_trajectory(
         ax.grid(True, alpha=0.3)
     axes[0].legend(fontsize="small", ncol=min(plan.dof, 4), loc="upper right")
     axes[-1].set_xlabel("time [s]")
-    status = "success" if bool(result.success[index]) else result.status[index]
-    fig.suptitle(
-        f"{title}: {status}, {t[-1]:.2f} s, dt {idt:g} s (dashed: limits, dots: optimized knots)"
-    )
+    fig.suptitle(f"{title}, {t[-1]:.2f} s, dt {idt:g} s (dashed: limits, dots: {knot_label})")
     fig.savefig(path)
     return Path(path)

@@ -1,0 +1,59 @@
+"""Damped least-squares steps toward end-effector poses: the IK's first phase, and the way
+:mod:`~curobo_lite.wrap.approach_seeds` backs a grasp off along the hand's axis.
+
+One step solves ``(J J^T + lambda^2 I) y = e``, ``dq = J^T y`` for the 6-vector pose error
+``e`` (position, then twice the vector part of the error quaternion, in the base frame) with
+the geometric Jacobian ``J`` of :meth:`Kinematics.jacobian`. Near a solution it converges
+quadratically (a few steps from millimetres to micrometres) where a first-order method needs
+dozens: on a CPU, a pose-only IK of 32 seeds costs about as much as two L-BFGS iterations of the
+collision-aware one. Each step is scaled to at most ``max_step`` rad per joint (near a
+singularity the least-squares step is huge) and projected into the position limits.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from curobo_lite.robot import Kinematics
+from curobo_lite.types.math import quat_conjugate, quat_multiply
+
+
+def pose_error(
+    kinematics: Kinematics,
+    q: torch.Tensor,
+    target_position: torch.Tensor,
+    target_quaternion: torch.Tensor,
+) -> torch.Tensor:
+    """``[N, 6]``: position error (m) and rotation error vector (rad, small-angle) from the end
+    effector at ``q [N, D]`` to the targets ``[N, 3]``, ``[N, 4]`` (wxyz), in the base frame."""
+    state = kinematics.forward(q, spheres=False)
+    delta = quat_multiply(target_quaternion, quat_conjugate(state.ee_quaternion))
+    sign = torch.where(delta[:, :1] < 0.0, -1.0, 1.0)
+    return torch.cat((target_position - state.ee_position, 2.0 * sign * delta[:, 1:]), dim=-1)
+
+
+@torch.no_grad()
+def dls_steps(
+    kinematics: Kinematics,
+    q: torch.Tensor,
+    target_position: torch.Tensor,
+    target_quaternion: torch.Tensor,
+    iterations: int,
+    damping: float = 0.01,
+    max_step: float = 0.2,
+) -> torch.Tensor:
+    """``[N, D]``: ``q [N, D]`` after ``iterations`` damped least-squares steps toward the
+    end-effector targets ``[N, 3]`` and ``[N, 4]`` (see the module docstring)."""
+    q = q.detach().clone()
+    low, high = kinematics.robot_config.joint_limits.position.to(q)
+    eye = torch.eye(6, dtype=q.dtype, device=q.device)
+    for _ in range(iterations):
+        error = pose_error(kinematics, q, target_position, target_quaternion)
+        jac = kinematics.jacobian(q)  # [N, 6, D]
+        step = jac.transpose(1, 2) @ torch.linalg.solve(
+            jac @ jac.transpose(1, 2) + damping**2 * eye, error[..., None]
+        )
+        step = step[..., 0]
+        scale = (max_step / step.abs().amax(-1, keepdim=True).clamp(min=1e-12)).clamp(max=1.0)
+        q = torch.minimum(torch.maximum(q + scale * step, low), high)
+    return q

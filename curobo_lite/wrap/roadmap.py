@@ -1,0 +1,381 @@
+"""A lazy roadmap in joint space, built and checked in batches: the fast geometric planner.
+
+OMPL's planners call their validity checker once per state, from C++ into Python: about a
+millisecond per call with curobo_lite's kernels on a CPU, so RRTConnect needs seconds in a
+cluttered shelf. :class:`RoadmapPlanner` is organised around batches instead (a Lazy PRM,
+Bohlin & Kavraki 2000, the scheme cuRobo's graph planner also batches):
+
+1. **Approach chains.** Grasp goals sit between shelf boards and objects: the only way in is
+   along the hand's axis. From each goal configuration the hand backs off along its own z axis
+   in ``approach_step`` steps up to ``approach_distance``
+   (:func:`~curobo_lite.wrap.approach_seeds.retreat_configs`, warm-started step by step); the
+   valid prefix of each chain, every segment checked, joins the roadmap as known-good edges.
+2. **Samples.** Random configurations, half uniform within the position limits, half around
+   the start and the chains' outer ends, are validated in one batch; the valid ones become
+   nodes, joined to their ``neighbors`` nearest nodes by edges that are *not* checked yet.
+3. **Lazy search.** Dijkstra (SciPy) from the start to the nearest goal over the edges not
+   known to be invalid; only the edges of that path are checked (one batched call, coarse
+   samples first, then every ``resolution`` rad); invalid ones are removed and the search
+   repeats, until a path is valid, the graph is cut (then more samples), or time runs out.
+4. **Shortcuts.** The path's waypoints are joined past each other wherever the straight
+   segment is valid (all candidate segments checked in one batch).
+
+Every check is :meth:`RobotWorld.validate_segments` (limits, world and self-collision on the
+spheres); the result is a :class:`~curobo_lite.wrap.graph_planner.GraphPlanResult`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import dijkstra
+
+from curobo_lite.opt.options import as_float, as_int, options_from_dict
+from curobo_lite.types.errors import InputValueError
+from curobo_lite.wrap.approach_seeds import retreat_configs
+from curobo_lite.wrap.graph_planner import GraphPlanResult
+from curobo_lite.wrap.robot_world import RobotWorld
+
+#: edge states: not checked, valid on the spheres (awaiting the segment check), valid, invalid
+_UNCHECKED, _SPHERES, _VALID, _INVALID = 0, 1, 2, -1
+
+#: a second judge of segments: ``(q_from [E, D], q_to [E, D]) -> (ok [E], clearance [E])``
+SegmentCheck = Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
+
+#: coarse resolution (rad) of the first pass over an edge: most invalid edges fail it, at a
+#: fifth of the fine pass's samples
+_COARSE = 0.1
+
+
+@dataclass
+class RoadmapConfig:
+    """Options of :class:`RoadmapPlanner`.
+
+    Attributes:
+        num_samples: configurations drawn per round of sampling (the valid ones are kept).
+        max_samples: roadmap size (valid samples) after which the planner gives up.
+        neighbors: each node's edge candidates (nearest nodes in joint space).
+        resolution: largest joint step (rad) between checked samples of an edge.
+        approach_distance: metres the hand backs off along its z axis from each goal (0: no
+            approach chains).
+        approach_step: metres between the configurations of an approach chain.
+        local_fraction: share of the samples drawn around the start and the chains' ends.
+        local_std: standard deviation (rad) of those samples.
+        time_limit: seconds for the search (the shortcuts come after).
+        seed: seed of the sampler (each call restarts it: the same problem gives the same path).
+    """
+
+    num_samples: int = 512
+    max_samples: int = 4096
+    neighbors: int = 10
+    resolution: float = 0.02
+    approach_distance: float = 0.24
+    approach_step: float = 0.03
+    local_fraction: float = 0.5
+    local_std: float = 0.5
+    time_limit: float = 2.0
+    seed: int = 0
+
+    section = "roadmap"
+
+    def __post_init__(self) -> None:
+        s = self.section
+        self.num_samples = as_int(s, "num_samples", self.num_samples, 1)
+        self.max_samples = as_int(s, "max_samples", self.max_samples, 1)
+        self.neighbors = as_int(s, "neighbors", self.neighbors, 1)
+        self.seed = as_int(s, "seed", self.seed)
+        for key in ("resolution", "approach_step", "local_std", "time_limit"):
+            setattr(self, key, as_float(s, key, getattr(self, key), 0.0, low_open=True))
+        self.approach_distance = as_float(s, "approach_distance", self.approach_distance, 0.0)
+        self.local_fraction = as_float(s, "local_fraction", self.local_fraction, 0.0, 1.0)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> RoadmapConfig:
+        return options_from_dict(cls, data)
+
+
+class _Graph:
+    """Nodes ``[N, D]`` and the status of the candidate edges between them: ``+1`` checked
+    valid, ``-1`` checked invalid, ``0`` not checked yet (keyed ``(i, j)``, ``i < j``)."""
+
+    def __init__(self, nodes: torch.Tensor) -> None:
+        self.nodes = nodes
+        self.status: dict[tuple[int, int], int] = {}
+        self.clearance: dict[tuple[int, int], float] = {}
+
+    def add_nodes(self, nodes: torch.Tensor) -> None:
+        self.nodes = torch.cat((self.nodes, nodes))
+
+    def mark(self, i: int, j: int, state: int) -> None:
+        self.status[(min(i, j), max(i, j))] = state
+
+    def connect_neighbors(self, k: int) -> None:
+        """Candidate edges from every node to its ``k`` nearest nodes (kept as they are)."""
+        n = self.nodes.shape[0]
+        k = min(k, n - 1)
+        if k < 1:
+            return
+        distance = torch.cdist(self.nodes, self.nodes)
+        distance.fill_diagonal_(math.inf)
+        nearest = distance.topk(k, dim=1, largest=False).indices.cpu().numpy()
+        for i in range(n):
+            for j in nearest[i]:
+                key = (min(i, int(j)), max(i, int(j)))
+                self.status.setdefault(key, 0)
+
+    def shortest_path(self, source: int, targets: list[int]) -> list[int] | None:
+        """Node indices of the shortest path from ``source`` to the nearest of ``targets``
+        over the edges not known to be invalid, ``None`` when none is connected."""
+        keys = [key for key, state in self.status.items() if state >= 0]
+        if not keys:
+            return None
+        pairs = np.asarray(keys, dtype=np.int64)
+        nodes = self.nodes
+        length = (nodes[pairs[:, 0]] - nodes[pairs[:, 1]]).norm(dim=-1).cpu().numpy()
+        n = nodes.shape[0]
+        graph = coo_matrix(
+            (np.maximum(length, 1e-9), (pairs[:, 0], pairs[:, 1])), shape=(n, n)
+        ).tocsr()
+        cost, previous = dijkstra(graph, directed=False, indices=source, return_predecessors=True)
+        best = min(targets, key=lambda t: cost[t])
+        if not math.isfinite(cost[best]):
+            return None
+        path = [best]
+        while path[-1] != source:
+            path.append(int(previous[path[-1]]))
+        return path[::-1]
+
+
+class RoadmapPlanner:
+    """Lazy roadmap planning for ``checker``'s robot in ``checker``'s (shared) world.
+
+    Args:
+        checker: the :class:`RobotWorld` whose checks the paths pass.
+        config: :class:`RoadmapConfig` (default options when ``None``).
+    """
+
+    def __init__(self, checker: RobotWorld, config: RoadmapConfig | None = None) -> None:
+        self.checker = checker
+        self.config = config or RoadmapConfig()
+        self.dof = checker.kinematics.dof
+        self._checked_states = 0
+        self._checked_motions = 0
+
+    def _segments_valid(
+        self, q_from: torch.Tensor, q_to: torch.Tensor, resolution: float
+    ) -> torch.Tensor:
+        self._checked_motions += q_from.shape[0]
+        return self.checker.validate_segments(q_from, q_to, resolution)
+
+    def _edges_valid(self, q_from: torch.Tensor, q_to: torch.Tensor) -> torch.Tensor:
+        """``[E]``: coarse samples first; the fine pass only on the edges that pass them."""
+        ok = self._segments_valid(q_from, q_to, max(_COARSE, self.config.resolution))
+        if self.config.resolution < _COARSE and bool(ok.any()):
+            index = ok.nonzero()[:, 0]
+            ok[index] = self._segments_valid(q_from[index], q_to[index], self.config.resolution)
+        return ok
+
+    def approach_chains(self, goals: torch.Tensor) -> list[torch.Tensor]:
+        """Per goal ``[G, D]``: ``[L, D]`` configurations from the goal backing off along the
+        hand's z axis, the valid prefix (each one valid, each segment from the previous one
+        valid); ``L = 1`` (the goal alone) without approach."""
+        config = self.config
+        steps = int(config.approach_distance / config.approach_step + 1e-9)
+        if steps == 0:
+            return [goal[None] for goal in goals]
+        chain = [goals]
+        for k in range(1, steps + 1):
+            chain.append(
+                retreat_configs(
+                    self.checker.kinematics,
+                    goals,
+                    k * config.approach_step,
+                    iterations=3,
+                    initial=chain[-1],
+                )
+            )
+        links = torch.stack(chain, dim=1)  # [G, steps + 1, D]
+        G = goals.shape[0]
+        ok = self.checker.validate(links[:, 1:])
+        self._checked_states += ok.numel()
+        ok &= self._segments_valid(
+            links[:, :-1].reshape(-1, self.dof),
+            links[:, 1:].reshape(-1, self.dof),
+            config.resolution,
+        ).view(G, steps)
+        # valid prefix: up to the first failure
+        length = 1 + ok.to(torch.int32).cumprod(dim=1).sum(dim=1)
+        return [links[g, : int(length[g])] for g in range(G)]
+
+    def _sample(self, n: int, centres: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        """``[<= n, D]`` valid configurations: uniform, and Gaussian around ``centres``."""
+        tensor_args = self.checker.tensor_args
+        low, high = self.checker.robot_config.joint_limits.position.to(**tensor_args.as_kwargs())
+        n_local = int(round(self.config.local_fraction * n))
+        uniform = torch.rand(n - n_local, self.dof, generator=generator, dtype=low.dtype)
+        uniform = low.cpu() + (high - low).cpu() * uniform
+        pick = torch.randint(centres.shape[0], (n_local,), generator=generator)
+        noise = torch.randn(n_local, self.dof, generator=generator, dtype=low.dtype)
+        local = centres.cpu()[pick] + self.config.local_std * noise
+        q = torch.cat((uniform, local)).to(low.device)
+        q = torch.minimum(torch.maximum(q, low), high)
+        ok = self.checker.validate(q)
+        self._checked_states += q.shape[0]
+        return q[ok]
+
+    @torch.no_grad()
+    def plan(
+        self,
+        start: torch.Tensor,
+        goal: torch.Tensor,
+        segment_check: SegmentCheck | None = None,
+    ) -> GraphPlanResult:
+        """A valid path from ``start [D]`` to ``goal [D]`` or to whichever of several goal
+        configurations ``goal [G, D]`` is nearest along the roadmap (``goal_index``). Start and
+        goals must be valid (:meth:`RobotWorld.validate`).
+
+        ``segment_check(q_from [E, D], q_to [E, D]) -> (ok [E], clearance [E])``, e.g. the
+        exact check on the collision meshes, is a second judge of the segments that passed on
+        the spheres: it runs on a candidate path's segments only (and on the shortcuts), and a
+        segment it refuses is removed from the roadmap like any invalid edge. The result's
+        ``clearance`` is then the smallest clearance it reported along the returned path."""
+        if goal.shape[-1:] != (self.dof,) or goal.ndim not in (1, 2) or goal.numel() == 0:
+            raise InputValueError(
+                f"goal: expected [{self.dof}] or [G, {self.dof}], received {tuple(goal.shape)}"
+            )
+        if start.shape != (self.dof,):
+            raise InputValueError(f"start: expected [{self.dof}], received {tuple(start.shape)}")
+        config = self.config
+        t_start = time.perf_counter()
+        self._checked_states = self._checked_motions = 0
+        self._segment_check = segment_check
+        goals = goal.reshape(-1, self.dof).to(start)
+        G = goals.shape[0]
+        generator = torch.Generator().manual_seed(config.seed)
+        chains = self.approach_chains(goals)
+        graph = _Graph(torch.cat([start[None], goals] + [c[1:] for c in chains]))
+        targets = list(range(1, 1 + G))
+        offset = 1 + G
+        for g, chain in enumerate(chains):
+            previous = 1 + g
+            for _ in range(1, chain.shape[0]):
+                graph.mark(previous, offset, _SPHERES if segment_check else _VALID)
+                previous = offset
+                offset += 1
+            # the straight shot from the start to the chain's outer end (or the goal itself)
+            graph.status.setdefault((0, previous), 0)
+        centres = torch.cat([start[None]] + [chain[-1:] for chain in chains])
+        samples = 0
+        found = None
+        while found is None and time.perf_counter() - t_start <= config.time_limit:
+            path = self._lazy_search(graph, targets, t_start)
+            if path is None:  # cut off: more samples, unless the budget is spent
+                if samples >= config.max_samples:
+                    break
+                new = self._sample(config.num_samples, centres, generator)
+                samples += max(1, new.shape[0])
+                graph.add_nodes(new)
+                graph.connect_neighbors(config.neighbors)
+                continue
+            found = self._shortcut_checked(graph, path)
+        plan_time = time.perf_counter() - t_start
+        if found is None:
+            return GraphPlanResult(
+                False, None, plan_time, 0.0, self._checked_states, self._checked_motions
+            )
+        keep, clearance = found
+        return GraphPlanResult(
+            True,
+            graph.nodes[keep],
+            plan_time,
+            0.0,
+            self._checked_states,
+            self._checked_motions,
+            targets.index(keep[-1]),
+            clearance=min(clearance) if self._segment_check is not None else math.nan,
+        )
+
+    def _lazy_search(self, graph: _Graph, targets: list[int], t_start: float) -> list[int] | None:
+        """Shortest paths, checking only their unchecked edges on the spheres, until one is
+        valid on them or the graph is cut (``None``)."""
+        while time.perf_counter() - t_start <= self.config.time_limit:
+            path = graph.shortest_path(0, targets)
+            if path is None:
+                return None
+            pairs = [(min(a, b), max(a, b)) for a, b in zip(path[:-1], path[1:])]
+            edges = [key for key in pairs if graph.status[key] == _UNCHECKED]
+            if not edges:
+                return path
+            index = torch.tensor(edges, dtype=torch.long, device=graph.nodes.device)
+            ok = self._edges_valid(graph.nodes[index[:, 0]], graph.nodes[index[:, 1]])
+            final = _SPHERES if self._segment_check is not None else _VALID
+            for key, valid in zip(edges, ok.tolist()):
+                graph.status[key] = final if valid else _INVALID
+        return None
+
+    def _shortcut_checked(
+        self, graph: _Graph, path: list[int], rounds: int = 2
+    ) -> tuple[list[int], list[float]] | None:
+        """Shortcuts of the roadmap path ``path`` (node indices), greedy from the start: every
+        candidate segment checked on the spheres in one batch per round, then the segments
+        chosen by the segment check (a refused shortcut is dropped and the choice redone).
+        Returns the kept nodes and each segment's clearance (``inf`` without a segment
+        check), or ``None`` when the segment check refuses one of the roadmap's own edges
+        (it is then marked invalid: search again)."""
+        nodes = list(path)
+        clearance: dict[tuple[int, int], float] = {}
+        for round_index in range(rounds):
+            q = graph.nodes[nodes]
+            K = len(nodes)
+            reach = torch.zeros(K, K, dtype=torch.bool)
+            if K > 2:
+                i, j = torch.triu_indices(K, K, offset=2)
+                reach[i, j] = self._edges_valid(q[i], q[j]).cpu()
+            reach[torch.arange(K - 1), torch.arange(1, K)] = True
+            while True:
+                keep = [0]
+                while keep[-1] != K - 1:
+                    keep.append(int(reach[keep[-1]].nonzero()[-1, 0]))
+                segments = [(nodes[a], nodes[b]) for a, b in zip(keep[:-1], keep[1:])]
+                todo = [
+                    (a, b)
+                    for (a, b), key in zip(zip(keep[:-1], keep[1:]), segments)
+                    if key not in clearance and graph.status.get(_key(*key)) != _VALID
+                ]
+                if not todo or self._segment_check is None:
+                    break
+                index = torch.tensor(todo, dtype=torch.long)
+                ok, low = self._segment_check(q[index[:, 0]], q[index[:, 1]])
+                for (a, b), valid, value in zip(todo, ok.tolist(), low.tolist()):
+                    key = (nodes[a], nodes[b])
+                    if valid:
+                        clearance[key] = value
+                        if b == a + 1 and round_index == 0:
+                            graph.status[_key(*key)] = _VALID
+                            graph.clearance[_key(*key)] = value
+                    elif b == a + 1 and round_index == 0:
+                        graph.status[_key(*key)] = _INVALID  # a roadmap edge: search again
+                        return None
+                    elif b == a + 1:
+                        return None  # a shortcut of the first round, refused later: unlikely
+                    else:
+                        reach[a, b] = False
+            nodes = [nodes[k] for k in keep]
+            if len(keep) == K:
+                break
+        values = [
+            clearance.get(key, graph.clearance.get(_key(*key), math.inf))
+            for key in zip(nodes[:-1], nodes[1:])
+        ]
+        return nodes, values
+
+
+def _key(a: int, b: int) -> tuple[int, int]:
+    return (min(a, b), max(a, b))
