@@ -133,8 +133,9 @@ def matrix_to_quat_wxyz(m: np.ndarray) -> np.ndarray:
 
 
 def rotation_angle(q1: np.ndarray, q2: np.ndarray) -> float:
-    """Angle (rad) between two unit quaternions."""
-    return 2 * math.acos(min(1.0, abs(float(np.dot(q1, q2)))))
+    """Angle (rad) between two unit quaternions (from the chord, well conditioned near 0)."""
+    chord = min(np.linalg.norm(q1 - q2), np.linalg.norm(q1 + q2))
+    return 4 * math.asin(min(1.0, chord / 2))
 
 
 def curobo_spheres(robot_file: str | Path) -> tuple[list[str], np.ndarray, float, dict, dict]:
