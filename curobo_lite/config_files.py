@@ -9,7 +9,6 @@ tree this package was imported from (editable installs and the repo root), then
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -17,7 +16,8 @@ from typing import Any
 
 import yaml
 
-from curobo_lite.types.errors import ConfigError
+from curobo_lite.types.checks import excerpt, parse_number, received
+from curobo_lite.types.errors import ConfigError, InputTypeError
 
 ENV_CONFIG_DIR = "CUROBO_LITE_CONFIG_DIR"
 
@@ -49,11 +49,20 @@ def available_configs(kind: str) -> list[str]:
 
 def resolve_config_file(kind: str, name_or_path: str | os.PathLike) -> Path:
     """A ``kind`` file path from a bundled name or a path to a ``.yml`` file."""
+    if not isinstance(name_or_path, str | os.PathLike):
+        raise InputTypeError(
+            f"{kind}: expected a bundled {kind} name or a path to a {kind} file, "
+            f"{received(name_or_path)}"
+        )
     text = os.fspath(name_or_path)
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
     path = Path(text)
     looks_like_path = path.suffix in (".yml", ".yaml") or os.sep in text or "/" in text
     if path.is_file():
         return path
+    if path.is_dir() and looks_like_path:
+        raise ConfigError(f"{kind} file '{text}' is a directory, not a {kind} file")
     if looks_like_path:
         raise ConfigError(f"{kind} file '{text}' does not exist")
     for d in config_dirs(kind):
@@ -66,15 +75,113 @@ def resolve_config_file(kind: str, name_or_path: str | os.PathLike) -> Path:
     )
 
 
+#: The most YAML nodes a configuration file may expand to, aliases counted at each use. The
+#: largest bundled file has a few thousand; a "billion laughs" alias bomb has billions.
+MAX_YAML_NODES = 200_000
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses documents expanding (aliases counted at each use) to
+    more than :data:`MAX_YAML_NODES` nodes, and recursive aliases, before constructing them."""
+
+    source = "<text>"
+
+    def get_single_node(self) -> yaml.Node | None:
+        node = super().get_single_node()
+        if node is not None:
+            _check_expanded_size(node, self.source)
+        return node
+
+
+def _check_expanded_size(root: yaml.Node, source: str) -> None:
+    """Count the nodes ``root`` expands to (an aliased node once per use; each distinct node
+    visited once, so the count costs the file's size, not the expansion's)."""
+    sizes: dict[int, int] = {}
+    in_progress: set[int] = set()
+
+    def size(node: yaml.Node) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in in_progress:
+            raise ConfigError(f"{source}: recursive YAML alias (a node that contains itself)")
+        in_progress.add(key)
+        total = 1
+        if isinstance(node, yaml.SequenceNode):
+            total += sum(size(child) for child in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            total += sum(size(k) + size(v) for k, v in node.value)
+        in_progress.discard(key)
+        if total > MAX_YAML_NODES:
+            raise ConfigError(
+                f"{source}: the YAML expands to more than {MAX_YAML_NODES} nodes (aliases "
+                "counted at each use: an alias bomb?); refused"
+            )
+        sizes[key] = total
+        return total
+
+    size(root)
+
+
+def load_yaml(text: str | bytes, source: str) -> Any:
+    """Parse YAML ``text`` read from ``source`` (named in errors): ``safe_load`` semantics, but
+    invalid YAML, undecodable bytes, nesting too deep for the parser and alias expansion beyond
+    :data:`MAX_YAML_NODES` nodes are each a :class:`ConfigError` naming ``source``."""
+    if isinstance(text, bytes):
+        text = decode_text(text, source)
+    loader = None
+    try:
+        loader = _BoundedLoader(text)  # its reader rejects control characters here already
+        loader.source = source
+        return loader.get_single_data()
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{source}: invalid YAML: {str(err)[:400]}") from None
+    except RecursionError:
+        raise ConfigError(f"{source}: YAML nested too deeply to parse") from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+
+
+def decode_text(data: bytes, source: str) -> str:
+    """``data`` as UTF-8 text (a UTF-8 byte-order mark is dropped); anything else (binary,
+    UTF-16, Latin-1) is a :class:`ConfigError` naming ``source`` and what was found."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise ConfigError(f"{source}: the file is UTF-16 encoded; save it as UTF-8")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise ConfigError(
+            f"{source}: not UTF-8 text (byte {data[err.start]:#04x} at offset {err.start}; a "
+            "binary file, or Latin-1/UTF-16 text?): save it as UTF-8"
+        ) from None
+    if "\x00" in text:
+        raise ConfigError(f"{source}: contains NUL characters (a binary or UTF-16 file?)")
+    return text
+
+
+def read_text_file(path: str | os.PathLike, kind: str) -> str:
+    """The UTF-8 text of the ``kind`` file (``"robot"``, ``"task"``, ``"world"``) at ``path``.
+
+    A missing file, a directory, an unreadable file and undecodable bytes (binary, UTF-16,
+    Latin-1) are each a :class:`ConfigError` naming the path and the reason."""
+    path = Path(path)
+    if path.is_dir():
+        raise ConfigError(f"{path}: is a directory, not a {kind} file")
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: {kind} file does not exist") from None
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot read the {kind} file: {err.strerror or err}") from None
+    return decode_text(data, str(path))
+
+
 def read_config_file(path: Path, kind: str) -> Any:
     """The parsed YAML of the ``kind`` file (``"robot"``, ``"world"``) at ``path``; a missing
-    file or invalid YAML is a :class:`ConfigError` naming the path."""
-    if not path.is_file():
-        raise ConfigError(f"{path}: {kind} file does not exist")
-    try:
-        return yaml.safe_load(path.read_text())
-    except yaml.YAMLError as err:
-        raise ConfigError(f"{path}: invalid YAML: {err}") from None
+    file, a directory, undecodable text, invalid YAML or an alias bomb is a
+    :class:`ConfigError` naming the path (see :func:`read_text_file`, :func:`load_yaml`)."""
+    return load_yaml(read_text_file(path, kind), str(path))
 
 
 def bundled_file_lookups(
@@ -145,36 +252,39 @@ class YamlReader:
             raise self.error(key, f"expected a mapping, received {type(value).__name__}")
         missing = [k for k in required if k not in value]
         if missing:
-            raise self.error(key, f"missing key(s) {missing}")
+            raise self.error(key, f"missing key(s) {excerpt(missing)}")
         allowed = set(required) | set(optional)
         unknown = [k for k in value if k not in allowed]
         if unknown:
-            raise self.error(key, f"unknown key(s) {unknown}; allowed keys: {sorted(allowed)}")
+            raise self.error(
+                key, f"unknown key(s) {excerpt(unknown)}; allowed keys: {sorted(allowed)}"
+            )
         return value
 
     def string(self, value: Any, key: str) -> str:
         if not isinstance(value, str) or not value:
-            raise self.error(key, f"expected a non-empty string, received {value!r}")
+            raise self.error(key, f"expected a non-empty string, {received(value)}")
         return value
 
-    def number(self, value: Any, key: str) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.error(key, f"expected a number, received {value!r}")
-        if not math.isfinite(value):
-            raise self.error(key, f"expected a finite number, received {value!r}")
-        return float(value)
+    def number(self, value: Any, key: str, **bounds: Any) -> float:
+        """A finite number checked by :func:`~curobo_lite.types.checks.parse_number`
+        (``bounds``: its ``low``, ``high``, ``integer``, ...)."""
+        return parse_number(value, key, error=self._number_error, **bounds)
+
+    def _number_error(self, key: str, problem: str, is_type: bool) -> ConfigError:
+        return self.error(key, problem)
 
     def boolean(self, value: Any, key: str) -> bool:
         if not isinstance(value, bool):
-            raise self.error(key, f"expected true or false, received {value!r}")
+            raise self.error(key, f"expected true or false, {received(value)}")
         return value
 
-    def vector(self, value: Any, key: str, length: int | None = None) -> list[float]:
+    def vector(self, value: Any, key: str, length: int | None = None, **bounds: Any) -> list[float]:
         if isinstance(value, str) or not isinstance(value, Sequence):
-            raise self.error(key, f"expected a list of numbers, received {value!r}")
+            raise self.error(key, f"expected a list of numbers, {received(value)}")
         if length is not None and len(value) != length:
             raise self.error(key, f"expected {length} numbers, received {len(value)}")
-        return [self.number(v, f"{key}[{i}]") for i, v in enumerate(value)]
+        return [self.number(v, f"{key}[{i}]", **bounds) for i, v in enumerate(value)]
 
     def numbers_by_name(self, value: Any, key: str) -> dict[str, float]:
         """A mapping of names (links, joints) to numbers; ``None`` reads as empty."""
@@ -189,11 +299,11 @@ class YamlReader:
 
     def strings(self, value: Any, key: str) -> list[str]:
         if isinstance(value, str) or not isinstance(value, Sequence):
-            raise self.error(key, f"expected a list of strings, received {value!r}")
+            raise self.error(key, f"expected a list of strings, {received(value)}")
         names = [self.string(v, f"{key}[{i}]") for i, v in enumerate(value)]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
-            raise self.error(key, f"duplicate name(s) {duplicates}")
+            raise self.error(key, f"duplicate name(s) {excerpt(duplicates)}")
         return names
 
 

@@ -92,11 +92,11 @@ def _bounded(reader: YamlReader, values: list[float], key: str) -> list[float]:
 
 def _coordinates(reader: YamlReader, value: Any, key: str) -> list[float]:
     """A checked ``[3]`` point or extent in metres."""
-    return _bounded(reader, reader.vector(_as_list(value), key, 3), key)
+    return _bounded(reader, reader.vector(_as_list(value), key, 3, max_magnitude=None), key)
 
 
 def _positive(reader: YamlReader, value: Any, key: str) -> float:
-    number = reader.number(value, key)
+    number = reader.number(value, key, max_magnitude=None)
     if number <= 0.0:
         raise reader.error(key, f"expected a positive number, received {value!r}")
     if number > MAX_COORDINATE:
@@ -106,7 +106,7 @@ def _positive(reader: YamlReader, value: Any, key: str) -> float:
 
 def _check_pose(reader: YamlReader, value: Any, key: str) -> list[float]:
     """A validated ``[x, y, z, qw, qx, qy, qz]`` with the quaternion normalised."""
-    pose = reader.vector(_as_list(value), key, 7)
+    pose = reader.vector(_as_list(value), key, 7, max_magnitude=None)
     _bounded(reader, pose[:3], key)
     norm = math.sqrt(sum(q * q for q in pose[3:]))
     if abs(norm - 1.0) > QUATERNION_NORM_TOLERANCE:
@@ -181,7 +181,7 @@ class Cuboid(Obstacle):
     dims: list[float] = field(default_factory=lambda: [1.0, 1.0, 1.0])
 
     def _check(self, reader: YamlReader, key: str) -> None:
-        dims = reader.vector(_as_list(self.dims), f"{key}.dims", 3)
+        dims = reader.vector(_as_list(self.dims), f"{key}.dims", 3, max_magnitude=None)
         self.dims = [_positive(reader, v, f"{key}.dims[{i}]") for i, v in enumerate(dims)]
 
     def _fields_to_dict(self) -> dict[str, Any]:

@@ -8,11 +8,11 @@ the ``as_*`` helpers check one value each, for the dataclasses' ``__post_init__`
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from typing import Any, TypeVar
 
+from curobo_lite.types.checks import parse_number, received
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
 _Config = TypeVar("_Config")
@@ -45,13 +45,8 @@ def options_from_dict(
 def as_int(
     section: str, key: str, value: Any, minimum: int | None = None, allow_none: bool = False
 ) -> int | None:
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InputTypeError(f"{section}.{key}: expected an int, received {value!r}")
-    if minimum is not None and value < minimum:
-        raise InputValueError(f"{section}.{key}: expected an int >= {minimum}, received {value}")
-    return int(value)
+    """An integer option ``>= minimum`` (see :func:`~curobo_lite.types.checks.parse_number`)."""
+    return parse_number(value, f"{section}.{key}", integer=True, low=minimum, allow_none=allow_none)
 
 
 def as_float(
@@ -63,21 +58,11 @@ def as_float(
     low_open: bool = False,
     high_open: bool = False,
 ) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InputTypeError(f"{section}.{key}: expected a number, received {value!r}")
-    v = float(value)
-    bad = not math.isfinite(v)
-    if low is not None:
-        bad = bad or (v <= low if low_open else v < low)
-    if high is not None:
-        bad = bad or (v >= high if high_open else v > high)
-    if bad:
-        lo = "(-inf" if low is None else ("(" if low_open else "[") + f"{low:g}"
-        hi = "inf)" if high is None else f"{high:g}" + (")" if high_open else "]")
-        raise InputValueError(
-            f"{section}.{key}: expected a finite number in {lo}, {hi}, received {v}"
-        )
-    return v
+    """A finite number option in ``[low, high]`` (ends open with ``low_open`` /
+    ``high_open``; see :func:`~curobo_lite.types.checks.parse_number`)."""
+    return parse_number(
+        value, f"{section}.{key}", low=low, high=high, low_open=low_open, high_open=high_open
+    )
 
 
 def as_mapping(
@@ -95,7 +80,7 @@ def as_mapping(
 
 def as_bool(section: str, key: str, value: Any) -> bool:
     if not isinstance(value, bool):
-        raise InputTypeError(f"{section}.{key}: expected true/false, received {value!r}")
+        raise InputTypeError(f"{section}.{key}: expected true/false, {received(value)}")
     return value
 
 
@@ -103,6 +88,6 @@ def as_choice(section: str, key: str, value: Any, choices: Sequence[str]) -> str
     v = str(value).upper() if isinstance(value, str) else value
     if v not in choices:
         raise InputValueError(
-            f"{section}.{key}: expected one of {list(choices)}, received {value!r}"
+            f"{section}.{key}: expected one of {list(choices)}, {received(value)}"
         )
     return v

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
-from curobo_lite.config_files import YamlReader, preview_names
+from curobo_lite.config_files import YamlReader, preview_names, read_config_file
 from curobo_lite.robot.joints import JointSpec, check_tree_links
+from curobo_lite.types.errors import ConfigError
 
 # cuRobo's robot-file keys for the collision model (see RobotCollisionConfig)
 COLLISION_KEYS = (
@@ -91,9 +91,9 @@ class RobotCollisionConfig:
             if not path.is_file():
                 raise reader.error(key, f"spheres file '{path}' does not exist")
             try:
-                loaded = yaml.safe_load(path.read_text())
-            except yaml.YAMLError as err:
-                raise reader.error(key, f"spheres file '{path}' is not valid YAML: {err}") from None
+                loaded = read_config_file(path, "spheres")
+            except ConfigError as err:
+                raise reader.error(key, f"spheres file: {err}") from None
             spheres_file = str(path)
             sphere_reader = YamlReader(spheres_file)
             loaded = sphere_reader.mapping(loaded, "<top level>", ("collision_spheres",))

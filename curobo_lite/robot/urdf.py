@@ -8,7 +8,6 @@ yourdfpy could only partly parse loads with a :class:`URDFWarning` that names it
 from __future__ import annotations
 
 import logging
-import math
 import os
 import warnings
 from collections.abc import Sequence
@@ -17,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from curobo_lite.config_files import preview_names
 from curobo_lite.robot.geometry import matrix_to_rpy_np
 from curobo_lite.robot.joints import (
     CONTINUOUS_JOINT_LIMIT,
@@ -24,7 +24,8 @@ from curobo_lite.robot.joints import (
     JointSpec,
     MimicSpec,
 )
-from curobo_lite.types.errors import ConfigError
+from curobo_lite.types.checks import excerpt, parse_number, received
+from curobo_lite.types.errors import ConfigError, InputTypeError, InputValueError
 
 
 class URDFWarning(UserWarning):
@@ -168,12 +169,42 @@ def read_urdf_dynamics(
 
 
 def _per_joint(value: float | Sequence[float], dof: int, label: str) -> list[float]:
-    values = [float(value)] * dof if isinstance(value, int | float) else [float(v) for v in value]
-    if len(values) != dof or not all(math.isfinite(v) and v > 0 for v in values):
-        raise ConfigError(
-            f"{label}: expected a positive finite number or {dof} of them, received {value!r}"
-        )
-    return values
+    """``value`` (the argument ``label``: one positive number, or ``dof`` of them) per joint."""
+    if isinstance(value, Sequence) and not isinstance(value, str | bytes):
+        if len(value) != dof:
+            raise InputValueError(
+                f"{label}: expected a positive number or {dof} of them, received "
+                f"{len(value)}: {excerpt(value)}"
+            )
+        return [
+            parse_number(v, f"{label}[{i}]", low=0.0, low_open=True) for i, v in enumerate(value)
+        ]
+    return [parse_number(value, label, low=0.0, low_open=True)] * dof
+
+
+def _per_joint_check(value: Any, label: str) -> float | list[float]:
+    """The argument ``label`` checked before the URDF is read (its length is checked once the
+    chain's joint count is known)."""
+    if isinstance(value, Sequence) and not isinstance(value, str | bytes):
+        return [
+            parse_number(v, f"{label}[{i}]", low=0.0, low_open=True) for i, v in enumerate(value)
+        ]
+    return parse_number(value, label, low=0.0, low_open=True)
+
+
+def _check_joint_links(urdf: Any, links: set[str], source: str) -> None:
+    """Every joint names an existing parent and child ``<link>`` (a dangling joint would
+    break the tree walk with an unrelated error)."""
+    for joint in urdf.robot.joints:
+        for end in ("parent", "child"):
+            link = getattr(joint, end)
+            if not isinstance(link, str) or not link:
+                raise ConfigError(f"{source}: joint '{joint.name}': has no <{end} link=...>")
+            if link not in links:
+                raise ConfigError(
+                    f"{source}: joint '{joint.name}': {end} link '{link}' is not a <link> of "
+                    f"the file"
+                )
 
 
 def config_dict_from_urdf(
@@ -188,16 +219,28 @@ def config_dict_from_urdf(
 
     Returns ``(data, source)``; ``RobotConfig.from_dict(data, source=source)`` validates it.
     """
+    for key, link in (("base_link", base_link), ("ee_link", ee_link)):
+        if not isinstance(link, str) or not link:
+            raise InputTypeError(f"{key}: expected a link name (a string), {received(link)}")
+    if name is not None and not isinstance(name, str):
+        raise InputTypeError(f"name: expected a string or None, {received(name)}")
+    # the arguments first: a bad limit is reported before the file is parsed
+    acceleration = _per_joint_check(acceleration_limit, "acceleration_limit")
+    jerk = _per_joint_check(jerk_limit, "jerk_limit")
+    if not isinstance(path, str | os.PathLike):
+        raise InputTypeError(f"path: expected a path to a URDF file, {received(path)}")
     path = Path(path)
     source = str(path)
     urdf = _load_urdf(path)
     joints = {j.name: j for j in urdf.robot.joints}
+    links = {link.name for link in urdf.robot.links if isinstance(link.name, str)}
+    _check_joint_links(urdf, links, source)
     parent_joint = {j.child: j for j in urdf.robot.joints}
-    links = {link.name for link in urdf.robot.links}
     for key, link in (("base_link", base_link), ("ee_link", ee_link)):
         if link not in links:
             raise ConfigError(
-                f"{source}: '{key}': unknown link '{link}'; links: {sorted(links)[:20]}"
+                f"{source}: '{key}': unknown link {excerpt(link)}; links: "
+                f"{preview_names(sorted(links), 20)}"
             )
     chain = []
     link = ee_link
@@ -241,8 +284,8 @@ def config_dict_from_urdf(
         position_upper.append(high)
         velocity.append(float(limit.velocity))
     dof = len(joint_names)
-    acceleration = _per_joint(acceleration_limit, dof, "acceleration_limit")
-    jerk = _per_joint(jerk_limit, dof, "jerk_limit")
+    acceleration = _per_joint(acceleration, dof, "acceleration_limit")
+    jerk = _per_joint(jerk, dof, "jerk_limit")
     data = {
         "name": name or path.stem,
         "base_link": base_link,

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-import yaml
-
-from curobo_lite.config_files import available_configs, resolve_config_file
-from curobo_lite.types.errors import ConfigError
+from curobo_lite.config_files import available_configs, read_config_file, resolve_config_file
+from curobo_lite.types.checks import excerpt, received
+from curobo_lite.types.errors import ConfigError, InputTypeError
 
 TASK_SECTIONS = ("model", "cost", "mppi", "lbfgs", "mpc", "trajopt", "distributed")
 
@@ -45,13 +45,11 @@ class TaskConfig:
     @classmethod
     def from_dict(cls, data: Any, source: str = "<dict>", name: str | None = None) -> TaskConfig:
         if not isinstance(data, dict):
-            raise ConfigError(
-                f"{source}: expected a mapping of task sections, received {type(data).__name__}"
-            )
+            raise ConfigError(f"{source}: expected a mapping of task sections, {received(data)}")
         unknown = sorted(str(k) for k in set(data) - set(TASK_SECTIONS))
         if unknown:
             raise ConfigError(
-                f"{source}: unknown task section(s) {unknown}; expected some of "
+                f"{source}: unknown task section(s) {excerpt(unknown)}; expected some of "
                 f"{list(TASK_SECTIONS)}"
             )
         if "model" not in data:
@@ -72,19 +70,23 @@ class TaskConfig:
 
     @classmethod
     def from_yaml(cls, path: str | os.PathLike) -> TaskConfig:
+        """Read the task file at ``path``: a missing file, a directory, undecodable text
+        (binary, UTF-16, Latin-1) or invalid YAML is a :class:`ConfigError` naming the path."""
+        if not isinstance(path, str | os.PathLike):
+            raise InputTypeError(f"path: expected a path to a task file, {received(path)}")
         path = os.fspath(path)
-        try:
-            with open(path) as f:
-                data = yaml.safe_load(f)
-        except yaml.YAMLError as err:
-            raise ConfigError(f"{path}: not valid YAML: {err}") from None
-        return cls.from_dict(data, source=path)
+        return cls.from_dict(read_config_file(Path(path), "task"), source=path)
 
     @classmethod
     def load(cls, name_or_path: str | os.PathLike | TaskConfig) -> TaskConfig:
         """A bundled task by name (``"particle_mpc"``), a path, or an existing config."""
         if isinstance(name_or_path, TaskConfig):
             return name_or_path
+        if not isinstance(name_or_path, str | os.PathLike):
+            raise InputTypeError(
+                "task: expected a bundled task name, a path to a task file or a TaskConfig, "
+                f"{received(name_or_path)}"
+            )
         return cls.from_yaml(resolve_config_file("task", name_or_path))
 
     def to_dict(self) -> dict[str, Any]:

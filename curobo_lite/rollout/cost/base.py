@@ -11,7 +11,7 @@ from __future__ import annotations
 import abc
 import dataclasses
 import functools
-import numbers
+import math
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 import torch
 
 from curobo_lite.types import JointState, Pose, TensorDeviceType
+from curobo_lite.types.checks import excerpt, parse_number, received
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
 #: Joint-space quantities, in the order used by per-quantity lists (``[4]`` options).
@@ -31,14 +32,9 @@ QUANTITIES: tuple[str, ...] = ("position", "velocity", "acceleration", "jerk")
 
 
 def as_scalar(owner: str, name: str, value: Any, nonnegative: bool = True) -> float:
-    """A finite real number (``bool`` rejected), optionally ``>= 0``."""
-    if isinstance(value, torch.Tensor) and value.numel() == 1:
-        value = value.item()
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InputTypeError(f"{owner}.{name}: expected a number, received {value!r}")
-    value = float(value)
-    if value != value or value in (float("inf"), float("-inf")):
-        raise InputValueError(f"{owner}.{name}: expected a finite number, received {value}")
+    """A finite real number (``bool`` rejected), optionally ``>= 0``; checked by
+    :func:`~curobo_lite.types.checks.parse_number`."""
+    value = parse_number(value, f"{owner}.{name}")
     if nonnegative and value < 0:
         raise InputValueError(f"{owner}.{name}: expected a weight >= 0, received {value}")
     return value
@@ -46,16 +42,14 @@ def as_scalar(owner: str, name: str, value: Any, nonnegative: bool = True) -> fl
 
 def as_bool(owner: str, name: str, value: Any) -> bool:
     if not isinstance(value, bool):
-        raise InputTypeError(f"{owner}.{name}: expected true or false, received {value!r}")
+        raise InputTypeError(f"{owner}.{name}: expected true or false, {received(value)}")
     return value
 
 
 def as_choice(owner: str, name: str, value: Any, choices: Sequence[str]) -> str:
     """Case-insensitive choice among upper-case ``choices``."""
     if not isinstance(value, str) or value.upper() not in choices:
-        raise InputValueError(
-            f"{owner}.{name}: expected one of {list(choices)}, received {value!r}"
-        )
+        raise InputValueError(f"{owner}.{name}: expected one of {list(choices)}, {received(value)}")
     return value.upper()
 
 
@@ -69,15 +63,19 @@ def as_vector(
     allow_inf: bool = False,
 ) -> torch.Tensor:
     """A 1-D tensor on ``tensor_args`` from a list, array or tensor; checked for length and NaN."""
-    if isinstance(value, (str, bytes, Mapping)) or (
-        isinstance(value, Sequence) and any(isinstance(v, (bool, str)) for v in value)
-    ):
-        raise InputTypeError(f"{owner}.{name}: expected a list of numbers, received {value!r}")
+    if isinstance(value, (str, bytes, Mapping)):
+        raise InputTypeError(f"{owner}.{name}: expected a list of numbers, {received(value)}")
+    if isinstance(value, Sequence):
+        for i, v in enumerate(value):
+            if allow_inf and isinstance(v, float) and math.isinf(v):
+                continue
+            if not isinstance(v, Sequence) or isinstance(v, str):
+                parse_number(v, f"{owner}.{name}[{i}]")
     try:
         tensor = tensor_args.to_device(value)
-    except (TypeError, ValueError, RuntimeError):
+    except (TypeError, ValueError, RuntimeError, OverflowError):
         raise InputTypeError(
-            f"{owner}.{name}: expected a list of numbers, received {value!r}"
+            f"{owner}.{name}: expected a list of numbers, {received(value)}"
         ) from None
     if tensor.ndim != 1:
         raise InputValueError(
@@ -86,15 +84,17 @@ def as_vector(
     if length is not None and tensor.numel() != length:
         raise InputValueError(
             f"{owner}.{name}: expected {length} values, received {tensor.numel()}: "
-            f"{tensor.tolist()}"
+            f"{excerpt(tensor.tolist())}"
         )
     finite = ~torch.isnan(tensor) if allow_inf else torch.isfinite(tensor)
     if not bool(finite.all()):
         raise InputValueError(
-            f"{owner}.{name}: expected finite numbers, received {tensor.tolist()}"
+            f"{owner}.{name}: expected finite numbers, received {excerpt(tensor.tolist())}"
         )
     if nonnegative and bool((tensor < 0).any()):
-        raise InputValueError(f"{owner}.{name}: expected values >= 0, received {tensor.tolist()}")
+        raise InputValueError(
+            f"{owner}.{name}: expected values >= 0, received {excerpt(tensor.tolist())}"
+        )
     return tensor
 
 
@@ -137,7 +137,7 @@ def parse_joint_limits(
         try:
             tensor = tensor_args.to_device(raw)
         except (TypeError, ValueError, RuntimeError):
-            raise InputTypeError(f"{where}: expected [2, D] numbers, received {raw!r}") from None
+            raise InputTypeError(f"{where}: expected [2, D] numbers, {received(raw)}") from None
         if tensor.ndim != 2 or tensor.shape[0] != 2:
             raise InputValueError(
                 f"{where}: expected shape [2, D] (lower row, upper row), "

@@ -13,7 +13,8 @@ from curobo_lite.rollout.cost.pose_cost import PoseCost
 from curobo_lite.rollout.cost.smooth_cost import SmoothnessCost
 from curobo_lite.rollout.cost.stop_cost import StopCost
 from curobo_lite.types import TensorDeviceType
-from curobo_lite.types.errors import InputTypeError, InputValueError
+from curobo_lite.types.checks import excerpt
+from curobo_lite.types.errors import CuroboLiteError, InputTypeError, InputValueError
 
 #: YAML section name -> cost class.
 COST_REGISTRY: dict[str, type[CostBase]] = {
@@ -63,7 +64,8 @@ def build_costs(
     unknown = [str(k) for k in cost_dict if k not in COST_REGISTRY]
     if unknown:
         raise InputValueError(
-            f"build_costs: unknown cost section(s) {unknown}; known sections: {list(COST_REGISTRY)}"
+            f"build_costs: unknown cost section(s) {excerpt(unknown)}; known sections: "
+            f"{list(COST_REGISTRY)}"
         )
     tensor_args = tensor_args or TensorDeviceType()
     robot = {
@@ -71,7 +73,13 @@ def build_costs(
         "retract_config": retract_config,
         "cspace_weights": cspace_weights,
     }
-    return {
-        name: COST_REGISTRY[name].from_dict(section, tensor_args, **robot)
-        for name, section in cost_dict.items()
-    }
+    costs = {}
+    for name, section in cost_dict.items():
+        try:
+            costs[name] = COST_REGISTRY[name].from_dict(section, tensor_args, **robot)
+        except CuroboLiteError as err:
+            if not str(err).startswith(f"{name}"):
+                raise
+            # the task file's key path: cost.<section>.<key>
+            raise type(err)(f"cost.{err}") from None
+    return costs

@@ -30,6 +30,7 @@ from curobo_lite.robot import Kinematics, KinematicsBuffers, KinematicsState, Ro
 from curobo_lite.rollout.cost.base import as_bool
 from curobo_lite.types import JointState, StateType, TensorDeviceType, check_dtype_device
 from curobo_lite.types.base import Forwarded
+from curobo_lite.types.checks import parse_number, received
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
 
@@ -37,7 +38,7 @@ def _check_keys(section: str, data: Any, allowed: tuple[str, ...]) -> dict:
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise InputValueError(f"{section}: expected a mapping, received {type(data).__name__}")
+        raise InputValueError(f"{section}: expected a mapping, {received(data)}")
     unknown = sorted(set(data) - set(allowed))
     if unknown:
         raise InputValueError(
@@ -47,17 +48,13 @@ def _check_keys(section: str, data: Any, allowed: tuple[str, ...]) -> dict:
 
 
 def _positive(section: str, name: str, value: Any) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise InputValueError(
-            f"{section}.{name}: expected a positive number, received {value!r}"
-        ) from None
-    if not number > 0.0 or number == float("inf"):
-        raise InputValueError(
-            f"{section}.{name}: expected a positive finite number, received {value!r}"
-        )
-    return number
+    return parse_number(value, f"{section}.{name}", low=0.0, low_open=True)
+
+
+_DT = "model.dt_traj_params"
+_FILTER = "model.state_filter_cfg"
+#: The longest horizon a task may ask for (steps); longer ones are an error, not an allocation.
+MAX_HORIZON = 100_000
 
 
 @dataclass
@@ -70,24 +67,19 @@ class TimeTrajConfig:
     max_dt: float | None = None  # None: same as base_dt (a uniform schedule)
 
     def __post_init__(self) -> None:
-        self.base_dt = _positive("dt_traj_params", "base_dt", self.base_dt)
+        self.base_dt = _positive(_DT, "base_dt", self.base_dt)
         if self.max_dt is None:
             self.max_dt = self.base_dt
-        self.max_dt = _positive("dt_traj_params", "max_dt", self.max_dt)
-        if not 0.0 <= float(self.base_ratio) <= 1.0:
-            raise InputValueError(
-                "dt_traj_params.base_ratio: expected a number in [0, 1], "
-                f"received {self.base_ratio!r}"
-            )
+        self.max_dt = _positive(_DT, "max_dt", self.max_dt)
+        self.base_ratio = parse_number(self.base_ratio, f"{_DT}.base_ratio", low=0.0, high=1.0)
         if self.max_dt < self.base_dt:
             raise InputValueError(
-                f"dt_traj_params.max_dt: expected >= base_dt ({self.base_dt}), "
-                f"received {self.max_dt}"
+                f"{_DT}.max_dt: expected >= base_dt ({self.base_dt}), received {self.max_dt}"
             )
 
     @classmethod
     def from_dict(cls, data: dict | None) -> TimeTrajConfig:
-        data = _check_keys("dt_traj_params", data, ("base_dt", "base_ratio", "max_dt"))
+        data = _check_keys(_DT, data, ("base_dt", "base_ratio", "max_dt"))
         return cls(**data)
 
     def get_dt_array(self, horizon: int, tensor_args: TensorDeviceType) -> torch.Tensor:
@@ -113,12 +105,9 @@ class FilterCoeff:
 
     def __post_init__(self) -> None:
         for f in fields(self):
-            value = getattr(self, f.name)
-            if not 0.0 < float(value) <= 1.0:
-                raise InputValueError(
-                    f"state_filter_cfg.filter_coeff.{f.name}: expected a number in (0, 1], "
-                    f"received {value!r}"
-                )
+            where = f"{_FILTER}.filter_coeff.{f.name}"
+            value = parse_number(getattr(self, f.name), where, low=0.0, high=1.0, low_open=True)
+            setattr(self, f.name, value)
 
 
 @dataclass
@@ -127,13 +116,13 @@ class JointStateFilterConfig:
     filter_coeff: FilterCoeff = field(default_factory=FilterCoeff)
 
     def __post_init__(self) -> None:
-        self.enable = as_bool("state_filter_cfg", "enable", self.enable)
+        self.enable = as_bool(_FILTER, "enable", self.enable)
 
     @classmethod
     def from_dict(cls, data: dict | None) -> JointStateFilterConfig:
-        data = dict(_check_keys("state_filter_cfg", data, ("enable", "filter_coeff")))
+        data = dict(_check_keys(_FILTER, data, ("enable", "filter_coeff")))
         coeff = _check_keys(
-            "state_filter_cfg.filter_coeff",
+            f"{_FILTER}.filter_coeff",
             data.pop("filter_coeff", None),
             tuple(f.name for f in fields(FilterCoeff)),
         )
@@ -208,13 +197,10 @@ class KinematicModelConfig:
                 "model.teleport_mode: only valid with control_space POSITION, received "
                 f"control_space {self.control_space.value}"
             )
-        self.vel_scale = _positive("model", "vel_scale", self.vel_scale)
-        if self.vel_scale > 1.0:
-            raise InputValueError(
-                f"model.vel_scale: expected a number in (0, 1], received {self.vel_scale}"
-            )
-        if not isinstance(self.horizon, int) or isinstance(self.horizon, bool):
-            raise InputValueError(f"model.horizon: expected an integer, received {self.horizon!r}")
+        self.vel_scale = parse_number(
+            self.vel_scale, "model.vel_scale", low=0.0, high=1.0, low_open=True
+        )
+        self.horizon = parse_number(self.horizon, "model.horizon", integer=True, high=MAX_HORIZON)
         minimum = self.step_mode.min_horizon
         if self.horizon < minimum:
             raise InputValueError(

@@ -1,0 +1,161 @@
+"""The one checked path every configuration and option number goes through, and the capped
+excerpts error messages quote.
+
+:func:`parse_number` turns a raw value (from YAML, a mapping or a keyword argument) into a
+``float`` or ``int``, or raises an error naming where it came from, what was expected and an
+excerpt of what was received. It catches, at the boundary: ``bool`` given as a number, strings
+(``'0.02'``), ``None``, lists and mappings, integers too large for a float (a few hundred digits)
+or for a 64-bit integer, NaN and infinities, and magnitudes above :data:`MAX_MAGNITUDE`, which no
+setting means and whose products overflow float32 tensors.
+
+:func:`excerpt` is ``reprlib`` with a hard length cap: an error message never embeds more than
+:data:`EXCERPT_CHARS` characters of a received value, however large or deeply nested it is.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import reprlib
+from collections.abc import Callable
+from typing import Any
+
+from curobo_lite.types.errors import InputTypeError, InputValueError
+
+#: The largest magnitude a configuration or option number may have (larger ones are an error).
+MAX_MAGNITUDE = 1e12
+#: Integers must fit a signed 64-bit integer (seeds, counts).
+MAX_INT = 2**63 - 1
+#: The most characters of a received value an error message quotes.
+EXCERPT_CHARS = 120
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel = 3
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxset = _REPR.maxdict = 6
+_REPR.maxstring = _REPR.maxother = 60
+_REPR.maxlong = 40
+
+
+def excerpt(value: Any, limit: int = EXCERPT_CHARS) -> str:
+    """A short ``repr`` of ``value`` for an error message: nested containers, long strings and
+    long integers abridged with ``...`` (``reprlib``), then cut to ``limit`` characters."""
+    if isinstance(value, int) and value.bit_length() > 128:
+        # repr() of a huge int is slow or refused (sys.set_int_max_str_digits): its size only
+        digits = int(value.bit_length() * math.log10(2)) + 1
+        return f"<{'-' if value < 0 else ''}int of about {digits} digits>"
+    try:
+        text = _REPR.repr(value)
+    except Exception:  # a hostile __repr__: name the type only
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def received(value: Any) -> str:
+    """``"received <excerpt>"`` plus the type where the excerpt alone hides it
+    (``'0.02'`` is a string, ``[...]`` a list)."""
+    if isinstance(value, bool | int | float) or value is None:
+        return f"received {excerpt(value)}"
+    return f"received {excerpt(value)} ({type(value).__name__})"
+
+
+#: Builds the exception for a bad value: ``(where, problem, is_type_error)``.
+ErrorFactory = Callable[[str, str, bool], Exception]
+
+
+def _default_error(where: str, problem: str, is_type: bool) -> Exception:
+    cls = InputTypeError if is_type else InputValueError
+    return cls(f"{where}: {problem}")
+
+
+def _interval(low: float | None, high: float | None, low_open: bool, high_open: bool) -> str:
+    lo = "(-inf" if low is None else ("(" if low_open else "[") + f"{low:g}"
+    hi = "inf)" if high is None else f"{high:g}" + (")" if high_open else "]")
+    return f"{lo}, {hi}"
+
+
+def _numeric_text(value: Any) -> bool:
+    """Whether ``value`` is a string that reads as a number (``'0.02'``: quoted by mistake)."""
+    if not isinstance(value, str):
+        return False
+    try:
+        float(value)
+    except ValueError:
+        return False
+    return True
+
+
+def parse_number(
+    value: Any,
+    where: str,
+    *,
+    integer: bool = False,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+    allow_none: bool = False,
+    max_magnitude: float | None = MAX_MAGNITUDE,
+    error: ErrorFactory | None = None,
+) -> Any:
+    """``value`` as a ``float`` (or an ``int`` with ``integer``), checked; ``where`` names it in
+    errors (``model.dt_traj_params.base_ratio``).
+
+    A 0-d/one-element tensor or NumPy scalar counts as its number. Rejected with an
+    ``InputTypeError``: ``bool``, strings, ``None`` (unless ``allow_none``: then it is
+    returned), containers, and for ``integer`` any non-integral type. Rejected with an
+    ``InputValueError``: NaN, infinities, magnitudes above :data:`MAX_MAGNITUDE` (integers:
+    above :data:`MAX_INT`) and values outside ``[low, high]`` (ends open with ``low_open`` /
+    ``high_open``). ``max_magnitude=None`` leaves the magnitude to the caller's own, tighter
+    check; ``error`` replaces the exception factory (file readers add the file name).
+    """
+    make = error or _default_error
+    if value is None and allow_none:
+        return None
+    if hasattr(value, "numel") and hasattr(value, "item") and not isinstance(value, bool):
+        try:
+            if value.numel() == 1:  # a one-element tensor
+                value = value.item()
+        except Exception:
+            pass
+    elif hasattr(value, "item") and getattr(value, "shape", None) == ():
+        value = value.item()  # a NumPy scalar
+    kind = "an integer" if integer else "a number"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        hint = " (write it without quotes)" if _numeric_text(value) else ""
+        raise make(where, f"expected {kind}, {received(value)}{hint}", True)
+    if integer:
+        if not isinstance(value, numbers.Integral):
+            raise make(where, f"expected {kind}, {received(value)}", True)
+        number: float | int = int(value)
+        if abs(number) > MAX_INT:
+            raise make(
+                where, f"expected an integer of magnitude <= 2**63 - 1, {received(value)}", False
+            )
+    else:
+        try:
+            number = float(value)
+        except OverflowError:
+            raise make(
+                where,
+                f"expected a finite number, {received(value)} (beyond the float range)",
+                False,
+            ) from None
+        if not math.isfinite(number):
+            raise make(where, f"expected a finite number, {received(value)}", False)
+        if max_magnitude is not None and abs(number) > max_magnitude:
+            raise make(
+                where, f"expected a magnitude <= {max_magnitude:g}, {received(value)}", False
+            )
+    bad = (low is not None and (number <= low if low_open else number < low)) or (
+        high is not None and (number >= high if high_open else number > high)
+    )
+    if bad:
+        raise make(
+            where,
+            f"expected {kind} in {_interval(low, high, low_open, high_open)}, {received(value)}",
+            False,
+        )
+    return number
+
+
+__all__ = ["EXCERPT_CHARS", "MAX_INT", "MAX_MAGNITUDE", "excerpt", "parse_number", "received"]
