@@ -1,0 +1,257 @@
+"""The fast geometric stage of MotionGen: batched segment checks, the lazy roadmap, the timing
+of its paths, and the damped least-squares IK phase, each against an independent reference
+(coal's sphere-box distances on densely resampled paths, finite differences, forward
+kinematics)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from collision_reference import coal_sphere_box_distance
+
+from curobo_lite.robot import RobotConfig
+from curobo_lite.types import Pose, quat_angle_error
+from curobo_lite.wrap import IKSolver, RobotWorld
+from curobo_lite.wrap.path_timing import (
+    PEAK_ACCELERATION,
+    PEAK_JERK,
+    PEAK_VELOCITY,
+    segment_durations,
+    time_polyline,
+)
+from curobo_lite.wrap.roadmap import RoadmapConfig, RoadmapPlanner
+
+# a box straight between the retract pose's hand and a goal to its right (test_motion_gen's)
+WALL = {"pose": [0.42, -0.16, 0.45, 1.0, 0.0, 0.0, 0.0], "dims": [0.25, 0.03, 0.3]}
+GOAL = [0.42, -0.35, 0.40, 0.0, 1.0, 0.0, 0.0]
+BOXES = [(WALL["pose"], WALL["dims"])]
+
+
+@pytest.fixture(scope="module")
+def checker() -> RobotWorld:
+    return RobotWorld.from_config("franka", {"cuboid": {"wall": WALL}})
+
+
+def _dense(path: torch.Tensor, step: float = 0.005) -> torch.Tensor:
+    """Points every ``step`` rad (largest joint step) along the polyline ``path [K, D]``."""
+    pieces = [path[:1]]
+    for a, b in zip(path[:-1], path[1:]):
+        n = max(1, math.ceil(float((b - a).abs().max()) / step))
+        t = torch.linspace(0.0, 1.0, n + 1, dtype=path.dtype)[1:, None]
+        pieces.append(a + t * (b - a))
+    return torch.cat(pieces)
+
+
+def _coal_clearance(checker: RobotWorld, q: torch.Tensor) -> float:
+    """Smallest coal distance of the robot's world spheres at ``q [N, D]`` to the wall."""
+    spheres = checker.get_world_spheres(q).detach().reshape(-1, 4).double().numpy()
+    spheres = spheres[spheres[:, 3] > 0.0]
+    return float(coal_sphere_box_distance(spheres, BOXES).min())
+
+
+def _goal_config(checker: RobotWorld) -> torch.Tensor:
+    """A valid IK solution of ``GOAL`` that the straight segment from the retract
+    configuration cannot reach (it crosses the wall)."""
+    ik = IKSolver.from_config("franka", checker.world_collision).solve_single(Pose.from_list(GOAL))
+    start = checker.robot_config.retract_config
+    for q in ik.distinct_solutions[0]:
+        if not bool(checker.validate_segments(start[None], q[None])[0]):
+            return q
+    raise AssertionError("every IK solution is in straight reach")
+
+
+def test_validate_segments_agrees_with_validating_each_sample(checker):
+    start = checker.robot_config.retract_config
+    goal = _goal_config(checker)
+    generator = torch.Generator().manual_seed(3)
+    low, high = checker.robot_config.joint_limits.position
+    ends = low + (high - low) * torch.rand(12, 7, generator=generator)
+    q_from = torch.cat((start[None], start[None], ends[:6]))
+    q_to = torch.cat((goal[None], start[None] + 0.01, ends[6:]))
+    q_to = torch.cat((q_to, ends[:1]))
+    q_from = torch.cat((q_from, ends[:1] + 1e-4))
+    resolution = 0.05
+    ok = checker.validate_segments(q_from, q_to, resolution)
+    for e in range(q_from.shape[0]):
+        steps = max(1, math.ceil(float((q_to[e] - q_from[e]).abs().max()) / resolution))
+        t = torch.arange(1, steps + 1, dtype=q_from.dtype)[:, None] / steps
+        samples = q_from[e] + t * (q_to[e] - q_from[e])
+        assert bool(ok[e]) == all(bool(checker.validate(s[None])[0]) for s in samples), e
+    assert not bool(ok[0])  # straight through the wall
+    assert bool(ok[1])
+
+
+def test_roadmap_path_goes_around_the_wall_and_is_clear_by_coal(checker):
+    start = checker.robot_config.retract_config
+    goal = _goal_config(checker)
+    assert not bool(checker.validate_segments(start[None], goal[None])[0])
+    planner = RoadmapPlanner(checker, RoadmapConfig(approach_distance=0.0, time_limit=20.0))
+    result = planner.plan(start, goal)
+    assert result.success
+    path = result.path
+    assert torch.equal(path[0], start) and torch.equal(path[-1], goal)
+    assert path.shape[0] >= 3  # it had to turn
+    dense = _dense(path)
+    assert bool(checker.validate(dense).all())
+    assert _coal_clearance(checker, dense) >= -1e-5
+    # the same problem gives the same path (the sampler is seeded per call)
+    again = planner.plan(start, goal)
+    assert torch.equal(again.path, path)
+
+
+def test_roadmap_reports_which_of_several_goals_it_reached(checker):
+    """Goals: one across the joint range, one next to the start; the path ends at the
+    nearer one, and ``goal_index`` names it."""
+    start = checker.robot_config.retract_config
+    far = start.clone()
+    far[0] = -2.0
+    near = start.clone()
+    near[0] = 0.15
+    assert bool(checker.validate(torch.stack((far, near))).all())
+    planner = RoadmapPlanner(checker, RoadmapConfig(approach_distance=0.0))
+    for goals, expected in ((torch.stack((far, near)), 1), (torch.stack((near, far)), 0)):
+        result = planner.plan(start, goals)
+        assert result.success and result.goal_index == expected
+        assert torch.equal(result.path[-1], goals[expected])
+        assert bool(checker.validate(_dense(result.path)).all())
+
+
+def test_segment_check_vetoes_segments_and_reports_clearance(checker):
+    """A second judge that refuses every segment whose end effector passes above z = 0.6 m:
+    the path obeys it (checked densely), and the clearance it reports is the smallest one
+    the judge returned for the path's segments."""
+    start = checker.robot_config.retract_config
+    goal = _goal_config(checker)
+    ceiling = 0.6
+    seen: list[tuple[torch.Tensor, torch.Tensor, float]] = []
+
+    def judge(q_from: torch.Tensor, q_to: torch.Tensor):
+        t = torch.linspace(0.0, 1.0, 41)[None, :, None]
+        z = checker.kinematics.forward(q_from[:, None] + t * (q_to - q_from)[:, None])
+        height = z.ee_position[..., 2].amax(-1)
+        clearance = ceiling - height
+        for a, b, c in zip(q_from, q_to, clearance.tolist()):
+            seen.append((a, b, c))
+        return clearance >= 0.0, clearance
+
+    planner = RoadmapPlanner(checker, RoadmapConfig(approach_distance=0.0, time_limit=30.0))
+    result = planner.plan(start, goal, judge)
+    assert result.success
+    heights = checker.kinematics.forward(_dense(result.path, 0.002)).ee_position[:, 2]
+    assert float(heights.max()) <= ceiling + 1e-3
+    reported = [
+        c
+        for a, b in zip(result.path[:-1], result.path[1:])
+        for qa, qb, c in seen
+        if torch.equal(qa, a) and torch.equal(qb, b)
+    ]
+    assert reported and result.clearance == pytest.approx(min(reported))
+
+
+def test_approach_chain_backs_the_hand_off_along_its_axis(checker):
+    goal = _goal_config(checker)
+    planner = RoadmapPlanner(checker, RoadmapConfig(approach_distance=0.12, approach_step=0.03))
+    (chain,) = planner.approach_chains(goal[None])
+    assert torch.equal(chain[0], goal) and chain.shape[0] >= 2
+    state = checker.kinematics.forward(chain)
+    z_axis = torch.tensor([0.0, 0.0, 1.0])
+    from curobo_lite.types.math import quat_rotate
+
+    axis = quat_rotate(state.ee_quaternion[:1], z_axis[None])[0]
+    for k in range(1, chain.shape[0]):
+        expected = state.ee_position[0] - 0.03 * k * axis
+        assert float((state.ee_position[k] - expected).norm()) < 2e-3
+        assert (
+            float(quat_angle_error(state.ee_quaternion[k : k + 1], state.ee_quaternion[:1])) < 0.01
+        )
+    assert bool(checker.validate(_dense(chain)).all())
+
+
+# --- timing ---------------------------------------------------------------------------------
+
+
+def test_time_polyline_stays_on_the_path_and_within_the_limits():
+    limits = RobotConfig.load("franka").joint_limits
+    path = torch.tensor(
+        [[0.0] * 7, [0.8, -0.3, 0.2, -1.0, 0.0, 0.5, 0.1], [0.9, -0.3, 0.2, -1.0, 0.4, 0.5, 0.1]]
+    )
+    dt = 0.01
+    plan = time_polyline(path, limits, dt)
+    q = plan.position
+    assert torch.equal(q[0], path[0]) and torch.allclose(q[-1], path[-1])
+    # every sample on one of the segments: distance to the nearest segment
+    a, b = path[:-1], path[1:]
+    t = (((q[:, None] - a) * (b - a)).sum(-1) / ((b - a) ** 2).sum(-1)).clamp(0, 1)
+    nearest = (a + t[..., None] * (b - a) - q[:, None]).norm(dim=-1).amin(-1)
+    assert float(nearest.max()) < 1e-5
+    # the reported derivatives are those of the positions (central differences)
+    velocity = (q[2:] - q[:-2]) / (2 * dt)
+    assert torch.allclose(plan.velocity[1:-1], velocity, atol=0.02 * float(velocity.abs().max()))
+    acceleration = (q[2:] - 2 * q[1:-1] + q[:-2]) / dt**2
+    # 6 %: the second difference straddles the jerk's jump at a waypoint
+    assert torch.allclose(
+        plan.acceleration[1:-1], acceleration, atol=0.06 * float(acceleration.abs().max())
+    )
+    # within the limits by finite differences, and one joint at a limit: the shortest timing
+    ratio = 0.0
+    for values, bound in (
+        (plan.velocity, limits.velocity[1]),
+        (plan.acceleration, limits.acceleration[1]),
+        (plan.jerk, limits.jerk[1]),
+    ):
+        assert bool((values.abs() <= bound * (1 + 1e-4)).all())
+        ratio = max(ratio, float((values.abs() / bound).max()))
+    assert ratio > 0.9
+    # the segment durations: the closed-form peaks, rounded up to whole steps
+    durations = segment_durations(path, limits, dt)
+    delta = (path[1:] - path[:-1]).abs()
+    needed = torch.stack(
+        (
+            PEAK_VELOCITY * delta / limits.velocity[1],
+            (PEAK_ACCELERATION * delta / limits.acceleration[1]).sqrt(),
+            (PEAK_JERK * delta / limits.jerk[1]) ** (1 / 3),
+        )
+    ).amax(dim=(0, 2))
+    assert bool((durations >= needed - 1e-9).all()) and bool((durations < needed + dt).all())
+    assert q.shape[0] == round(float(durations.sum()) / dt) + 1
+
+
+def test_time_polyline_rejects_bad_input():
+    limits = RobotConfig.load("franka").joint_limits
+    with pytest.raises(ValueError, match="path"):
+        time_polyline(torch.zeros(7), limits, 0.01)
+    with pytest.raises(ValueError, match="interpolation_dt"):
+        time_polyline(torch.zeros(2, 7), limits, 0.0)
+    single = time_polyline(torch.ones(3, 7), limits, 0.01)  # no motion: one sample at rest
+    assert single.position.shape == (1, 7) and float(single.velocity.abs().max()) == 0.0
+
+
+# --- the IK's damped least-squares phase -------------------------------------------------------
+
+
+def test_dls_phase_gives_precise_collision_free_solutions(checker):
+    """With ``dls_iterations`` the IK reaches reachable poses (checked by forward kinematics)
+    with collision-free solutions, as the L-BFGS-only solve does, in fewer iterations."""
+    generator = torch.Generator().manual_seed(1)
+    low, high = checker.robot_config.joint_limits.position
+    q = low + (high - low) * torch.rand(64, 7, generator=generator)
+    q = q[checker.validate(q)][:6]
+    state = checker.kinematics.forward(q)
+    goal = Pose(state.ee_position, state.ee_quaternion)
+    world = checker.world_collision
+    fast = IKSolver.from_config("franka", world, dls_iterations=16, stop_after=1)
+    slow = IKSolver.from_config("franka", world, stop_after=1)
+    fast_result = fast.solve_batch(goal)
+    slow_result = slow.solve_batch(goal)
+    assert int(fast_result.success.sum()) >= int(slow_result.success.sum()) - 1
+    ok = fast_result.success
+    reached = checker.kinematics.forward(fast_result.solution[ok])
+    assert float((reached.ee_position - goal.position[ok]).norm(dim=-1).max()) <= 0.005
+    errors = quat_angle_error(reached.ee_quaternion, goal.quaternion[ok])
+    assert float(errors.max()) <= 0.05
+    assert bool(checker.validate(fast_result.solution[ok]).all())
+    assert fast_result.iterations <= slow_result.iterations
+    assert np.isfinite(fast_result.solve_time)
