@@ -187,17 +187,13 @@ def self_penetration(spheres: np.ndarray, links: list[str], ignore: dict, buffer
     """Deepest overlap of two spheres on different links that are not ignored (0 when none),
     each link's self-collision buffer added to its radii."""
     ignored = {frozenset((a, b)) for a, others in ignore.items() for b in others}
-    worst = 0.0
-    n = len(links)
-    for i in range(n):
-        for j in range(i + 1, n):
-            if links[i] == links[j] or frozenset((links[i], links[j])) in ignored:
-                continue
-            reach = (
-                spheres[i, 3]
-                + spheres[j, 3]
-                + buffers.get(links[i], 0.0)
-                + buffers.get(links[j], 0.0)
-            )
-            worst = max(worst, reach - float(np.linalg.norm(spheres[i, :3] - spheres[j, :3])))
-    return worst
+    names = sorted(set(links))
+    allowed = np.array(
+        [[a != b and frozenset((a, b)) not in ignored for b in names] for a in names]
+    )
+    index = np.array([names.index(link) for link in links])
+    pair_ok = allowed[index[:, None], index[None, :]]
+    reach = spheres[:, 3] + np.array([buffers.get(link, 0.0) for link in links])
+    gap = np.linalg.norm(spheres[:, None, :3] - spheres[None, :, :3], axis=-1)
+    overlap = reach[:, None] + reach[None, :] - gap
+    return max(0.0, float(overlap[pair_ok].max(initial=0.0)))
