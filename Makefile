@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 
-.PHONY: install test test-debug demo demo-moving bench fuzz soak lint clean browser
+.PHONY: install test test-debug demo demo-moving demo-curobo bench fuzz soak lint clean browser
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,11 @@ DEMO_ARGS ?= mpc --robot franka --goal 0.45 0.2 0.45 0 1 0 0 --steps 250 --plot 
 demo: install
 	@mkdir -p out
 	$(VENV)/bin/curobo-lite $(DEMO_ARGS)
+
+# cuRobo's quick start, ported by renaming its imports: motion generation above a table on a
+# robot file in cuRobo's layout (examples/curobo/; docs/coming_from_curobo.md)
+demo-curobo: install
+	$(PY) examples/curobo/motion_gen_example.py
 
 # MPC among obstacles: a post is moved into the arm's path at step 10 and the arm goes around it
 demo-moving: install
