@@ -186,3 +186,28 @@ def test_mpc_example_reaches_the_goal():
         for name, value in zip(kin["cspace"]["joint_names"], step[0].tolist()):
             low, high, _ = limits[name]
             assert low - 1e-5 <= value <= high + 1e-5
+
+
+def test_the_guide_example_runs():
+    """docs/coming_from_curobo.md's quick start runs as written, from the repository root."""
+    import os
+    import re
+
+    root = EXAMPLES.parents[1]
+    text = (root / "docs" / "coming_from_curobo.md").read_text()
+    (block,) = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    namespace: dict = {}
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        exec(compile(block, "docs/coming_from_curobo.md", "exec"), namespace)
+    finally:
+        os.chdir(cwd)
+    assert namespace["result"].success.item()
+    _check_pose(
+        namespace["plan"].position[-1].double().numpy(),
+        namespace["goal"].position[0],
+        namespace["goal"].quaternion[0],
+        0.005,
+        0.05,
+    )
