@@ -51,8 +51,12 @@ def test_pose_normalizes_quaternions_on_input():
 @pytest.mark.parametrize("scale", [0.0, 1e-12])
 def test_zero_quaternion_is_rejected_with_a_named_error(scale):
     q = torch.tensor([[1.0, 0.0, 0.0, 0.0], [scale, 0.0, 0.0, 0.0]])
-    with pytest.raises(InputValueError, match=r"Pose.quaternion: .*zero norm in row\(s\) \[1\]"):
-        Pose(torch.zeros(2, 3), q)
+    # the Pose keeps it; the call it is passed to names its own argument
+    pose = Pose(torch.zeros(2, 3), q)
+    assert pose.quaternion[1].abs().max() <= scale
+    match = r"^goal_pose.quaternion: .*zero norm in row\(s\) \[1\]"
+    with pytest.raises(InputValueError, match=match):
+        check_pose(pose, "goal_pose", TensorDeviceType())
     with pytest.raises(InputValueError, match="zero norm"):
         Pose.from_list([0.0, 0.0, 0.0, scale, 0.0, 0.0, 0.0])
 

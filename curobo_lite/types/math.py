@@ -164,19 +164,18 @@ def _conjugate_product_matrix(q: torch.Tensor) -> torch.Tensor:
     )
 
 
+#: Quaternions of a smaller norm count as zero (no rotation can be read from them).
+ZERO_QUATERNION_NORM = 1e-9
+
+
 def _unit_quaternion(quaternion: torch.Tensor) -> torch.Tensor:
-    """``quaternion [N, 4]`` scaled to unit norm; a zero (or denormal) one is an error, NaN passes
-    through (:func:`check_pose` rejects it where a pose is an input)."""
+    """``quaternion [N, 4]`` scaled to unit norm. A zero (or denormal) row is kept as it is and
+    NaN passes through: :func:`check_pose` rejects both where a pose is an input, naming the
+    argument (``goal_pose``), not the constructor."""
     if quaternion.device.type not in ("cpu", "cuda") or quaternion.numel() == 0:
         return quaternion
     norm = quaternion.norm(dim=-1, keepdim=True)
-    if bool((norm < 1e-9).any()):
-        rows = torch.nonzero(norm[:, 0] < 1e-9)[:, 0].tolist()
-        raise InputValueError(
-            f"Pose.quaternion: expected non-zero quaternions (wxyz, normalized on input), "
-            f"received zero norm in row(s) {rows[:8]}"
-        )
-    return quaternion / norm
+    return quaternion / torch.where(norm < ZERO_QUATERNION_NORM, torch.ones_like(norm), norm)
 
 
 @dataclass
@@ -185,8 +184,10 @@ class Pose:
 
     Attributes:
         position: ``[N, 3]`` metres.
-        quaternion: ``[N, 4]`` quaternion, ``wxyz``, normalized on input (a zero one raises
-            :class:`~curobo_lite.types.errors.InputValueError`); defaults to identity.
+        quaternion: ``[N, 4]`` quaternion, ``wxyz``, normalized on input; defaults to
+            identity. A zero one is kept (zero): every solver rejects it with an
+            :class:`~curobo_lite.types.errors.InputValueError` naming its argument
+            (:func:`check_pose`).
     """
 
     position: torch.Tensor
@@ -324,5 +325,9 @@ def check_pose(
         raise InputValueError(f"{name}: contains NaN or infinite values")
     norm = pose.quaternion.norm(dim=-1, keepdim=True)
     if bool((norm < 1e-6).any()):
-        raise InputValueError(f"{name}: quaternion of zero norm (expected unit wxyz)")
+        rows = torch.nonzero(norm[:, 0] < 1e-6)[:, 0].tolist()
+        raise InputValueError(
+            f"{name}.quaternion: expected non-zero wxyz quaternions, received zero norm in "
+            f"row(s) {rows[:8]}"
+        )
     return Pose(pose.position.clone(), pose.quaternion / norm)

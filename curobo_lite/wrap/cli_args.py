@@ -118,9 +118,12 @@ def goal_pose(args: argparse.Namespace, tensor_args: TensorDeviceType) -> Pose |
     """
     if args.goal is None:
         return None
-    from curobo_lite.types import Pose  # deferred: torch is not needed to build the parser
+    from curobo_lite.types import InputValueError, Pose  # deferred: torch not needed to parse
 
-    return Pose.from_list(args.goal, tensor_args)
+    try:
+        return Pose.from_list(args.goal, tensor_args)
+    except InputValueError as err:
+        raise InputValueError(f"--goal: {err}") from None
 
 
 def add_device_arguments(

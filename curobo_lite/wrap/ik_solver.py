@@ -50,6 +50,7 @@ from curobo_lite.rollout.dynamics_model import KinematicModelConfig
 from curobo_lite.types import JointState, Pose, TensorDeviceType, check_data_device, check_pose
 from curobo_lite.types.errors import InputTypeError, InputValueError
 from curobo_lite.wrap.ik_dls import dls_steps
+from curobo_lite.wrap.offenders import check_within_limits
 
 #: Costs of the IK rollout unless ``cost=`` is given: squared errors suit quasi-Newton steps;
 #: the collision penalties are linear past contact, so a few millimetres of penetration already
@@ -290,7 +291,8 @@ class IKSolver:
         Args:
             goal_pose: goals of batch ``S``.
             seed_config: optional ``[S, k, D]`` configurations tried first (e.g. the current
-                state), ``k <= num_seeds``.
+                state), ``k <= num_seeds``, within the position limits (a seed outside them
+                is an ``InputValueError`` naming the joint, its value and its limits).
             rank_config: ``[S, D]`` or ``[D]`` configuration the successful solutions are ranked
                 by joint-space distance to (default: the retract configuration).
         """
@@ -299,37 +301,48 @@ class IKSolver:
         S, n, D = goal.batch, self.config.num_seeds, self.dof
         seeds = self._seeds(S, seed_config)
         rank_config = self._check_rank_config(S, rank_config)
-        self.rollout.update_params(
-            Goal(goal_pose=goal),
-            JointState.from_position(self.robot_config.retract_config.expand(S, D).clone()),
-        )
-        iterations = 0
+        found = None
+        todo = torch.arange(S, device=seeds.device)
         if self.config.dls_iterations > 0:
-            flat = seeds.reshape(S * n, D)
+            self._set_goal(goal)
             q = dls_steps(
                 self.rollout.dynamics_model.kinematics,
-                flat,
+                seeds.reshape(S * n, D),
                 goal.position.repeat_interleave(n, 0),
                 goal.quaternion.repeat_interleave(n, 0),
                 self.config.dls_iterations,
             )
             found = self._ranked(q, None, S, n, rank_config, t_start, self.config.dls_iterations)
-            needed = max(1, self.config.stop_after)
-            if bool((found.solutions_precise.sum(dim=1) >= needed).all()):
+            done = found.solutions_precise.sum(dim=1) >= max(1, self.config.stop_after)
+            if bool(done.all()):
                 return found
-            # the L-BFGS phase starts over from the seeds: a pose solution in contact is a
-            # worse start for the collision terms than the seed it came from
-            iterations = self.config.dls_iterations
-        solver = self._solver(S, n)
-        result = solver.optimize(seeds.reshape(S * n, 1, D), stop_check=self._stop_check(S))
-        return self._ranked(
+            # the goals left run the L-BFGS phase, from the seeds (a pose solution in contact
+            # is a worse start for the collision terms than the seed it came from)
+            todo = (~done).nonzero()[:, 0]
+            goal = Pose(goal.position[todo], goal.quaternion[todo])
+        T = todo.shape[0]
+        self._set_goal(goal)
+        solver = self._solver(T, n)
+        result = solver.optimize(seeds[todo].reshape(T * n, 1, D), stop_check=self._stop_check(T))
+        solved = self._ranked(
             result.best_action[:, 0],
             result.best_cost,
-            S,
+            T,
             n,
-            rank_config,
+            rank_config[todo],
             t_start,
-            iterations + result.n_iters,
+            self.config.dls_iterations + result.n_iters,
+        )
+        if found is None:
+            return solved
+        return _merge(found, solved, todo)
+
+    def _set_goal(self, goal: Pose) -> None:
+        self.rollout.update_params(
+            Goal(goal_pose=goal),
+            JointState.from_position(
+                self.robot_config.retract_config.expand(goal.batch, self.dof).clone()
+            ),
         )
 
     @torch.no_grad()
@@ -458,6 +471,7 @@ class IKSolver:
                 )
             if not bool(torch.isfinite(seed_config).all()):
                 raise InputValueError("seed_config: contains NaN or infinite values")
+            check_within_limits(self, seed_config, "seed_config")
             first = seed_config.shape[1]
             seeds[:, :first] = torch.maximum(torch.minimum(seed_config, high), low)
         if first < n:
@@ -473,6 +487,35 @@ class IKSolver:
             f"thresholds {self.config.position_threshold:g} m / "
             f"{self.config.rotation_threshold:g} rad, costs={list(self.rollout.costs)})"
         )
+
+
+def _merge(found: IKResult, solved: IKResult, rows: torch.Tensor) -> IKResult:
+    """``found`` with its goals ``rows`` replaced by ``solved``'s (in order)."""
+    merged = {}
+    for name in (
+        "success",
+        "solution",
+        "position_error",
+        "rotation_error",
+        "min_distance",
+        "solutions",
+        "solutions_success",
+        "solutions_precise",
+    ):
+        value = getattr(found, name)
+        if value is not None:
+            value = value.clone()
+            value[rows] = getattr(solved, name)
+        merged[name] = value
+    distinct = list(found.distinct_solutions)
+    for k, row in enumerate(rows.tolist()):
+        distinct[row] = solved.distinct_solutions[k]
+    return IKResult(
+        **merged,
+        distinct_solutions=distinct,
+        solve_time=solved.solve_time,
+        iterations=solved.iterations,
+    )
 
 
 def _distinct(solutions: torch.Tensor, tolerance: float) -> torch.Tensor:

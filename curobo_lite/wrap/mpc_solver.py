@@ -11,6 +11,11 @@ Task ``mpc:`` section (unknown keys are an error):
 - ``shift_steps`` (int >= 1, default 1): plan steps consumed per control step.
 - ``control_dt`` (s > 0, default: the model's first step): period between control steps; must
   equal the plan's ``traj_dt`` over the consumed steps.
+- ``limit_tolerance`` (rad or m >= 0, default 0.05): how far the measured state may pass the
+  position limits (an overshoot the controller brings back) before :meth:`MpcSolver.step`
+  rejects it with an error naming the joint, its value and its limits.
+- ``clamp_to_limits`` (bool, default false): clamp a measured state outside the limits into
+  them instead of rejecting it.
 - ``use_cuda_graph`` (bool, default false): on a CUDA device, capture the plan update (shift,
   MPPI iterations, the command's integration) once and replay it every step
   (:class:`~curobo_lite.opt.cuda_graph.GraphedCall`); a new goal, :meth:`MpcSolver.update_world`,
@@ -44,9 +49,11 @@ from curobo_lite.types import (
     Pose,
     TensorDeviceType,
     check_joint_state,
+    check_pose,
     quat_angle_error,
 )
 from curobo_lite.types.errors import InputTypeError, InputValueError
+from curobo_lite.wrap.offenders import check_within_limits
 from curobo_lite.wrap.robot_world import as_world_collision
 
 _SECTION = "mpc"
@@ -57,11 +64,17 @@ class MpcSolverConfig:
     shift_steps: int = 1
     control_dt: float | None = None
     use_cuda_graph: bool = False
+    limit_tolerance: float = 0.05
+    clamp_to_limits: bool = False
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> MpcSolverConfig:
         data = dict(data or {})
-        check_keys(_SECTION, data, ["shift_steps", "control_dt", "use_cuda_graph"])
+        check_keys(
+            _SECTION,
+            data,
+            ["shift_steps", "control_dt", "use_cuda_graph", "limit_tolerance", "clamp_to_limits"],
+        )
         config = cls()
         if "shift_steps" in data:
             config.shift_steps = as_int(_SECTION, "shift_steps", data["shift_steps"], minimum=1)
@@ -71,6 +84,12 @@ class MpcSolverConfig:
             )
         if "use_cuda_graph" in data:
             config.use_cuda_graph = as_bool(_SECTION, "use_cuda_graph", data["use_cuda_graph"])
+        if "limit_tolerance" in data:
+            config.limit_tolerance = as_float(
+                _SECTION, "limit_tolerance", data["limit_tolerance"], low=0.0
+            )
+        if "clamp_to_limits" in data:
+            config.clamp_to_limits = as_bool(_SECTION, "clamp_to_limits", data["clamp_to_limits"])
         return config
 
 
@@ -234,11 +253,7 @@ class MpcSolver:
         """Aim at an end-effector pose (batch 1) or a joint configuration ``[1, D]``; the plan
         keeps its warm start."""
         if isinstance(goal, Pose):
-            if goal.batch != 1:
-                raise InputValueError(
-                    f"goal: expected a single pose (batch 1), received batch {goal.batch}"
-                )
-            new_goal = Goal(goal_pose=goal.to(self.tensor_args))
+            new_goal = Goal(goal_pose=check_pose(goal, "goal", self.tensor_args, batch=1))
         elif isinstance(goal, JointState):
             new_goal = Goal(goal_state=goal.to(self.tensor_args))
         else:
@@ -258,7 +273,7 @@ class MpcSolver:
         self._plan_revision += 1
 
     def _check_state(self, current_state: Any) -> JointState:
-        return check_joint_state(
+        state = check_joint_state(
             current_state,
             "current_state",
             self.dynamics_model.d_action,
@@ -266,6 +281,18 @@ class MpcSolver:
             batch=1,
             exact_batch=True,
         )
+        if self.config.clamp_to_limits:
+            low, high = self.robot_config.joint_limits.position.to(state.position)
+            position = torch.maximum(torch.minimum(state.position, high), low)
+            return JointState(position, state.velocity, state.acceleration, state.jerk)
+        check_within_limits(
+            self,
+            state.position,
+            "current_state.position",
+            self.config.limit_tolerance,
+            hint=" (mpc.clamp_to_limits: true clamps it instead)",
+        )
+        return state
 
     # --- control ---------------------------------------------------------------------------------
     @torch.no_grad()

@@ -141,6 +141,41 @@ def joint_limit_offenders(robot_world: RobotWorld, q: torch.Tensor) -> list[Offe
     return sorted(found, key=lambda o: -o.depth)
 
 
+def position_in_limits(robot_config: Any, q: torch.Tensor, tolerance: float = 0.0) -> torch.Tensor:
+    """``[...]`` bool: every joint of ``q [..., D]`` within ``robot_config``'s position limits
+    (widened by ``tolerance`` on each side). MotionGen's start check
+    (:meth:`RobotWorld.in_limits <curobo_lite.wrap.RobotWorld.in_limits>`) and
+    :func:`check_within_limits` both use it."""
+    low, high = robot_config.joint_limits.position.to(q)
+    return ((q >= low - tolerance) & (q <= high + tolerance)).all(-1)
+
+
+def check_within_limits(
+    solver: Any, q: torch.Tensor, argument: str, tolerance: float = 0.0, hint: str = ""
+) -> None:
+    """Raise an ``InputValueError`` when a configuration of ``q [..., D]`` passes
+    ``solver.robot_config``'s position limits by more than ``tolerance``: the message names
+    ``argument`` with the configuration's index, the farthest joint, its value and its limits
+    (the offender MotionGen reports for an ``INVALID_START_STATE_JOINT_LIMITS``), then
+    ``hint``. One device read (whether any is outside)."""
+    inside = position_in_limits(solver.robot_config, q, tolerance)
+    if bool(inside.all()):
+        return
+    flat = q.reshape(-1, q.shape[-1])
+    index = int((~inside.reshape(-1)).nonzero()[0, 0])
+    worst = joint_limit_offenders(solver, flat[index])[0]
+    config = solver.robot_config
+    j = list(config.joint_names).index(worst.link)
+    low, high = (float(row[j]) for row in config.joint_limits.position)
+    unit = _joint_units(solver)[worst.link]
+    where = argument if flat.shape[0] == 1 else f"{argument}[{index}]"
+    allowed = f" (tolerance {tolerance:g})" if tolerance else ""
+    raise InputValueError(
+        f"{where}: outside the joint limits{allowed}: {worst.message}; {worst.link}'s limits "
+        f"are [{low:.4g}, {high:.4g}] {unit}{hint}"
+    )
+
+
 def world_offenders(robot_world: RobotWorld, q: torch.Tensor) -> list[Offender]:
     """``(link, obstacle)`` pairs in contact at ``q [1, D]``, deepest first."""
     # the spheres the world checks see (those of links fixed to the base are left out)

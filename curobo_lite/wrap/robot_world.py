@@ -32,7 +32,12 @@ from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.types import TensorDeviceType
 from curobo_lite.types.errors import InputTypeError, InputValueError
 from curobo_lite.wrap.mesh_check import DEFAULT_SWEEP_RESOLUTION, MeshCheck, no_geometry_message
-from curobo_lite.wrap.offenders import OFFENDER_KINDS, Offender, find_offenders
+from curobo_lite.wrap.offenders import (
+    OFFENDER_KINDS,
+    Offender,
+    find_offenders,
+    position_in_limits,
+)
 
 #: Query range (m) of the pass/fail checks: only contact matters, so the broad phase looks no
 #: farther than this.
@@ -234,8 +239,7 @@ class RobotWorld:
 
     def in_limits(self, q: torch.Tensor) -> torch.Tensor:
         """``[...]`` bool: every joint of ``q [..., D]`` within its position limits."""
-        low, high = self.robot_config.joint_limits.position.to(**self.tensor_args.as_kwargs())
-        return ((q >= low) & (q <= high)).all(-1)
+        return position_in_limits(self.robot_config, q)
 
     @torch.no_grad()
     def validate(self, q: torch.Tensor) -> torch.Tensor:

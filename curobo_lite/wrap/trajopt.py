@@ -81,6 +81,7 @@ from curobo_lite.types import (
 )
 from curobo_lite.types.errors import InputTypeError, InputValueError
 from curobo_lite.wrap.ik_solver import IKSolver, IKSolverConfig
+from curobo_lite.wrap.offenders import check_within_limits
 from curobo_lite.wrap.robot_world import as_world_collision
 from curobo_lite.wrap.trajopt_checks import (
     check_goal_configs,
@@ -288,7 +289,9 @@ class TrajOptSolver(TrajOptPhases):
 
     def solve_pose(self, start_state: JointState, goal_pose: Pose) -> TrajOptResult:
         """Plan from ``start_state [1, D]`` (or ``[D]``) at rest to the pose ``goal_pose`` (batch
-        1). Returns a :class:`TrajOptResult` of batch 1."""
+        1). Returns a :class:`TrajOptResult` of batch 1. A start outside the position limits
+        is an ``InputValueError`` naming the joint, its value and its limits (every
+        ``solve_*``)."""
         start = self._check_start(start_state)
         if start.position.shape[0] != 1:
             raise InputValueError(
@@ -383,6 +386,7 @@ class TrajOptSolver(TrajOptPhases):
             at_rest="trajectory optimization plans from rest",
             rest_tolerance=_REST_TOL,
         )
+        check_within_limits(self, start.position, "start_state.position")
         return JointState.from_position(start.position.clone(), self.robot_config.joint_names)
 
     def _check_pose(self, goal_pose: Any, batch: int) -> Pose:
