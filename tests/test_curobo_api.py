@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from curobo_reference import box_signed_distance, curobo_world_cost
 
 import curobo_lite.geom as geom
 import curobo_lite.robot as robot
@@ -19,7 +20,6 @@ import curobo_lite.types as types
 from curobo_lite.types.errors import InputTypeError, InputValueError
 from curobo_lite.wrap.motion_gen_config import MotionGenStatus
 from curobo_lite.wrap.reacher._compat import CuroboOptionIgnored
-from tests.curobo_reference import box_signed_distance, curobo_world_cost
 
 CUROBO_FILE = Path(__file__).resolve().parents[1] / "examples" / "curobo" / "franka_curobo.yml"
 

@@ -14,8 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-
-from tests.curobo_reference import (
+from curobo_reference import (
     UrdfFK,
     box_signed_distance,
     curobo_spheres,

@@ -17,12 +17,7 @@ import numpy as np
 import pytest
 import torch
 import yaml
-
-from curobo_lite.cli import main
-from curobo_lite.robot import Kinematics, RobotConfig
-from curobo_lite.robot.curobo_format import CuroboKeysIgnored
-from curobo_lite.types.errors import ConfigError
-from tests.curobo_reference import (
+from curobo_reference import (
     UrdfFK,
     curobo_spheres,
     matrix_to_quat_wxyz,
@@ -30,6 +25,11 @@ from tests.curobo_reference import (
     place_spheres,
     rotation_angle,
 )
+
+from curobo_lite.cli import main
+from curobo_lite.robot import Kinematics, RobotConfig
+from curobo_lite.robot.curobo_format import CuroboKeysIgnored
+from curobo_lite.types.errors import ConfigError
 
 F64 = {"dtype": torch.float64}
 

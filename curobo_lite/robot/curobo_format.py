@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import threading
 import warnings
 from collections.abc import Mapping, Sequence
@@ -156,7 +157,16 @@ def _report_once(source: str, keys: Sequence[str], why: str) -> None:
         if not keys or key in _reported:
             return
         _reported.add(key)
-    warnings.warn(f"{source}: {why}: {list(keys)}", CuroboKeysIgnored, stacklevel=4)
+    warnings.warn(f"{source}: {why}: {list(keys)}", CuroboKeysIgnored, stacklevel=_outside())
+
+
+def _outside() -> int:
+    """The ``stacklevel`` of the first frame outside curobo_lite, seen from the function that
+    calls :func:`warnings.warn` (whoever loaded the robot file)."""
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("curobo_lite."):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def is_curobo_layout(data: Any) -> bool:

@@ -46,8 +46,9 @@ GPU_ONLY_OPTIONS = (
 )
 
 
-def report_ignored(where: str, names: list[str]) -> None:
-    """One :class:`CuroboOptionIgnored` warning per ``(where, option)``."""
+def report_ignored(where: str, names: list[str], stacklevel: int = 3) -> None:
+    """One :class:`CuroboOptionIgnored` warning per ``(where, option)``, attributed to the
+    caller ``stacklevel - 1`` frames up (default: the caller of this function's caller)."""
     new = []
     with _warned_lock:
         for name in names:
@@ -59,7 +60,7 @@ def report_ignored(where: str, names: list[str]) -> None:
             f"{where}: {new} accepted without effect (GPU buffer sizes and code paths; the "
             "results do not depend on them here)",
             CuroboOptionIgnored,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
 
 
@@ -99,11 +100,11 @@ def translate_options(
                 f"{where}: option {name!r} is not supported by curobo_lite; supported cuRobo "
                 f"options: {supported} (docs/coming_from_curobo.md)"
             )
-    report_ignored(where, ignored)
+    report_ignored(where, ignored, stacklevel=4)  # the caller of load_from_robot_config
     return out
 
 
-def _bundled_name(value: str, kind: str) -> str:
+def _bundled_name(value: str) -> str:
     """cuRobo names bundled files with their suffix (``"franka.yml"``): a bare file name that
     is not a file here means the bundled one."""
     path = Path(value)
@@ -122,7 +123,7 @@ def load_robot(
     if isinstance(robot, Mapping):
         return RobotConfig.from_dict(robot, tensor_args, source=f"<{where}>")
     if isinstance(robot, str | os.PathLike):
-        return RobotConfig.load(_bundled_name(os.fspath(robot), "robot"), tensor_args)
+        return RobotConfig.load(_bundled_name(os.fspath(robot)), tensor_args)
     raise InputTypeError(
         f"{where}: expected a robot file, a bundled name, a mapping or a RobotConfig, received "
         f"{type(robot).__name__}"
@@ -135,7 +136,7 @@ def load_world(world: Any) -> WorldConfig | None:
     if world is None or isinstance(world, WorldConfig):
         return world
     if isinstance(world, str | os.PathLike):
-        world = _bundled_name(os.fspath(world), "world")
+        world = _bundled_name(os.fspath(world))
     return WorldConfig.load(world)
 
 

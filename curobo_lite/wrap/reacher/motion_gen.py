@@ -244,18 +244,36 @@ class MotionGen(Adapter):
     def compute_kinematics(self, state: JointState | torch.Tensor) -> CuroboKinematicsState:
         return forward_kinematics(self.motion_gen.checker.kinematics, state)
 
-    def warmup(self, enable_graph: bool = True, warmup_js_trajopt: bool = True, **_: Any) -> bool:
-        """Run one short plan (retract to a pose 0.1 rad of the first joint away) so that the
-        kernels are built before the first timed plan. Returns ``True``."""
-        unknown = set(_) - {"batch", "batch_env_mode", "parallel_finetune", "n_goalset"}
-        if unknown:
-            raise InputValueError(f"warmup: options {sorted(unknown)} are not supported")
-        if _.get("batch") is not None:
-            raise InputValueError("warmup: batch is not supported (plan_batch needs no warmup)")
+    def warmup(
+        self,
+        enable_graph: bool = True,
+        warmup_js_trajopt: bool = True,
+        batch: int | None = None,
+        batch_env_mode: bool = False,
+        parallel_finetune: bool = False,
+        n_goalset: int = -1,
+        warmup_joint_index: int = 0,
+        warmup_joint_delta: float = 0.1,
+    ) -> bool:
+        """Run one short plan, from the retract configuration to the pose it has with joint
+        ``warmup_joint_index`` moved by ``warmup_joint_delta`` rad, so that the kernels are
+        built before the first timed plan (cuRobo's signature; ``batch``, ``batch_env_mode``
+        and ``n_goalset`` at their defaults only). Returns ``True``."""
+        if batch is not None or batch_env_mode or n_goalset != -1:
+            raise InputValueError(
+                "warmup: batch, batch_env_mode and n_goalset are not supported (plan_batch and "
+                "goal sets are not adapted)"
+            )
+        if not 0 <= warmup_joint_index < self.dof:
+            raise InputValueError(
+                f"warmup: warmup_joint_index: expected 0 <= index < {self.dof}, received "
+                f"{warmup_joint_index!r}"
+            )
         start = self.get_retract_config()
         low, high = self.config.robot_config.joint_limits.position
         goal_q = start.clone()
-        goal_q[0] = torch.clamp(goal_q[0] + 0.1, low[0], high[0])
+        i = warmup_joint_index
+        goal_q[i] = torch.clamp(goal_q[i] + warmup_joint_delta, low[i], high[i])
         kin = self.compute_kinematics(goal_q[None])
         self.motion_gen.plan_single(
             JointState.from_position(start[None]), Pose(kin.ee_position, kin.ee_quaternion)
