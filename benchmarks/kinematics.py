@@ -31,6 +31,7 @@ from pathlib import Path
 
 import torch
 
+from curobo_lite.config_files import atomic_write_text
 from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.types import TensorDeviceType
 
@@ -192,7 +193,7 @@ def main() -> None:
     report = run(args)
     print_table(report)
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(report, indent=2) + "\n")
+    atomic_write_text(args.output, json.dumps(report, indent=2) + "\n")
     print(f"wrote {args.output}")
 
 

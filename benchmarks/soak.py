@@ -20,10 +20,10 @@ import math
 import os
 import sys
 import time
-from pathlib import Path
 
 import torch
 
+from curobo_lite.config_files import atomic_write_text
 from curobo_lite.geom import Sphere, WorldConfig
 from curobo_lite.robot import Kinematics
 from curobo_lite.sim import IdealTracker
@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     report["passed"] = ok
     text = json.dumps(report, indent=2)
     if args.json:
-        Path(args.json).write_text(text)
+        atomic_write_text(args.json, text)
     print(text)
     worst = max(report["goal_position_error_m"])
     print(

@@ -11,6 +11,8 @@ from typing import Any
 
 import torch
 
+from curobo_lite.config_files import atomic_open
+
 
 def timeit(
     fn: Callable[[], object],
@@ -52,6 +54,6 @@ def write_json(path: str, meta: dict[str, Any], rows: Any) -> None:
         "cpu_count": os.cpu_count(),
         **meta,
     }
-    with open(path, "w") as f:
+    with atomic_open(path, "w", encoding="utf-8") as f:
         json.dump({"meta": meta, "rows": rows}, f, indent=2)
     print(f"wrote {path}")

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import torch
 
+from curobo_lite.config_files import atomic_write_text
 from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.types import JointState, Pose, TensorDeviceType
 from curobo_lite.wrap.trajopt import TrajOptResult, TrajOptSolver
@@ -201,7 +202,7 @@ def main(argv: list[str] | None = None) -> dict:
         print("(batch: one solve of all goals; 'median s' is the total time per problem)")
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2) + "\n")
+    atomic_write_text(out, json.dumps(report, indent=2) + "\n")
     print(f"wrote {out}")
     return report
 

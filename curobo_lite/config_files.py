@@ -1,6 +1,10 @@
 """Where bundled configuration files live (``configs/<kind>/<name>.yml``), and the YAML
-helpers every file reader shares: :class:`YamlReader` (type checks with errors naming the file
-and key) and :class:`FlowListDumper` (writes lists of scalars on one line).
+helpers every file reader shares: :func:`load_yaml` (bounded alias expansion, UTF-8 only),
+:class:`YamlReader` (type checks with errors naming the file and key) and
+:class:`FlowListDumper` (writes lists of scalars on one line). Every file the package writes
+(robot and world files, ``plan --save``, figures, benchmark JSON) goes through
+:func:`atomic_path` / :func:`atomic_write_text`: a temporary file renamed over the target, so an
+interrupted write leaves the old file or none, never a truncated one.
 
 Search order: ``$CUROBO_LITE_CONFIG_DIR/<kind>`` if set, then ``configs/<kind>`` of the source
 tree this package was imported from (editable installs and the repo root), then
@@ -9,10 +13,12 @@ tree this package was imported from (editable installs and the repo root), then
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable, Mapping, Sequence
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import yaml
 
@@ -305,6 +311,49 @@ class YamlReader:
         if duplicates:
             raise self.error(key, f"duplicate name(s) {excerpt(duplicates)}")
         return names
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """A temporary path beside ``path`` (same folder and suffix, so writers that infer the
+    format from it still do) to write the whole file to; on a clean exit it is flushed to disk
+    and renamed over ``path`` in one step (``os.replace``). An error or interrupt inside the
+    block removes it, so ``path`` keeps its old contents (or stays absent): never a truncated
+    file."""
+    path = Path(path)
+    handle, name = tempfile.mkstemp(
+        prefix=f".{path.stem}.", suffix=f".tmp{path.suffix}", dir=path.parent or "."
+    )
+    os.close(handle)
+    temporary = Path(name)
+    try:
+        yield temporary
+        with open(temporary, "rb+") as f:
+            os.fsync(f.fileno())
+        if path.exists():  # keep the old file's permissions
+            os.chmod(temporary, path.stat().st_mode & 0o7777)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(temporary, 0o666 & ~umask)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | os.PathLike, mode: str = "w", **kwargs: Any) -> Iterator[IO[Any]]:
+    """``open(path, mode)`` for writing, through :func:`atomic_path`: the file appears
+    complete when the block ends, or not at all."""
+    with atomic_path(path) as temporary, open(temporary, mode, **kwargs) as f:
+        yield f
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """``Path(path).write_text(text)`` (UTF-8), atomically (:func:`atomic_path`)."""
+    with atomic_open(path, "w", encoding="utf-8") as f:
+        f.write(text)
 
 
 class FlowListDumper(yaml.SafeDumper):

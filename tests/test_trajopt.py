@@ -334,7 +334,9 @@ def test_bad_inputs_raise_clear_errors(robot, solver, tmp_path):
     with pytest.raises(ValueError, match="goal_pose: contains NaN"):
         solver.solve_pose(start, Pose(torch.full((1, 3), float("nan"))))
     with pytest.raises(ValueError, match="start_state: expected batch 1 or 3"):
-        solver.solve_batch_pose(JointState.from_position(torch.zeros(2, 7)), goal.repeat(3))
+        solver.solve_batch_pose(
+            JointState.from_position(robot.retract_config.repeat(2, 1)), goal.repeat(3)
+        )
     with pytest.raises(ValueError, match=r"goal_state: expected position shape \[S, 7\]"):
         solver.solve_joint(start, JointState.from_position(torch.zeros(1, 3)))
     with pytest.raises(ValueError, match="trajopt: unknown key"):

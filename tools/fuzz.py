@@ -22,6 +22,8 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, given, settings
 
+from curobo_lite.config_files import atomic_write_text
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from fuzz_targets import TARGETS  # noqa: E402
@@ -90,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         for failure in result["failures"]:
             print(failure, file=sys.stderr)
     if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=2))
+        atomic_write_text(args.json, json.dumps(report, indent=2))
     return 1 if any(r["failures"] for r in report.values()) else 0
 
 

@@ -40,6 +40,7 @@ import yaml
 from curobo_lite.config_files import (
     FlowListDumper,
     YamlReader,
+    atomic_write_text,
     bundled_file_lookups,
     read_config_file,
 )
@@ -515,7 +516,7 @@ class WorldConfig:
         text = yaml.dump(
             self.to_dict(), Dumper=FlowListDumper, sort_keys=False, default_flow_style=False
         )
-        Path(path).write_text("# World written by curobo_lite\n" + text)
+        atomic_write_text(path, "# World written by curobo_lite\n" + text)
 
     # access and edits --------------------------------------------------------------------------
     @property

@@ -71,6 +71,7 @@ import yaml
 from curobo_lite.config_files import (
     FlowListDumper,
     YamlReader,
+    atomic_write_text,
     bundled_file_lookups,
     read_config_file,
 )
@@ -464,7 +465,7 @@ class RobotConfig:
             self.to_dict(), Dumper=FlowListDumper, sort_keys=False, default_flow_style=False
         )
         header = f"# Robot '{self.name}' written by curobo_lite from {self.source}\n"
-        Path(path).write_text(header + text)
+        atomic_write_text(path, header + text)
 
     def to(self, tensor_args: TensorDeviceType) -> RobotConfig:
         """Copy with tensors on ``tensor_args``'s device and dtype."""

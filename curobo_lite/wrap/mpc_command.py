@@ -6,6 +6,7 @@ import argparse
 import statistics
 import sys
 
+from curobo_lite.config_files import atomic_path
 from curobo_lite.types.errors import InputValueError
 from curobo_lite.viz.options import add_view_arguments
 from curobo_lite.wrap.cli_args import (
@@ -234,7 +235,8 @@ def plot_record(record, robot_config, path: str) -> str:
     axes[0].legend(fontsize=6)
     axes[2].legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path)
+    with atomic_path(path) as temporary:
+        fig.savefig(temporary)
     return path
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import torch
 
+from curobo_lite.config_files import atomic_write_text
 from curobo_lite.robot.config import RobotConfig
 from curobo_lite.robot.kinematics import Kinematics
 from curobo_lite.wrap.robot_convert_cli import register_convert
@@ -274,14 +275,14 @@ def _spheres(args: argparse.Namespace) -> int:
         )
     block = sphere_fit.spheres_yaml(fits, header)
     if args.output is not None:
-        Path(args.output).write_text(block)
+        atomic_write_text(args.output, block)
         print(f"wrote {total} spheres on {len(fits)} links to {args.output}")
         return 0
     text = robot_file.read_text()
     names = sphere_fit.names_yaml("collision_link_names", [f.link for f in fits])
     text = sphere_fit.replace_top_level_block(text, "collision_link_names", names)
     text = sphere_fit.replace_top_level_block(text, "collision_spheres", block)
-    robot_file.write_text(text)
+    atomic_write_text(robot_file, text)
     if args.ignore_samples:
         config = RobotConfig.from_yaml(robot_file)
         ignore, report = sphere_fit.suggest_self_collision_ignore(
@@ -313,7 +314,7 @@ def _spheres(args: argparse.Namespace) -> int:
             "self_collision_ignore",
             sphere_fit.ignore_yaml(ignore, ignore_header),
         )
-        robot_file.write_text(text)
+        atomic_write_text(robot_file, text)
         RobotConfig.from_yaml(robot_file)
     print(f"wrote {total} spheres on {len(fits)} links into {robot_file}")
     if args.quality:

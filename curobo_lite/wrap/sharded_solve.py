@@ -22,6 +22,7 @@ import sys
 
 import torch.distributed as dist
 
+from curobo_lite.config_files import atomic_open
 from curobo_lite.distributed.group import DistributedConfig, init_from_env
 from curobo_lite.rollout import TaskConfig
 from curobo_lite.types import JointState, TensorDeviceType
@@ -91,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{summary['motion_time']:.2f} s, solve {summary['solve_time']:.2f} s"
             )
             if args.json:
-                with open(args.json, "w") as f:
+                with atomic_open(args.json, "w", encoding="utf-8") as f:
                     json.dump(summary, f, indent=2)
     finally:
         if context.initialized:

@@ -22,6 +22,7 @@ from typing import Any
 import torch
 import yaml
 
+from curobo_lite.config_files import atomic_open, atomic_path
 from curobo_lite.types import JointState
 from curobo_lite.wrap.cli_args import (
     add_device_arguments,
@@ -260,7 +261,7 @@ def save_plan(
         "velocities": _rounded(plan.velocity),
         "accelerations": _rounded(plan.acceleration),
     }
-    with open(path, "w") as f:
+    with atomic_open(path, "w", encoding="utf-8") as f:
         yaml.safe_dump(data, f, default_flow_style=None, sort_keys=False, width=1000)
 
 
@@ -331,5 +332,6 @@ def plot_plan(
     axes[0].legend(fontsize="small", ncol=min(plan.dof, 4), loc="upper right")
     axes[-1].set_xlabel("time [s]")
     fig.suptitle(f"{title}, {t[-1]:.2f} s, dt {idt:g} s (dashed: limits, dots: {knot_label})")
-    fig.savefig(path)
+    with atomic_path(path) as temporary:
+        fig.savefig(temporary)
     return Path(path)
