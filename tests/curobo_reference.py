@@ -43,7 +43,7 @@ class UrdfFK:
     def __init__(self, path: str | Path) -> None:
         root = ET.parse(path).getroot()
         self.joints = []
-        for j in root.iter("joint"):
+        for j in root.findall("joint"):
             origin = j.find("origin")
             axis = j.find("axis")
             mimic = j.find("mimic")
@@ -66,7 +66,7 @@ class UrdfFK:
                 }
             )
         self.limits = {}
-        for j in root.iter("joint"):
+        for j in root.findall("joint"):
             limit = j.find("limit")
             if limit is not None:
                 self.limits[j.get("name")] = (
