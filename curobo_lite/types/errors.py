@@ -15,6 +15,8 @@ class                         also an instance of      raised for
 :class:`ConfigError`          ``InputValueError``      a robot, task or world file (or mapping) or
                                                        a URDF that does not validate
 :class:`DistributedError`     ``RuntimeError``         another rank raised, exited or timed out
+:class:`ConcurrentUseError`   ``RuntimeError``         a solver called from a second thread while
+                                                       a call of it is running
 ============================  =======================  ===========================================
 """
 
@@ -43,7 +45,15 @@ class DistributedError(CuroboLiteError, RuntimeError):
     configured timeout. Raised on every surviving rank instead of hanging."""
 
 
+class ConcurrentUseError(CuroboLiteError, RuntimeError):
+    """A solver (MotionGen, MpcSolver, TrajOptSolver, IKSolver) was called while another
+    thread's call of the same solver is still running. Solvers hold buffers and warm starts
+    that one call at a time may use: the second call is refused at once, before it touches
+    them, and the first completes unharmed. Use one solver per thread, or a lock of yours."""
+
+
 __all__ = [
+    "ConcurrentUseError",
     "ConfigError",
     "CuroboLiteError",
     "DistributedError",

@@ -24,7 +24,8 @@ Options (keyword arguments of :meth:`IKSolver.from_config`, validated by
   default 0: off): first take this many damped least-squares steps on the pose alone
   (:mod:`curobo_lite.wrap.ik_dls`, quadratic convergence, no collision terms) from every seed;
   when every goal then has ``max(1, stop_after)`` precise, collision-free solutions, the solve
-  ends there, else the L-BFGS phase runs from the same seeds;
+  ends there, else the L-BFGS phase runs from the same seeds for the goals left
+  (``lbfgs_fallback``, default true; false: the pose phase's result is the answer);
 - ``cost``: cost sections (default: :data:`DEFAULT_IK_COST`; given sections replace the
   defaults, so a cost left out is off); ``lbfgs``: :class:`LbfgsConfig` keys, merged over
   :data:`DEFAULT_IK_LBFGS` (``lbfgs={"n_iters": 20}`` keeps the IK's line search and stop rule).
@@ -43,12 +44,13 @@ import torch
 from curobo_lite.geom import WorldCollision, WorldConfig
 from curobo_lite.opt import Lbfgs, LbfgsConfig
 from curobo_lite.opt.lbfgs import lbfgs_for_batch
-from curobo_lite.opt.options import as_float, as_int, as_mapping, options_from_dict
+from curobo_lite.opt.options import as_bool, as_float, as_int, as_mapping, options_from_dict
 from curobo_lite.robot import RobotConfig
 from curobo_lite.rollout import ArmReacher, ArmReacherConfig, Goal, ReachCriteria, TaskConfig
 from curobo_lite.rollout.dynamics_model import KinematicModelConfig
 from curobo_lite.types import JointState, Pose, TensorDeviceType, check_data_device, check_pose
 from curobo_lite.types.errors import InputTypeError, InputValueError
+from curobo_lite.wrap.exclusive import exclusive
 from curobo_lite.wrap.ik_dls import dls_steps
 from curobo_lite.wrap.offenders import check_within_limits
 
@@ -117,6 +119,7 @@ class IKSolverConfig:
     limit_margin: float = 0.02
     stop_after: int = 0
     dls_iterations: int = 0
+    lbfgs_fallback: bool = True
     cost: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_IK_COST))
     lbfgs: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_IK_LBFGS))
 
@@ -129,6 +132,7 @@ class IKSolverConfig:
         self.limit_margin = as_float(s, "limit_margin", self.limit_margin, 0.0, 0.5)
         self.stop_after = as_int(s, "stop_after", self.stop_after, 0)
         self.dls_iterations = as_int(s, "dls_iterations", self.dls_iterations, 0)
+        self.lbfgs_fallback = as_bool(s, "lbfgs_fallback", self.lbfgs_fallback)
         self.cost = as_mapping(s, "cost", self.cost)
         # a partial lbfgs section adjusts the IK's defaults, as a trajopt's adjusts its task's
         self.lbfgs = {**DEFAULT_IK_LBFGS, **as_mapping(s, "lbfgs", self.lbfgs)}
@@ -256,12 +260,14 @@ class IKSolver:
     def world_collision(self) -> WorldCollision | None:
         return self.rollout.world_collision
 
+    @exclusive
     def update_world(self, world: WorldConfig | str) -> None:
         """Replace the obstacles (in place, shared with every solver using the same world)."""
         self.rollout.update_world(world)
 
     # --- solving ---------------------------------------------------------------------------------
 
+    @exclusive
     def solve_single(self, goal_pose: Pose, seed_config: torch.Tensor | None = None) -> IKResult:
         """One goal pose (batch 1); ``seed_config [k, D]`` optional first seeds."""
         if not isinstance(goal_pose, Pose):
@@ -280,6 +286,7 @@ class IKSolver:
             seed_config = seed_config[None]
         return self.solve_batch(goal_pose, seed_config)
 
+    @exclusive
     def solve_batch(
         self,
         goal_pose: Pose,
@@ -314,7 +321,7 @@ class IKSolver:
             )
             found = self._ranked(q, None, S, n, rank_config, t_start, self.config.dls_iterations)
             done = found.solutions_precise.sum(dim=1) >= max(1, self.config.stop_after)
-            if bool(done.all()):
+            if bool(done.all()) or not self.config.lbfgs_fallback:
                 return found
             # the goals left run the L-BFGS phase, from the seeds (a pose solution in contact
             # is a worse start for the collision terms than the seed it came from)

@@ -70,6 +70,7 @@ from curobo_lite.wrap.approach_seeds import (
     retreat_configs,
     straight_seed_paths,
 )
+from curobo_lite.wrap.exclusive import exclusive
 from curobo_lite.wrap.graph_planner import GraphPlanResult, OmplPlanner, resample_path
 from curobo_lite.wrap.ik_solver import IKResult, IKSolver
 from curobo_lite.wrap.mesh_check import coal_available
@@ -175,12 +176,14 @@ class MotionGen:
         """The shared obstacles (edit in place: ``add_obstacle``, ``update_obstacle_pose``...)."""
         return self.checker.world_collision
 
+    @exclusive
     def update_world(self, world: WorldConfig | str | Mapping) -> None:
         """Replace the obstacles of every stage (no rebuild)."""
         self.world_collision.update_world(as_world_config(world))
 
     # --- planning --------------------------------------------------------------------------------
 
+    @exclusive
     def plan_single(self, start_state: JointState, goal_pose: Pose) -> MotionGenResult:
         """Plan from ``start_state [1, D]`` (at rest) to the end-effector pose ``goal_pose``
         (batch 1)."""
@@ -189,6 +192,7 @@ class MotionGen:
             raise InputValueError(f"goal_pose: expected a Pose of batch 1, received {received}")
         return self.plan_batch(start_state, goal_pose)[0]
 
+    @exclusive
     def plan_batch(self, start_state: JointState, goal_pose: Pose) -> list[MotionGenResult]:
         """Plan ``S`` problems: ``start_state [S, D]`` (or ``[1, D]``, shared) to ``goal_pose``
         of batch ``S``; the IK and the first trajectory optimization of all problems run in
@@ -265,6 +269,7 @@ class MotionGen:
             )
         return results
 
+    @exclusive
     def plan_single_js(self, start_state: JointState, goal_state: JointState) -> MotionGenResult:
         """Plan from ``start_state [1, D]`` (at rest) to the joint configuration
         ``goal_state [1, D]`` (or ``[D]``), cuRobo's name. No IK: the goal configuration takes
@@ -317,6 +322,7 @@ class MotionGen:
             return self._from_trajopt(result, 0, status, t_start, timings, 1)
         return self._graph_fallback(start.position[0], target, None, result, 0, t_start, timings)
 
+    @exclusive
     def plan_joint(self, start_state: JointState, goal_state: JointState) -> MotionGenResult:
         """:meth:`plan_single_js` (its earlier name)."""
         return self.plan_single_js(start_state, goal_state)

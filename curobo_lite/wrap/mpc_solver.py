@@ -53,6 +53,7 @@ from curobo_lite.types import (
     quat_angle_error,
 )
 from curobo_lite.types.errors import InputTypeError, InputValueError
+from curobo_lite.wrap.exclusive import exclusive
 from curobo_lite.wrap.offenders import check_within_limits
 from curobo_lite.wrap.robot_world import as_world_collision
 
@@ -243,12 +244,14 @@ class MpcSolver:
         ``remove_obstacle``, ``update_obstacle_pose``, ``enable_obstacle``)."""
         return self.rollout.world_collision
 
+    @exclusive
     def update_world(self, world: WorldConfig | str) -> None:
         """Replace the obstacles; the plan keeps its warm start."""
         self.rollout.update_world(world)
         self._plan_revision += 1
 
     # --- goals and state -------------------------------------------------------------------------
+    @exclusive
     def update_goal(self, goal: Pose | JointState) -> None:
         """Aim at an end-effector pose (batch 1) or a joint configuration ``[1, D]``; the plan
         keeps its warm start."""
@@ -265,6 +268,7 @@ class MpcSolver:
         self.goal = self.rollout.goal
         self._plan_revision += 1
 
+    @exclusive
     def reset(self) -> None:
         """Forget the warm start (the next step starts from the neutral plan) and the filter."""
         self.mppi.reset()
@@ -295,6 +299,7 @@ class MpcSolver:
         return state
 
     # --- control ---------------------------------------------------------------------------------
+    @exclusive
     @torch.no_grad()
     def step(self, current_state: JointState) -> MpcResult:
         """One control step from the measured ``current_state [1, D]``."""

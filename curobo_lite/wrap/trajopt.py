@@ -80,6 +80,7 @@ from curobo_lite.types import (
     check_pose,
 )
 from curobo_lite.types.errors import InputTypeError, InputValueError
+from curobo_lite.wrap.exclusive import exclusive
 from curobo_lite.wrap.ik_solver import IKSolver, IKSolverConfig
 from curobo_lite.wrap.offenders import check_within_limits
 from curobo_lite.wrap.robot_world import as_world_collision
@@ -281,12 +282,14 @@ class TrajOptSolver(TrajOptPhases):
         its ``add_obstacle``, ``update_obstacle_pose``, ``enable_obstacle``...)."""
         return self.rollout.world_collision
 
+    @exclusive
     def update_world(self, world: WorldConfig | str) -> None:
         """Replace the obstacles (a :class:`WorldConfig`, a world file or a bundled name)."""
         self.rollout.update_world(world)
         if self.ik_rollout.world_collision is not self.rollout.world_collision:
             self.ik_rollout.attach_world(self.rollout.world_collision)
 
+    @exclusive
     def solve_pose(self, start_state: JointState, goal_pose: Pose) -> TrajOptResult:
         """Plan from ``start_state [1, D]`` (or ``[D]``) at rest to the pose ``goal_pose`` (batch
         1). Returns a :class:`TrajOptResult` of batch 1. A start outside the position limits
@@ -301,6 +304,7 @@ class TrajOptSolver(TrajOptPhases):
         goal = self._check_pose(goal_pose, 1)
         return self._solve(start, goal_pose=goal)
 
+    @exclusive
     def solve_batch_pose(self, start_state: JointState, goal_pose: Pose) -> TrajOptResult:
         """Plan ``S`` problems at once: ``start_state [S, D]`` (or ``[1, D]``, shared) at rest
         to ``goal_pose`` of batch ``S``. Returns a :class:`TrajOptResult` of batch ``S``."""
@@ -318,6 +322,7 @@ class TrajOptSolver(TrajOptPhases):
             start = JointState(start.position.expand(n, -1).clone())
         return self._solve(start, goal_pose=goal)
 
+    @exclusive
     def solve_joint(self, start_state: JointState, goal_state: JointState) -> TrajOptResult:
         """Plan from ``start_state [S, D]`` (or ``[1, D]``) at rest to the joint configurations
         ``goal_state [S, D]`` (``[D]`` or ``[1, D]`` for one); only ``goal_state.position`` is
@@ -328,6 +333,7 @@ class TrajOptSolver(TrajOptPhases):
             start = JointState(start.position.expand(n, -1).clone())
         return self._solve(start, goal_config=goal.expand(n, -1).clone())
 
+    @exclusive
     def solve_from_configs(
         self,
         start_state: JointState,
