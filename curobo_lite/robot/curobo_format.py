@@ -34,9 +34,8 @@ from typing import Any
 from xml.sax.saxutils import quoteattr
 
 import numpy as np
-import yaml
 
-from curobo_lite.config_files import YamlReader, config_dirs
+from curobo_lite.config_files import YamlReader, config_dirs, read_config_file
 from curobo_lite.robot.dynamics_config import RobotDynamicsConfig
 from curobo_lite.robot.geometry import matrix_to_rpy_np, quat_to_matrix_np
 from curobo_lite.robot.joints import (
@@ -353,10 +352,10 @@ def _spheres(
     if not tried.is_file():
         raise reader.error("collision_spheres", f"spheres file '{raw}' not found; tried '{tried}'")
     sphere_reader = YamlReader(str(tried))
-    try:
-        loaded = yaml.safe_load(tried.read_text())
-    except yaml.YAMLError as err:
-        raise reader.error("collision_spheres", f"'{tried}' is not valid YAML: {err}") from None
+    try:  # the bounded loader: alias bombs, undecodable text
+        loaded = read_config_file(tried, "spheres")
+    except ConfigError as err:
+        raise reader.error("collision_spheres", f"spheres file: {err}") from None
     # cuRobo's sphere files may carry a 'robot' label beside the spheres
     loaded = sphere_reader.mapping(loaded, "<top level>", ("collision_spheres",), ("robot",))
     spheres = loaded["collision_spheres"]

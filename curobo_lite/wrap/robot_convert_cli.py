@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from curobo_lite.config_files import FlowListDumper, read_config_file
+from curobo_lite.config_files import FlowListDumper, atomic_write_text, read_config_file
 from curobo_lite.robot.config import RobotConfig, resolve_robot_file
 from curobo_lite.robot.curobo_format import is_curobo_layout, robot_to_curobo, robot_urdf_text
 
@@ -68,8 +68,8 @@ def _convert(args: argparse.Namespace) -> int:
                 f"convert {args.robot}`; urdf_path is relative to this file's folder\n"
             )
             text = yaml.dump(data, Dumper=FlowListDumper, sort_keys=False)
-            urdf.write_text(robot_urdf_text(config, urdf.parent.absolute()))
-            output.write_text(header + text)
+            atomic_write_text(urdf, robot_urdf_text(config, urdf.parent.absolute()))
+            atomic_write_text(output, header + text)
     except ValueError as err:
         raise SystemExit(f"robot convert: {err}") from None
     print(
