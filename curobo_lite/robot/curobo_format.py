@@ -39,7 +39,6 @@ from curobo_lite.config_files import YamlReader, config_dirs, read_config_file
 from curobo_lite.robot.dynamics_config import RobotDynamicsConfig
 from curobo_lite.robot.geometry import matrix_to_rpy_np, quat_to_matrix_np
 from curobo_lite.robot.joints import (
-    CONTINUOUS_JOINT_LIMIT,
     JointSpec,
     joint_transform_np,
     tree_links,
@@ -309,36 +308,18 @@ def _extra_link(
 def _urdf_limits(
     urdf_path: Path, names: Sequence[str], reader: YamlReader, extra: Mapping[str, tuple]
 ) -> tuple[list, list]:
-    """Position ``[lower, upper]`` and velocity of ``names`` from the URDF's ``<limit>``, or
+    """Position ``(lower, upper)`` and velocity of ``names`` from the URDF's ``<limit>``, or
     from ``extra`` (the extra links' joints)."""
-    from curobo_lite.robot.urdf import read_urdf
+    from curobo_lite.robot.urdf import read_urdf_joint_limits
 
-    joints = {j.name: j for j in read_urdf(urdf_path).robot.joints}
-    position, velocity = [], []
-    for name in names:
-        if name in extra:
-            position.append(extra[name][0])
-            velocity.append(extra[name][1])
-            continue
-        joint = joints.get(name)
-        if joint is None:
-            raise reader.error("cspace.joint_names", f"joint '{name}' is not in {urdf_path}")
-        limit = joint.limit
-        if joint.type == "continuous":
-            position.append((-CONTINUOUS_JOINT_LIMIT, CONTINUOUS_JOINT_LIMIT))
-        elif limit is None or limit.lower is None or limit.upper is None:
-            raise reader.error(
-                "cspace.joint_names", f"joint '{name}' has no <limit lower upper> in {urdf_path}"
-            )
-        else:
-            position.append((float(limit.lower), float(limit.upper)))
-        if limit is None or limit.velocity is None or not float(limit.velocity) > 0:
-            raise reader.error(
-                "cspace.joint_names",
-                f"joint '{name}' has no positive <limit velocity> in {urdf_path}",
-            )
-        velocity.append(float(limit.velocity))
-    return position, velocity
+    in_urdf = [n for n in names if n not in extra]
+    try:
+        position, velocity = read_urdf_joint_limits(urdf_path, in_urdf)
+    except ConfigError as err:
+        raise reader.error("kinematics.cspace.joint_names", str(err)) from None
+    found = dict(zip(in_urdf, zip(position, velocity, strict=True), strict=True))
+    found.update(extra)
+    return [found[n][0] for n in names], [found[n][1] for n in names]
 
 
 def _spheres(

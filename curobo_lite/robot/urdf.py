@@ -207,6 +207,44 @@ def _check_joint_links(urdf: Any, links: set[str], source: str) -> None:
                 )
 
 
+def _joint_limits(
+    urdf: Any, names: Sequence[str], source: str
+) -> tuple[list[tuple[float, float]], list[float]]:
+    """Position ``(lower, upper)`` and velocity limit of each of ``names`` from the ``<limit>``
+    tags of a parsed URDF (continuous joints: ``[-2 pi, 2 pi]``)."""
+    joints = {j.name: j for j in urdf.robot.joints}
+    position, velocity = [], []
+    for jname in names:
+        if jname not in joints:
+            raise ConfigError(f"{source}: no joint '{jname}'")
+        joint = joints[jname]
+        limit = joint.limit
+        if joint.type == "continuous":
+            low, high = -CONTINUOUS_JOINT_LIMIT, CONTINUOUS_JOINT_LIMIT
+        elif limit is None or limit.lower is None or limit.upper is None:
+            raise ConfigError(f"{source}: joint '{jname}': <limit> needs 'lower' and 'upper'")
+        else:
+            low, high = float(limit.lower), float(limit.upper)
+        if limit is None or limit.velocity is None or not float(limit.velocity) > 0:
+            raise ConfigError(
+                f"{source}: joint '{jname}': <limit> needs a positive 'velocity', received "
+                f"{None if limit is None else limit.velocity!r}"
+            )
+        position.append((low, high))
+        velocity.append(float(limit.velocity))
+    return position, velocity
+
+
+def read_urdf_joint_limits(
+    path: str | os.PathLike, names: Sequence[str]
+) -> tuple[list[tuple[float, float]], list[float]]:
+    """Position ``(lower, upper)`` and velocity limit of each of the joints ``names`` of a URDF
+    file, from its ``<limit>`` tags (continuous joints: ``[-2 pi, 2 pi]``); a missing joint or
+    tag is a :class:`ConfigError` naming the file and the joint."""
+    path = Path(path)
+    return _joint_limits(_load_urdf(path), names, str(path))
+
+
 def config_dict_from_urdf(
     path: str | os.PathLike,
     base_link: str,
@@ -265,24 +303,9 @@ def config_dict_from_urdf(
     chain_names = {j.name for j in chain}
     kept = [*chain, *(joints[n] for n in joint_names if n not in chain_names)]
 
-    position_lower, position_upper, velocity = [], [], []
-    for jname in joint_names:
-        joint = joints[jname]
-        limit = joint.limit
-        if joint.type == "continuous":
-            low, high = -CONTINUOUS_JOINT_LIMIT, CONTINUOUS_JOINT_LIMIT
-        elif limit is None or limit.lower is None or limit.upper is None:
-            raise ConfigError(f"{source}: joint '{jname}': <limit> needs 'lower' and 'upper'")
-        else:
-            low, high = float(limit.lower), float(limit.upper)
-        if limit is None or limit.velocity is None or not float(limit.velocity) > 0:
-            raise ConfigError(
-                f"{source}: joint '{jname}': <limit> needs a positive 'velocity', received "
-                f"{None if limit is None else limit.velocity!r}"
-            )
-        position_lower.append(low)
-        position_upper.append(high)
-        velocity.append(float(limit.velocity))
+    position, velocity = _joint_limits(urdf, joint_names, source)
+    position_lower = [low for low, _ in position]
+    position_upper = [high for _, high in position]
     dof = len(joint_names)
     acceleration = _per_joint(acceleration, dof, "acceleration_limit")
     jerk = _per_joint(jerk, dof, "jerk_limit")
