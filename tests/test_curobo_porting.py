@@ -137,6 +137,9 @@ def test_motion_gen_example_plans_above_the_table():
     kin = _kinematics()
     np.testing.assert_allclose(plan[0], kin["cspace"]["retract_config"][:7], atol=1e-5)
     _check_pose(plan[-1], goal_pose.position[0], goal_pose.quaternion[0], 0.005, 0.05)
+    knots = result.optimized_plan.position.double().numpy()
+    assert knots.ndim == 2 and knots.shape[1] == 7 and result.optimized_dt.item() > 0
+    np.testing.assert_allclose(knots[-1], plan[-1], atol=1e-4)
     table = world.cuboid[0]
     links, local, buffer, _, _ = curobo_spheres(ROBOT_FILE)
     for q in plan:

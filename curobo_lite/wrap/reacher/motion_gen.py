@@ -174,16 +174,25 @@ class MotionGenResult(Adapter):
 
     @property
     def optimized_plan(self) -> JointState | None:
-        """The optimized knots ``[H, D]`` at :attr:`optimized_dt` (``None`` without a plan)."""
+        """The optimized knots ``[H, D]`` at :attr:`optimized_dt`; a plan that came from this
+        package's roadmap stage has no knots, so it is the interpolated plan (``None`` without
+        a plan)."""
         trajopt = self.result.trajopt_result
-        if trajopt is None or self.result.interpolated_plan is None:
+        if self.result.interpolated_plan is None:
             return None
+        if trajopt is None:
+            return self.result.interpolated_plan
         return trajopt.solution[0]
 
     @property
     def optimized_dt(self) -> torch.Tensor | None:
+        """``[1]`` seconds between the knots of :attr:`optimized_plan`."""
         trajopt = self.result.trajopt_result
-        return None if trajopt is None else trajopt.optimized_dt[:1]
+        if self.result.interpolated_plan is None:
+            return None
+        if trajopt is None:
+            return torch.tensor([self.result.interpolation_dt])
+        return trajopt.optimized_dt[:1]
 
     @property
     def interpolation_dt(self) -> float:
