@@ -393,3 +393,43 @@ def test_a_curobo_file_is_accepted_wherever_a_robot_is(tmp_path, capsys):
         RobotConfig.from_dict(data)
     config = RobotConfig.from_dict(data, assets_path=robot_file.parent)
     assert config.dof == 6 and math.isfinite(config.retract_config.sum().item())
+
+
+def test_moving_extra_links_and_unknown_ignore_links(tmp_path):
+    """A prismatic extra link (cuRobo's ``Z_PRISM``) held by ``lock_joints`` moves its spheres
+    along its parent's z; self-collision rules naming links the robot lacks are skipped and
+    reported, as cuRobo skips them."""
+
+    def edit(kin):
+        kin["extra_links"] = {
+            "probe": {
+                "parent_link_name": "wrist_3_link",
+                "link_name": "probe",
+                "joint_name": "probe_joint",
+                "joint_type": "Z_PRISM",
+                "fixed_transform": [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0],
+                "joint_limits": [0.0, 0.2],
+            }
+        }
+        kin["lock_joints"] = {"probe_joint": 0.15}
+        kin["cspace"]["joint_names"].append("probe_joint")
+        kin["cspace"]["retract_config"].append(0.15)
+        for key in ("null_space_weight", "cspace_distance_weight", "max_jerk"):
+            kin["cspace"][key].append(1.0)
+        kin["collision_link_names"].append("probe")
+        kin["collision_spheres"]["probe"] = [{"center": [0.0, 0.0, 0.0], "radius": 0.01}]
+        kin["self_collision_ignore"]["forarm_link"] = ["wrist_1_link"]  # cuRobo's own typo
+
+    robot_file, urdf = _write(tmp_path, "ur5e", edit=edit)
+    with pytest.warns(CuroboKeysIgnored, match="forarm_link"):
+        config = RobotConfig.load(robot_file)
+    assert config.lock_joints == {"probe_joint": 0.15}
+    kin = Kinematics(config)
+    q = _random_q(config, 3)
+    state = kin.forward(q)
+    rows = state.link_spheres[:, torch.tensor([n == "probe" for n in kin.sphere_link_names])]
+    for b in range(3):
+        values = _reference_values(config, q[b].numpy())
+        wrist = UrdfFK(urdf).link_transforms(config.base_link, values)["wrist_3_link"]
+        expected = wrist[:3, :3] @ [0.0, 0.0, 0.15] + wrist[:3, 3]
+        np.testing.assert_allclose(rows[b, 0, :3].numpy(), expected, atol=1e-5)
