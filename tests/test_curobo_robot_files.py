@@ -433,3 +433,42 @@ def test_moving_extra_links_and_unknown_ignore_links(tmp_path):
         wrist = UrdfFK(urdf).link_transforms(config.base_link, values)["wrist_3_link"]
         expected = wrist[:3, :3] @ [0.0, 0.0, 0.15] + wrist[:3, 3]
         np.testing.assert_allclose(rows[b, 0, :3].numpy(), expected, atol=1e-5)
+
+
+def test_malformed_curobo_files_are_named_errors(tmp_path):
+    """Seeded mutations of a cuRobo file (a value replaced by one of another type, or a key
+    removed): each loads or raises this package's named error, never a bare TypeError."""
+    import copy
+    import random
+
+    from curobo_lite.types.errors import CuroboLiteError
+
+    robot_file, _ = _write(tmp_path, "franka")
+    base = yaml.safe_load(robot_file.read_text())
+
+    def paths(node, prefix=()):
+        items = node.items() if isinstance(node, dict) else enumerate(node[:2])
+        for key, value in items:
+            yield (*prefix, key)
+            if isinstance(value, dict | list):
+                yield from paths(value, (*prefix, key))
+
+    every = list(paths(base))
+    values = [None, 1, -1.5, "x", [], {}, [1, 2], {"a": 1}, True, float("nan"), "panda_link3"]
+    rng = random.Random(0)
+    for _ in range(120):
+        data = copy.deepcopy(base)
+        path = rng.choice(every)
+        parent = data
+        for key in path[:-1]:
+            parent = parent[key]
+        if isinstance(parent, dict) and rng.random() < 0.2:
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = rng.choice(values)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                RobotConfig.from_dict(data, source=str(robot_file), base_dir=robot_file.parent)
+        except CuroboLiteError as err:
+            assert str(robot_file) in str(err) or "urdf" in str(err).lower(), (path, err)

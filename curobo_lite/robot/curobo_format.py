@@ -201,7 +201,7 @@ def resolve_asset(
 ) -> Path:
     """The first existing ``root / value`` (``value`` itself when absolute); a
     :class:`ConfigError` naming every path tried when none exists."""
-    path = Path(value)
+    path = Path(reader.string(value, key))
     tried = [path] if path.is_absolute() else [root / path for root in roots]
     for candidate in tried:
         if candidate.is_dir() if directory else candidate.is_file():
@@ -212,6 +212,12 @@ def resolve_asset(
         f"{kind} '{value}' not found; tried {[str(p) for p in tried]} (set {ENV_ASSETS} "
         "or pass assets_path to point at cuRobo's assets folder)",
     )
+
+
+def _any_keys(reader: YamlReader, value: Any, key: str) -> Mapping[str, Any]:
+    """A mapping whose keys are names (links, joints): any keys, a named error for anything
+    that is not a mapping."""
+    return reader.mapping(value, key, (), list(value) if isinstance(value, Mapping) else ())
 
 
 def _per_joint(reader: YamlReader, value: Any, key: str, dof: int) -> list[float]:
@@ -327,7 +333,7 @@ def _spheres(
 ) -> tuple[dict[str, list[dict[str, Any]]], str]:
     """The ``collision_spheres`` mapping, read from its file when it names one."""
     if not isinstance(raw, str):
-        return reader.mapping(raw, "collision_spheres", (), list(raw or ())), reader.source
+        return _any_keys(reader, raw, "collision_spheres"), reader.source
     path = Path(raw)
     tried = path if path.is_absolute() else Path(base_dir or ".") / path
     if not tried.is_file():
@@ -340,7 +346,7 @@ def _spheres(
     # cuRobo's sphere files may carry a 'robot' label beside the spheres
     loaded = sphere_reader.mapping(loaded, "<top level>", ("collision_spheres",), ("robot",))
     spheres = loaded["collision_spheres"]
-    return sphere_reader.mapping(spheres, "collision_spheres", (), list(spheres or ())), str(tried)
+    return _any_keys(sphere_reader, spheres, "collision_spheres"), str(tried)
 
 
 def curobo_to_robot_dict(
@@ -411,7 +417,7 @@ def curobo_to_robot_dict(
     else:
         raise reader.error("kinematics.ee_link", "missing: give ee_link or tool_frames")
     extra = kin.get("extra_links") or {}
-    extra = reader.mapping(extra, "kinematics.extra_links", (), list(extra))
+    extra = _any_keys(reader, extra, "kinematics.extra_links")
     extra_limits: dict[str, tuple] = {}
     joints += [
         _extra_link(reader, n, v, f"kinematics.extra_links.{n}", extra_limits)
@@ -559,9 +565,7 @@ def _collision(
     spheres, sphere_source = _spheres(reader, kin["collision_spheres"], base_dir)
     names = reader.strings(kin.get("collision_link_names") or [], "kinematics.collision_link_names")
     extra_spheres = kin.get("extra_collision_spheres") or {}
-    extra_spheres = reader.mapping(
-        extra_spheres, "kinematics.extra_collision_spheres", (), list(extra_spheres)
-    )
+    extra_spheres = _any_keys(reader, extra_spheres, "kinematics.extra_collision_spheres")
     for link, count in extra_spheres.items():
         key = f"kinematics.extra_collision_spheres.{link}"
         if link not in links:
@@ -611,9 +615,7 @@ def _collision(
     ignore: dict[str, list[str]] = {}
     unknown: list[str] = []
     raw_ignore = kin.get("self_collision_ignore") or {}
-    raw_ignore = reader.mapping(
-        raw_ignore, "kinematics.self_collision_ignore", (), list(raw_ignore)
-    )
+    raw_ignore = _any_keys(reader, raw_ignore, "kinematics.self_collision_ignore")
     for link, others in raw_ignore.items():
         others = reader.strings(others or [], f"kinematics.self_collision_ignore.{link}")
         kept = [o for o in others if o in links and o != link]
