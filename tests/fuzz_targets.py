@@ -8,7 +8,13 @@ subclass it raised. Any other exception escapes: that is a bug, and the tests fa
 Config targets mutate the bundled files structurally: a key deleted, an unknown key added, a
 value replaced by a wrong type, NaN/inf, a negative or a huge number, a lower/upper pair swapped,
 a string replaced by another name from the same file (unknown joint types, dangling parents,
-cycles and duplicate names come out of that), or the whole text replaced by garbage.
+cycles and duplicate names come out of that), or the whole text replaced by garbage. Issue #34
+widened them to the inputs a user's typos and hostile files produce: extreme magnitudes (integers
+of hundreds of digits, +-1e308, subnormals, -0.0) and every scalar slot given a string (also one
+that reads as a number), None, a bool, a list or a mapping; files in other encodings (binary,
+UTF-16 with and without a byte-order mark, Latin-1, UTF-8 with a BOM); paths that are missing,
+directories, dangling symlinks or symlink loops (unreadable); YAML alias bombs and recursive
+aliases; URDF joints whose parent or child names no link.
 """
 
 from __future__ import annotations
@@ -66,7 +72,13 @@ def assert_finite(name: str, *tensors: torch.Tensor | None) -> None:
 # structural mutation of YAML trees
 # ------------------------------------------------------------------------------------------
 SPECIAL_NUMBERS = (math.nan, math.inf, -math.inf, -1.0, 0.0, -1e-9, 1e9, -1e300)
+#: magnitudes outside float range or at its edges (issue #34)
+EXTREME_NUMBERS = (10**400, -(10**400), 2**64, 1e308, -1e308, 5e-324, -5e-324, -0.0, 1e13)
+#: what a scalar slot may be given instead of a number
+CONFUSED_VALUES = (None, True, False, "0.02", "1e3", "fast", "", [0.5], [], {}, {"a": 1})
 wrong_values = st.one_of(
+    st.sampled_from(EXTREME_NUMBERS),
+    st.sampled_from(CONFUSED_VALUES),
     st.none(),
     st.booleans(),
     st.integers(-3, 3),
@@ -76,7 +88,7 @@ wrong_values = st.one_of(
     st.lists(st.sampled_from(SPECIAL_NUMBERS + (1.0, 2.0)), max_size=4),
     st.dictionaries(st.sampled_from(["a", "lower", "name", "x"]), st.integers(0, 2), max_size=2),
 )
-OPS = ("delete", "extra_key", "replace", "swap_limits", "rename", "negate", "duplicate")
+OPS = ("delete", "extra_key", "replace", "swap_limits", "rename", "negate", "duplicate", "retype")
 
 
 def _paths(tree: Any, prefix: tuple = ()) -> list[tuple]:
@@ -88,6 +100,12 @@ def _paths(tree: Any, prefix: tuple = ()) -> list[tuple]:
         if isinstance(value, dict | list) and value:
             out.extend(_paths(value, (*prefix, key)))
     return out
+
+
+def _at(tree: Any, path: tuple) -> Any:
+    for key in path:
+        tree = tree[key]
+    return tree
 
 
 def _strings(tree: Any) -> list[str]:
@@ -123,6 +141,13 @@ def _mutate_once(tree: Any, draw: Callable) -> None:
         parent[key] = -value
     elif op == "duplicate" and isinstance(parent, list):
         parent.append(copy.deepcopy(value))
+    elif op == "retype":
+        # a scalar slot (number, bool, string) anywhere: an extreme or a confused value
+        scalars = [p for p in paths if not isinstance(_at(tree, p), dict | list)]
+        if scalars:
+            path = draw(st.sampled_from(scalars))
+            parent = _at(tree, path[:-1])
+            parent[path[-1]] = draw(st.sampled_from(EXTREME_NUMBERS + CONFUSED_VALUES))
     else:
         parent[key] = draw(wrong_values)
 
@@ -135,22 +160,77 @@ def mutated_tree(draw: Callable, base: Any) -> Any:
     return tree
 
 
+def alias_bomb(levels: int = 9, width: int = 9) -> str:
+    """The "billion laughs" YAML: ``width ** levels`` strings from a few kilobytes."""
+    expr = f"&b0 [{', '.join(['lol'] * width)}]"
+    for i in range(1, levels):
+        expr = f"&b{i} [{', '.join([expr] + [f'*b{i - 1}'] * (width - 1))}]"
+    return expr
+
+
 garbage_text = st.one_of(
     st.text(max_size=80),
     st.sampled_from(["", "- a\n- b", "{", "a: [1, 2", ":\n  :", "!!python/object:os.system x"]),
+    st.sampled_from(
+        [
+            f"joint_names: {alias_bomb()}\n",
+            f"model:\n  horizon: {alias_bomb()}\n",
+            f"cuboid:\n  box: {alias_bomb()}\n",
+            "a: &a [1, *a]\n",
+            "[" * 5000 + "]" * 5000,
+        ]
+    ),
 )
+ENCODINGS = ("binary", "utf-16", "utf-16-le", "utf-16-be", "latin-1", "utf-8-sig", "nul")
+PATH_KINDS = ("missing", "directory", "dangling_symlink", "symlink_loop")
+
+
+def encode(text: str, encoding: str) -> bytes:
+    """``text`` as a file in ``encoding`` (``binary``: random-looking bytes; ``nul``: UTF-8
+    with NUL characters; ``latin-1``: with a non-ASCII comment so it is not plain ASCII)."""
+    if encoding == "binary":
+        return bytes(range(256)) + text.encode()[:64]
+    if encoding == "nul":
+        return text.encode().replace(b"\n", b"\x00\n", 1)
+    if encoding == "latin-1":
+        return ("# caf\xe9\n" + text).encode("latin-1", errors="replace")
+    return text.encode(encoding)
 
 
 @dataclass
 class Case:
-    """One generated input: a parsed tree, or raw text written to a file."""
+    """One generated input: a parsed tree, raw text or bytes written to a file, or a path that
+    is no readable file (``path_kind``, one of :data:`PATH_KINDS`)."""
 
     tree: Any = None
     text: str | None = None
+    data: bytes | None = None
+    path_kind: str | None = None
+
+    @property
+    def is_file(self) -> bool:
+        return self.text is not None or self.data is not None or self.path_kind is not None
 
     def path(self, suffix: str) -> Path:
         path = _SCRATCH / f"case{suffix}"
-        path.write_text(self.text if self.text is not None else yaml.safe_dump(self.tree))
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+        elif path.is_dir():
+            shutil.rmtree(path)
+        loop = _SCRATCH / f"loop{suffix}"
+        if loop.is_symlink():
+            loop.unlink()
+        if self.path_kind == "directory":
+            path.mkdir()
+        elif self.path_kind == "dangling_symlink":
+            path.symlink_to(_SCRATCH / "nowhere" / "missing.yml")
+        elif self.path_kind == "symlink_loop":
+            path.symlink_to(loop)
+            loop.symlink_to(path)
+        elif self.data is not None:
+            path.write_bytes(self.data)
+        elif self.path_kind is None:
+            path.write_text(self.text if self.text is not None else yaml.safe_dump(self.tree))
         return path
 
 
@@ -166,10 +246,13 @@ def _yaml(kind: str, name: str) -> Any:
 
 def config_cases(kind: str, names: tuple[str, ...]) -> st.SearchStrategy[Case]:
     trees = st.sampled_from(names).flatmap(lambda n: mutated_tree(_yaml(kind, n)))
+    plain = st.sampled_from(names).map(lambda n: yaml.safe_dump(_yaml(kind, n)))
     return st.one_of(
         trees.map(lambda t: Case(tree=t)),
         trees.map(lambda t: Case(text=yaml.safe_dump(t))),
         garbage_text.map(lambda s: Case(text=s)),
+        st.tuples(plain, st.sampled_from(ENCODINGS)).map(lambda p: Case(data=encode(*p))),
+        st.sampled_from(PATH_KINDS).map(lambda k: Case(path_kind=k)),
     )
 
 
@@ -178,7 +261,7 @@ def config_cases(kind: str, names: tuple[str, ...]) -> st.SearchStrategy[Case]:
 # ------------------------------------------------------------------------------------------
 def run_robot(case: Case) -> str:
     def run() -> None:
-        if case.text is None:
+        if not case.is_file:
             config = RobotConfig.from_dict(case.tree, source="fuzz.yml", base_dir=CONFIGS / "robot")
         else:
             config = RobotConfig.from_yaml(case.path(".yml"))
@@ -218,8 +301,14 @@ def planar_goal() -> Pose:
 def task_cases(draw: Callable) -> tuple[str, Case]:
     name = draw(st.sampled_from(["particle_mpc", "gradient_trajopt"]))
     base = small_task(name)
-    if draw(st.integers(0, 9)) == 0:
+    kind = draw(st.integers(0, 19))
+    if kind < 2:
         return name, Case(text=draw(garbage_text))
+    if kind == 2:
+        encoding = draw(st.sampled_from(ENCODINGS))
+        return name, Case(data=encode(yaml.safe_dump(base), encoding))
+    if kind == 3:
+        return name, Case(path_kind=draw(st.sampled_from(PATH_KINDS)))
     return name, Case(tree=draw(mutated_tree(base)))
 
 
@@ -229,7 +318,7 @@ def run_task(drawn: tuple[str, Case]) -> str:
     start = JointState.from_position(robot.retract_config[None].clone())
 
     def run() -> None:
-        if case.text is None:
+        if not case.is_file:
             task = TaskConfig.from_dict(case.tree, source="fuzz_task.yml")
         else:
             task = TaskConfig.from_yaml(case.path("_task.yml"))
@@ -248,7 +337,7 @@ def run_task(drawn: tuple[str, Case]) -> str:
 
 def run_world(case: Case) -> str:
     def run() -> None:
-        if case.text is None:
+        if not case.is_file:
             world = WorldConfig.from_dict(case.tree, source="fuzz_world.yml")
         else:
             world = WorldConfig.from_yaml(case.path("_world.yml"))
@@ -279,6 +368,10 @@ URDF_VALUES = (
     "tool",
     "base",
     "joint1",
+    "ghost",  # a parent or child that names no link: a dangling joint
+    "1e400",
+    "-0.0",
+    "5e-324",
 )
 
 
@@ -377,7 +470,10 @@ def hostile(valid: torch.Tensor, fault: str) -> Any:
 
 
 faults = st.sampled_from(TENSOR_FAULTS)
-DT_VALUES = (0.02, 1e-4, 1.0, 0.0, -0.01, math.nan, math.inf, "dt", None)
+DT_VALUES = (
+    *(0.02, 1e-4, 1.0, 0.0, -0.01, math.nan, math.inf, "dt", None),
+    *(1e308, 10**400, 5e-324, -0.0, True, "0.02", [0.02]),
+)
 
 
 @st.composite
@@ -415,7 +511,7 @@ def run_step(case: dict[str, Any]) -> str:
     start = hostile(torch.randn(b, d, generator=g), case["start"])
     dt = case["dt"]
     if case["dt_vector"] and isinstance(dt, float):
-        dt = torch.full((h,), dt)
+        dt = torch.full((h,), dt, dtype=torch.float64).float()  # 1e308 becomes inf in float32
     control_space, fd_mode = case["mode"]
 
     def run() -> None:

@@ -338,7 +338,7 @@ def test_from_config_task_of_wrong_type_names_task(solver, task):
         ({"jerk_limit": None}, InputTypeError, "jerk_limit: expected a number, received None"),
         ({"acceleration_limit": "l2"}, InputTypeError, "acceleration_limit: expected a number"),
         ({"acceleration_limit": 10**400}, InputValueError, "acceleration_limit: expected a fin"),
-        ({"acceleration_limit": -1.0}, InputValueError, "acceleration_limit: expected a number"),
+        ({"acceleration_limit": -1.0}, InputValueError, "acceleration_limit: expected a positive"),
         ({"jerk_limit": [1.0, "x"]}, InputTypeError, r"jerk_limit\[1\]: expected a number"),
         ({"jerk_limit": [1.0] * 3}, InputValueError, "jerk_limit: expected a positive number or 7"),
     ],

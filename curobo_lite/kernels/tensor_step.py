@@ -22,6 +22,7 @@ import warp as wp
 from curobo_lite.kernels import step_kernels, step_rows
 from curobo_lite.kernels.launch import as_warp, launch_rows
 from curobo_lite.types.base import check_data_device
+from curobo_lite.types.checks import finite_checks, parse_number, require_finite
 from curobo_lite.types.errors import InputTypeError, InputValueError
 from curobo_lite.types.state import StateType
 
@@ -133,9 +134,9 @@ def prepare_traj_dt(
     elif (
         isinstance(traj_dt, torch.Tensor) and traj_dt.ndim == 0 or isinstance(traj_dt, (int, float))
     ):
-        value = float(traj_dt)
-        if not value > 0.0 or value == float("inf"):
-            raise InputValueError(f"traj_dt: expected a positive finite scalar, received {value}")
+        # the one checked number path: bool, overflow, NaN/inf and magnitudes past 1e12 (which
+        # overflow float32 products) are rejected here, not inside the kernel
+        value = parse_number(traj_dt, "traj_dt", low=0.0, low_open=True)
         return torch.full((horizon,), value, device=like.device, dtype=like.dtype)
     else:
         shape = (
@@ -612,8 +613,14 @@ def tensor_step(
     start_idx: torch.Tensor | None = None,
     out: StepBuffers | None = None,
     check_index: bool = True,
+    check_finite: bool | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Integrate an action sequence into a joint-state trajectory (SPEC §2).
+
+    Values are not checked by default: NaN/inf inputs propagate to the outputs, as in torch
+    ops, with no device sync. ``check_finite=True`` (a debug option; default: the environment
+    variable ``CUROBO_LITE_CHECK_FINITE``) checks ``act``, the start state and ``traj_dt``
+    first and raises an ``InputValueError`` naming the argument and the first bad index.
 
     Args:
         act: ``[B, H, D]`` actions; ``act[:, h-1]`` drives step ``h``; ``act[:, H-1]`` is unused
@@ -630,6 +637,8 @@ def tensor_step(
         check_index: ``False`` skips the check that ``start_idx`` lies in ``[0, S)``, the one
             host read of the call: for callers that built the indices themselves (the rollout),
             so the hot loop needs no device synchronization.
+        check_finite: raise on NaN/inf inputs instead of propagating them (one device read per
+            input; ``None``: ``$CUROBO_LITE_CHECK_FINITE``).
 
     Returns:
         ``(position, velocity, acceleration, jerk)``, each ``[B, H, D]``; index 0 holds the start
@@ -647,6 +656,15 @@ def tensor_step(
         start_idx,
         check_index,
     )
+    if finite_checks(check_finite):
+        for name, value in (
+            ("act", inputs.act),
+            ("start_position", inputs.start_position),
+            ("start_velocity", inputs.start_velocity),
+            ("start_acceleration", inputs.start_acceleration),
+            ("traj_dt", inputs.traj_dt),
+        ):
+            require_finite(name, value)
     if out is not None:
         out.check(inputs.act)
     return TensorStepFunction.apply(

@@ -39,6 +39,7 @@ from curobo_lite.robot.config import RobotConfig
 from curobo_lite.robot.kinematics_tables import build_chain_tables
 from curobo_lite.robot.kinematics_torch import frames_torch, grad_q_torch, spheres_torch
 from curobo_lite.types import Pose, TensorDeviceType, check_dtype_device, quat_rotate
+from curobo_lite.types.checks import finite_checks, require_finite
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
 
@@ -380,11 +381,19 @@ class Kinematics:
         return grad.t()
 
     def forward(
-        self, q: torch.Tensor, spheres: bool = True, out: KinematicsBuffers | None = None
+        self,
+        q: torch.Tensor,
+        spheres: bool = True,
+        out: KinematicsBuffers | None = None,
+        check_finite: bool | None = None,
     ) -> KinematicsState:
         """Link and end-effector poses in the base frame, and the collision spheres.
 
         Differentiable with respect to ``q`` (exact analytic backward; first order only).
+        ``q`` is not checked for NaN/inf by default: they propagate to the outputs, as in
+        torch ops, with no device sync; ``check_finite=True`` (a debug option; default: the
+        environment variable ``CUROBO_LITE_CHECK_FINITE``) raises an ``InputValueError``
+        naming ``q`` and the first bad index instead.
 
         Args:
             q: ``[..., D]`` joint positions (e.g. ``[N, D]`` or trajectories ``[N, H, D]``), on
@@ -403,6 +412,8 @@ class Kinematics:
             and ``link_spheres [..., S, 4]`` (or ``None``).
         """
         flat, batch_shape = self._flatten(q)
+        if finite_checks(check_finite):
+            require_finite("q", q)
         spheres = bool(spheres) and self.num_spheres > 0
         if out is None:
             position, quat, link_spheres = _LinkFrames.apply(flat, self, spheres)

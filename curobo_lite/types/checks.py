@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 import reprlib
 from collections.abc import Callable
 from typing import Any
@@ -67,10 +68,17 @@ def _default_error(where: str, problem: str, is_type: bool) -> Exception:
     return cls(f"{where}: {problem}")
 
 
-def _interval(low: float | None, high: float | None, low_open: bool, high_open: bool) -> str:
+def _expected(
+    kind: str, low: float | None, high: float | None, low_open: bool, high_open: bool
+) -> str:
+    """``"a positive number"``, ``"an integer >= 1"``, ``"a number in [0, 1]"``, ..."""
+    if high is None and low == 0 and low_open:
+        return f"a positive {kind.split()[-1]}"
+    if high is None and low is not None:
+        return f"{kind} {'>' if low_open else '>='} {low:g}"
     lo = "(-inf" if low is None else ("(" if low_open else "[") + f"{low:g}"
     hi = "inf)" if high is None else f"{high:g}" + (")" if high_open else "]")
-    return f"{lo}, {hi}"
+    return f"{kind} in {lo}, {hi}"
 
 
 def _numeric_text(value: Any) -> bool:
@@ -152,10 +160,48 @@ def parse_number(
     if bad:
         raise make(
             where,
-            f"expected {kind} in {_interval(low, high, low_open, high_open)}, {received(value)}",
+            f"expected {_expected(kind, low, high, low_open, high_open)}, {received(value)}",
             False,
         )
     return number
 
 
-__all__ = ["EXCERPT_CHARS", "MAX_INT", "MAX_MAGNITUDE", "excerpt", "parse_number", "received"]
+#: Set to 1 to turn :func:`finite_checks` on by default (``check_finite=None`` arguments).
+ENV_CHECK_FINITE = "CUROBO_LITE_CHECK_FINITE"
+
+
+def finite_checks(check_finite: bool | None) -> bool:
+    """Whether a kernel entry point (``tensor_step``, ``Kinematics.forward``) checks its inputs
+    for NaN/inf: ``check_finite`` when given, else ``$CUROBO_LITE_CHECK_FINITE`` (``1``: on).
+    Off by default: the check reads a value back from the device (a sync per call)."""
+    if check_finite is not None:
+        return bool(check_finite)
+    return os.environ.get(ENV_CHECK_FINITE, "0") not in ("", "0", "false", "False")
+
+
+def require_finite(name: str, tensor: Any) -> None:
+    """Raise an ``InputValueError`` naming ``name`` and the first NaN/inf element's index
+    (one device read); ``None`` and non-tensors pass."""
+    if tensor is None or not hasattr(tensor, "isfinite") or tensor.numel() == 0:
+        return
+    bad = ~tensor.detach().isfinite()
+    if bool(bad.any()):
+        index = tuple(int(i) for i in bad.nonzero()[0])
+        value = float(tensor.detach()[index])
+        raise InputValueError(
+            f"{name}: expected finite values (check_finite), received {value} at index "
+            f"{list(index)}"
+        )
+
+
+__all__ = [
+    "ENV_CHECK_FINITE",
+    "EXCERPT_CHARS",
+    "MAX_INT",
+    "MAX_MAGNITUDE",
+    "excerpt",
+    "finite_checks",
+    "parse_number",
+    "received",
+    "require_finite",
+]
