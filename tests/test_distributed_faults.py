@@ -6,22 +6,15 @@ the parent kills whatever outlives a deadline, and fails the test if a survivor 
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
-import socket
 import time
 from pathlib import Path
 
 import pytest
+from rank_processes import free_port, run_ranks
 
 TIMEOUT_S = 3.0  # the process-group timeout the ranks read from their task section
 DEADLINE_S = 90.0  # whole spawn, including torch imports on a busy machine
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _rank(rank: int, world: int, port: int, fault: str, out_dir: str) -> None:
@@ -65,22 +58,9 @@ def _rank(rank: int, world: int, port: int, fault: str, out_dir: str) -> None:
 
 @pytest.mark.parametrize("fault, world", [("raise", 2), ("exit", 3), ("hang", 3)])
 def test_a_failing_rank_ends_every_other_rank_with_a_clear_error(fault, world, tmp_path):
-    ctx = multiprocessing.get_context("spawn")
-    port = _free_port()
-    procs = [
-        ctx.Process(target=_rank, args=(r, world, port, fault, str(tmp_path))) for r in range(world)
-    ]
-    for p in procs:
-        p.start()
-    survivors = procs[:-1]
-    deadline = time.monotonic() + DEADLINE_S
-    for p in survivors:
-        p.join(max(0.0, deadline - time.monotonic()))
-    hung = [r for r, p in enumerate(survivors) if p.is_alive()]
-    for p in procs:
-        if p.is_alive():
-            p.kill()
-        p.join()
+    port = free_port()
+    args = [(r, world, port, fault, str(tmp_path)) for r in range(world)]
+    hung = run_ranks(_rank, args, world - 1, DEADLINE_S)
     assert not hung, f"ranks {hung} still running after {DEADLINE_S} s"
     for rank in range(world - 1):
         record = json.loads((tmp_path / f"rank{rank}.json").read_text())

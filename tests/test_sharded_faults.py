@@ -12,24 +12,17 @@ the test if a survivor did.
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
-import socket
 import time
 from pathlib import Path
 
 import pytest
 import yaml
+from rank_processes import free_port, run_ranks
 
 TIMEOUT_S = 3.0  # the task file's distributed.timeout_s
 DEADLINE_S = 120.0  # whole spawn, including torch imports and solver builds on a busy machine
 GOAL = ["0.6", "0.4", "0.0", "0.9238795", "0.0", "0.0", "0.3826834"]  # planar3, reachable
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _task_file(folder: Path) -> Path:
@@ -94,25 +87,12 @@ def _rank(rank: int, world: int, port: int, fault: str, task: str, out_dir: str)
 
 def _run(fault: str, world: int, tmp_path: Path) -> list[dict]:
     task = _task_file(tmp_path)
-    ctx = multiprocessing.get_context("spawn")
-    port = _free_port()
-    procs = [
-        ctx.Process(target=_rank, args=(r, world, port, fault, str(task), str(tmp_path)))
-        for r in range(world)
-    ]
-    for p in procs:
-        p.start()
-    survivors = procs if fault == "none" else procs[:-1]
-    deadline = time.monotonic() + DEADLINE_S
-    for p in survivors:
-        p.join(max(0.0, deadline - time.monotonic()))
-    hung = [r for r, p in enumerate(survivors) if p.is_alive()]
-    for p in procs:
-        if p.is_alive():
-            p.kill()
-        p.join()
+    port = free_port()
+    args = [(r, world, port, fault, str(task), str(tmp_path)) for r in range(world)]
+    survivors = world if fault == "none" else world - 1
+    hung = run_ranks(_rank, args, survivors, DEADLINE_S)
     assert not hung, f"ranks {hung} still running after {DEADLINE_S} s"
-    return [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(len(survivors))]
+    return [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(survivors)]
 
 
 @pytest.mark.parametrize("fault, world", [("raise", 2), ("exit", 3), ("hang", 2)])
