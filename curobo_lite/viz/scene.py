@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import torch
 import trimesh
-import yaml
 
+from curobo_lite.config_files import read_config_file
 from curobo_lite.geom import WorldCollision
 from curobo_lite.geom.world import Capsule, Cuboid, Cylinder, Mesh, Obstacle, Sphere
 from curobo_lite.robot import Kinematics, RobotConfig
@@ -176,7 +176,7 @@ def robot_urdf_path(robot_config: RobotConfig) -> Path | None:
         return source
     if suffix not in (".yml", ".yaml") or not source.is_file():
         return None
-    data = yaml.safe_load(source.read_text())
+    data = read_config_file(source, "robot")
     urdf = data.get("urdf_path") if isinstance(data, dict) else None
     if not isinstance(urdf, str | os.PathLike):
         return None

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import torch
 
-from curobo_lite.config_files import atomic_write_text
+from curobo_lite.config_files import atomic_write_text, read_config_file
 from curobo_lite.robot.config import RobotConfig
 from curobo_lite.robot.kinematics import Kinematics
 from curobo_lite.wrap.robot_convert_cli import register_convert
@@ -161,8 +161,6 @@ DEFAULT_IGNORE_SAMPLES = 2000
 
 
 def _spheres(args: argparse.Namespace) -> int:
-    import yaml
-
     from curobo_lite.robot import sphere_fit
     from curobo_lite.robot.collision_config import COLLISION_KEYS
     from curobo_lite.robot.config import resolve_robot_file
@@ -199,7 +197,7 @@ def _spheres(args: argparse.Namespace) -> int:
                 raise SystemExit("robot spheres: --ignore-samples needs a robot file")
         else:
             robot_file = resolve_robot_file(args.robot)
-            raw = yaml.safe_load(robot_file.read_text())
+            raw = read_config_file(robot_file, "robot")  # bounded YAML, UTF-8, named errors
             if not args.ignore_samples and not raw.get("self_collision_ignore"):
                 # a robot file without an ignore list would report its adjacent links, whose
                 # spheres always overlap at the joints, as in self-collision everywhere
