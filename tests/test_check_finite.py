@@ -43,14 +43,19 @@ def test_tensor_step_propagates_by_default_and_names_the_input_on_request(where,
     assert f"at index {list(index)}" in message and str(bad) in message
 
 
-@pytest.mark.parametrize("bad", [math.nan, math.inf, 0.0])
+@pytest.mark.parametrize("bad", [math.nan, math.inf, 0.0, 1e-30, 5e-324])
 def test_tensor_step_always_rejects_a_bad_traj_dt(bad):
-    # a step length is a setting, not data: checked with or without check_finite
+    # a step length is a setting, not data: checked with or without check_finite; a subnormal
+    # one (found by the widened fuzzer) made finite inputs give inf velocities
     act, start = _step_inputs()
-    dt = torch.full((5,), 0.02)
+    act, start = act.double(), start.double()
+    dt = torch.full((5,), 0.02, dtype=torch.float64)
     dt[3] = bad
     with pytest.raises(InputValueError, match="traj_dt: expected positive finite entries"):
-        tensor_step(act, start, None, None, dt, "ACCELERATION")
+        tensor_step(act, start, None, None, dt, "VELOCITY")
+    if math.isfinite(bad):
+        with pytest.raises(InputValueError, match="^traj_dt: expected a positive"):
+            tensor_step(act, start, None, None, bad, "VELOCITY")
 
 
 def test_tensor_step_finite_inputs_pass_the_check_unchanged():

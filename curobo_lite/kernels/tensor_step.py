@@ -114,6 +114,11 @@ class _DtCache:
 _dt_cache = _DtCache()
 
 
+#: The shortest step (s) tensor_step accepts: finite differences over a shorter one (a
+#: subnormal dt) overflow to inf from finite inputs.
+MIN_TRAJ_DT = 1e-6
+
+
 def prepare_traj_dt(
     traj_dt: float | torch.Tensor, horizon: int, like: torch.Tensor, mode: StepMode
 ) -> torch.Tensor:
@@ -137,6 +142,10 @@ def prepare_traj_dt(
         # the one checked number path: bool, overflow, NaN/inf and magnitudes past 1e12 (which
         # overflow float32 products) are rejected here, not inside the kernel
         value = parse_number(traj_dt, "traj_dt", low=0.0, low_open=True)
+        if value < MIN_TRAJ_DT:
+            raise InputValueError(
+                f"traj_dt: expected a positive step >= {MIN_TRAJ_DT:g} s, received {value:g}"
+            )
         return torch.full((horizon,), value, device=like.device, dtype=like.dtype)
     else:
         shape = (
@@ -148,12 +157,12 @@ def prepare_traj_dt(
     if uniform is None:
         steps = dt[1:]
         if steps.numel() > 0:
-            bad = ~(torch.isfinite(steps) & (steps > 0))
+            bad = ~(torch.isfinite(steps) & (steps >= MIN_TRAJ_DT))
             if bool(bad.any()):
                 index = int(bad.nonzero()[0, 0]) + 1
                 raise InputValueError(
-                    f"traj_dt: expected positive finite entries at steps 1..{horizon - 1}, "
-                    f"received {float(dt[index])} at step {index}"
+                    f"traj_dt: expected positive finite entries (>= {MIN_TRAJ_DT:g} s) at steps "
+                    f"1..{horizon - 1}, received {float(dt[index])} at step {index}"
                 )
             uniform = bool(torch.allclose(steps, steps[:1].expand_as(steps), rtol=1e-6, atol=0.0))
         else:
@@ -628,7 +637,7 @@ def tensor_step(
         start_position, start_velocity, start_acceleration: ``[B, D]``, or ``[S, D]`` with
             ``start_idx``; velocity/acceleration may be ``None`` (zero).
         traj_dt: seconds per step, a scalar or ``[H]`` (entry ``h`` ends at step ``h``; entry 0
-            unused). CENTRAL needs it uniform.
+            unused), at least :data:`MIN_TRAJ_DT` (1 us). CENTRAL needs it uniform.
         control_space: ``"POSITION"``, ``"VELOCITY"``, ``"ACCELERATION"``, ``"JERK"`` (or a
             :class:`StateType` / :class:`StepMode`).
         fd_mode: for POSITION: ``"BACKWARD"``, ``"CENTRAL"`` or ``"TELEPORT"``.
