@@ -490,23 +490,31 @@ def test_urdf_robot_uses_its_urdf_collision_elements(tmp_path):
 # --- MotionGen -----------------------------------------------------------------------------------
 
 
-def test_motion_gen_checks_the_final_plan_on_meshes():
+@pytest.mark.parametrize("stage", ["roadmap", "trajopt"])
+def test_motion_gen_checks_the_final_plan_on_meshes(stage):
     from curobo_lite.types import JointState, Pose
     from curobo_lite.wrap import MotionGen, MotionGenStatus
 
     wall = {"pose": [0.42, -0.16, 0.45, 1.0, 0.0, 0.0, 0.0], "dims": [0.25, 0.03, 0.3]}
     goal = Pose.from_list([0.42, -0.35, 0.40, 0.0, 1.0, 0.0, 0.0])
-    motion_gen = MotionGen.from_config("franka", {"cuboid": {"wall": wall}}, enable_graph=False)
+    motion_gen = MotionGen.from_config(
+        "franka", {"cuboid": {"wall": wall}}, enable_graph=False, enable_roadmap=stage == "roadmap"
+    )
     assert motion_gen.exact_check  # franka.yml names its collision meshes and coal imports
     start = JointState.from_position(motion_gen.robot_config.retract_config[None].clone())
     result = motion_gen.plan_single(start, goal)
     assert result.status is MotionGenStatus.SUCCESS, result
+    assert result.used_graph == (stage == "roadmap")
     assert "exact_check" in result.timings
-    # the reported clearance is the checker's on the same plan
+    # the reported clearance is the checker's on the same plan (the roadmap's: on the same
+    # segments, sampled elsewhere along them: within the sweep's resolution, 1 mm)
     ok, low = motion_gen.checker.trajectory_mesh_report(result.interpolated_plan.position)
-    assert bool(ok) and result.mesh_min_distance == pytest.approx(float(low))
+    tolerance = 1e-3 if stage == "roadmap" else 1e-6
+    assert bool(ok) and result.mesh_min_distance == pytest.approx(float(low), abs=tolerance)
     # the meshes sit inside the spheres: at least the spheres' clearance (fit tolerance 2 mm)
     assert result.mesh_min_distance >= result.min_distance - 2e-3
+    if stage == "roadmap":
+        return
     # a margin the plan cannot meet turns SUCCESS into FINAL_PLAN_MESH_COLLISION
     motion_gen.config.exact_check_margin = result.mesh_min_distance + 0.05
     again = motion_gen.plan_single(start, goal)

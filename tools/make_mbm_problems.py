@@ -42,12 +42,18 @@ def main() -> None:
     parser.add_argument("--problems", type=int, default=100, help="problems per family")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument(
+        "--dls-iterations",
+        type=int,
+        default=16,
+        help="the IK's quick pose-only phase (0: L-BFGS alone, as bookshelf_small/tall were made)",
+    )
     parser.add_argument("--out", default=str(REPO / "benchmarks" / "data" / "mbm"))
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    generator = ProblemGenerator()
+    generator = ProblemGenerator(dls_iterations=args.dls_iterations)
     for family in args.families:
         t0 = time.perf_counter()
         problems = []
@@ -61,20 +67,32 @@ def main() -> None:
                 print(f"{family} {index:4d}: skipped ({err})", flush=True)
                 continue
             problems.append(problem.to_dict())
+            if len(problems) % 10 == 0:  # a prefix of the final file survives an interruption
+                _write(out / f"{family}.yml", family, args, generator.check, problems)
             print(
                 f"{family} {index:4d}: target {problem.target}, {problem.tries} scene(s), "
                 f"{time.perf_counter() - t1:.1f} s",
                 flush=True,
             )
-        data = {
-            "family": family,
-            "seed": args.seed,
-            "check": generator.check,
-            "problems": problems,
-        }
         path = out / f"{family}.yml"
-        path.write_text(yaml.dump(data, Dumper=FlowListDumper, sort_keys=False, width=120))
+        _write(path, family, args, generator.check, problems)
         print(f"{path}: {len(problems)} problems in {time.perf_counter() - t0:.0f} s", flush=True)
+
+
+def _write(
+    path: Path, family: str, args: argparse.Namespace, check: str, problems: list[dict]
+) -> None:
+    """The problem file, written to a temporary name and renamed (never half-written)."""
+    data = {
+        "family": family,
+        "seed": args.seed,
+        "dls_iterations": args.dls_iterations,
+        "check": check,
+        "problems": problems,
+    }
+    temporary = path.with_suffix(".yml.tmp")
+    temporary.write_text(yaml.dump(data, Dumper=FlowListDumper, sort_keys=False, width=120))
+    temporary.replace(path)
 
 
 if __name__ == "__main__":

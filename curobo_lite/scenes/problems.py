@@ -42,6 +42,8 @@ from curobo_lite.wrap.robot_world import RobotWorld
 
 #: Smallest distance (m) between the robot's meshes and the grasped object at the goal.
 TARGET_CLEARANCE = 0.003
+#: Grasp poses per L-BFGS IK call of the generator.
+_IK_CHUNK = 4
 #: Decimal places of the written problems (1e-5 m / rad).
 DECIMALS = 5
 
@@ -128,6 +130,9 @@ class ProblemGenerator:
         tensor_args: device and dtype.
         ik_seeds: IK seeds per grasp pose.
         max_scenes: scenes drawn per problem before giving up.
+        dls_iterations: the IK's damped least-squares steps before its L-BFGS (see
+            :class:`~curobo_lite.wrap.IKSolverConfig`; 0: L-BFGS alone, as the problem files
+            before 2026-11-26 were made).
     """
 
     def __init__(
@@ -136,6 +141,7 @@ class ProblemGenerator:
         tensor_args: TensorDeviceType | None = None,
         ik_seeds: int = 24,
         max_scenes: int = 60,
+        dls_iterations: int = 16,
     ) -> None:
         if not isinstance(robot, RobotConfig):
             robot = RobotConfig.load(robot)
@@ -143,18 +149,32 @@ class ProblemGenerator:
         self.tensor_args = tensor_args or robot.tensor_args
         self.max_scenes = int(max_scenes)
         self.ik = IKSolver.from_config(robot, None, self.tensor_args, num_seeds=ik_seeds)
+        # the quick first try: the pose alone (damped least squares), collision-free seeds kept
+        self.quick_ik = None
+        if dls_iterations > 0:
+            self.quick_ik = IKSolver.from_config(
+                robot,
+                self.ik.world_collision,
+                self.tensor_args,
+                num_seeds=ik_seeds,
+                dls_iterations=dls_iterations,
+                lbfgs_fallback=False,
+            )
         self.checker = RobotWorld.from_config(robot, None, self.tensor_args)
         self.target_checker = RobotWorld.from_config(robot, None, self.tensor_args)
         self.check = "mesh" if has_mesh_check(self.checker) else "spheres"
         self.retract = robot.retract_config.to(**self.tensor_args.as_kwargs())
 
-    def _ik(self, world: WorldConfig, poses: list[list[float]]) -> list[torch.Tensor]:
-        """Per pose, its distinct collision-free (spheres, ``world``) IK solutions, ranked."""
-        self.ik.update_world(world)
+    def _ik(
+        self, world: WorldConfig, poses: list[list[float]], quick: bool = False
+    ) -> list[torch.Tensor]:
+        """Per pose, its distinct collision-free (spheres, ``world``) IK solutions, ranked;
+        ``quick``: by the pose-only damped least-squares phase alone."""
+        self.ik.update_world(world)  # the quick IK shares this world
         values = self.tensor_args.to_device(poses)
         goal = Pose(values[:, :3].contiguous(), values[:, 3:].contiguous())
-        result = self.ik.solve_batch(goal)
-        return result.distinct_solutions
+        solver = self.quick_ik if quick else self.ik
+        return solver.solve_batch(goal).distinct_solutions
 
     def _goal_ok(self, q: torch.Tensor, target_world: WorldConfig) -> torch.Tensor:
         """``[B]``: ``q [B, D]`` passes the exact check in the full world and keeps
@@ -164,6 +184,38 @@ class ProblemGenerator:
             self.target_checker.update_world(target_world)
             ok &= self.target_checker.mesh_distance(q) >= TARGET_CLEARANCE
         return ok
+
+    def _goal(
+        self,
+        world: WorldConfig,
+        without: WorldConfig,
+        target_world: WorldConfig,
+        poses: list[list[float]],
+        quick: bool,
+    ) -> tuple[list[float], torch.Tensor] | None:
+        """The first grasp pose of ``poses`` with an IK solution (in ``without``, the world
+        less the target) that passes :meth:`_goal_ok`, and that solution."""
+        # the L-BFGS IK in chunks: most draws end at an early grasp, and an unreachable
+        # grasp costs every iteration
+        chunk = len(poses) if quick else _IK_CHUNK
+        for pose, solutions in (
+            pair
+            for first in range(0, len(poses), chunk)
+            for pair in zip(
+                poses[first : first + chunk],
+                self._ik(without, poses[first : first + chunk], quick),
+                strict=True,
+            )
+        ):
+            if solutions.shape[0] == 0:
+                continue
+            # spheres cannot judge a grasp (the finger spheres bulge into the object):
+            # without meshes the goal is checked against the rest of the world only
+            self.checker.update_world(world if self.check == "mesh" else without)
+            ok = self._goal_ok(solutions, target_world)
+            if bool(ok.any()):
+                return pose, solutions[int(ok.to(torch.int8).argmax())]
+        return None
 
     def make(self, family: str, seed: int, index: int) -> MbmProblem:
         """Problem ``index`` of ``family`` under ``seed`` (the same arguments give the same
@@ -180,7 +232,11 @@ class ProblemGenerator:
             if scene.start_pose is None:
                 start = self.retract
             else:
-                found = self._ik(scene.world, [scene.start_pose])[0]
+                found = torch.zeros(0)
+                if self.quick_ik is not None:
+                    found = self._ik(scene.world, [scene.start_pose], quick=True)[0]
+                if found.shape[0] == 0:
+                    found = self._ik(scene.world, [scene.start_pose])[0]
                 if found.shape[0] == 0:
                     continue
                 ok = mesh_valid(self.checker, found)
@@ -194,27 +250,25 @@ class ProblemGenerator:
             removed = without.remove(target)
             target_world = WorldConfig.load({removed.kind: {removed.name: removed.to_dict()}})
             poses = scene.grasps[target]
-            for pose, solutions in zip(poses, self._ik(without, poses), strict=True):
-                if solutions.shape[0] == 0:
-                    continue
-                # spheres cannot judge a grasp (the finger spheres bulge into the object):
-                # without meshes the goal is checked against the rest of the world only
-                self.checker.update_world(scene.world if self.check == "mesh" else without)
-                ok = self._goal_ok(solutions, target_world)
-                if bool(ok.any()):
-                    goal_config = solutions[int(ok.to(torch.int8).argmax())]
-                    return MbmProblem(
-                        family=family,
-                        seed=int(seed),
-                        index=int(index),
-                        world=scene.world,
-                        start=start.tolist(),
-                        goal_pose=[float(v) for v in pose],
-                        goal_config=goal_config.tolist(),
-                        target=target,
-                        check=self.check,
-                        tries=attempt,
-                    )
+            found = None
+            for quick in (True, False) if self.quick_ik is not None else (False,):
+                found = self._goal(scene.world, without, target_world, poses, quick)
+                if found is not None:
+                    break
+            if found is not None:
+                pose, goal_config = found
+                return MbmProblem(
+                    family=family,
+                    seed=int(seed),
+                    index=int(index),
+                    world=scene.world,
+                    start=start.tolist(),
+                    goal_pose=[float(v) for v in pose],
+                    goal_config=goal_config.tolist(),
+                    target=target,
+                    check=self.check,
+                    tries=attempt,
+                )
         raise CuroboLiteError(
             f"no valid problem for {family} seed {seed} index {index} in {self.max_scenes} scenes"
         )

@@ -7,17 +7,27 @@ anything".
    world and self-collision (else ``INVALID_START_STATE_*``, no exception, and
    :attr:`MotionGenResult.offenders` names the joints, links and obstacles at fault).
 2. **IK** (pose goals): :class:`~curobo_lite.wrap.IKSolver`, collision-free, ranked by
-   distance to the start; it stops as soon as one seed is precise (``ik={"stop_after": 1}``,
-   0 runs the L-BFGS rules alone); no solution gives ``IK_FAIL`` (the offenders: what kept
-   the best seed from being valid, its pose error or its contacts). A joint goal
+   distance to the start: first damped least-squares steps on the pose alone from every seed
+   (``ik={"dls_iterations": 16}``, :mod:`curobo_lite.wrap.ik_dls`), kept where collision-free;
+   only when none is, the collision-aware L-BFGS solve, which stops as soon as one seed is
+   precise (``ik={"stop_after": 1}``); no solution gives ``IK_FAIL`` (the offenders: what
+   kept the best seed from being valid, its pose error or its contacts). A joint goal
    (:meth:`MotionGen.plan_single_js`) skips the IK: the goal configuration is checked like an
    IK solution (``INVALID_GOAL_STATE`` with its offenders).
-3. **Trajectory optimization**: :class:`~curobo_lite.wrap.TrajOptSolver` with seeds aimed at
+3. **Roadmap** (``enable_roadmap``, default on): a lazy roadmap in joint space from the start
+   to the distinct IK solutions (:class:`~curobo_lite.wrap.roadmap.RoadmapPlanner`: approach
+   chains that back the hand out along its axis, batched samples and checks, shortcuts), every
+   segment judged on the spheres and, with the exact check, on the meshes; the path is timed
+   segment by segment (:func:`~curobo_lite.wrap.path_timing.time_polyline`: minimum-jerk, at
+   rest at each waypoint, within the velocity/acceleration/jerk limits), so the plan never
+   leaves the checked segments. Options: ``roadmap`` (:class:`RoadmapConfig` keys, e.g.
+   ``{"time_limit": 2.0}``). When it finds no path in its time, the optimizer takes over:
+4. **Trajectory optimization**: :class:`~curobo_lite.wrap.TrajOptSolver` with seeds aimed at
    several distinct IK solutions (straight lines in joint space, minimum-jerk timed), all in
    one batch; the optimizer's collision costs bend them around obstacles; retimed to the
    velocity/acceleration/jerk limits, interpolated to ``interpolation_dt`` and re-checked
    (limits, swept collision) on the interpolated plan.
-4. **Geometric fallback** when no seed succeeds: OMPL's RRTConnect (plus its simplifier) in
+5. **Geometric fallback** when no seed succeeds: OMPL's RRTConnect (plus its simplifier) in
    joint space with curobo_lite's batched collision checks
    (:class:`~curobo_lite.wrap.graph_planner.OmplPlanner`) from the start to whichever distinct
    IK solution it connects first; its path, resampled to the horizon, seeds a second
@@ -37,9 +47,11 @@ the hand's z axis from this far behind the goal, as grasps are approached; 0: st
 only).
 
 Exact check (``exact_check``; default on when the robot file names its collision meshes,
-``collision_geometry``, and coal imports): a plan that passed on the spheres is checked once
-more on the meshes (:meth:`RobotWorld.trajectory_mesh_report`: every interpolated waypoint and
-the motion between them, ``exact_check_resolution`` m, default 1 mm); a clearance below
+``collision_geometry``, and coal imports): a roadmap path's segments are judged on the meshes
+as they are chosen (a refused segment is removed and the search goes on), and an optimized
+plan that passed on the spheres is checked once more on the meshes
+(:meth:`RobotWorld.trajectory_mesh_report`: every interpolated waypoint and the motion
+between them, ``exact_check_resolution`` m, default 1 mm); a clearance below
 ``exact_check_margin`` (m, default 0) turns ``SUCCESS`` into ``FINAL_PLAN_MESH_COLLISION``.
 The result's ``mesh_min_distance`` is that clearance, ``timings["exact_check"]`` its cost; the
 optimizer is unchanged (it sees the spheres).
@@ -121,6 +133,7 @@ class MotionGen:
                 if config.exact_check:  # asked for: say why it cannot run
                     raise
                 self.exact_check = False  # the default: a URDF without <collision> elements
+        self._mesh_time = 0.0  # seconds of the roadmap's segment checks on the meshes
         self.roadmap: RoadmapPlanner | None = None
         if config.enable_roadmap:
             self.roadmap = RoadmapPlanner(checker, RoadmapConfig.from_dict(config.roadmap))
@@ -310,6 +323,21 @@ class MotionGen:
                 target[0],
                 "goal configuration",
             )
+        if self.roadmap is not None:
+            t0 = time.perf_counter()
+            self._mesh_time = 0.0
+            check = self._mesh_segments if self.exact_check else None
+            graph = self.roadmap.plan(start.position[0], target, check)
+            stage_timings = {**timings, "roadmap": time.perf_counter() - t0}
+            if check is not None:
+                stage_timings["exact_check"] = self._mesh_time
+            if graph.success:
+                state = self.checker.kinematics.forward(target, spheres=False)
+                pose = Pose(state.ee_position, state.ee_quaternion)
+                result = self._from_path(graph, pose, t_start, stage_timings)
+                if result.success:
+                    return result
+            timings["roadmap"] = stage_timings["roadmap"]
         t0 = time.perf_counter()
         result = self.trajopt.solve_from_configs(start, target[:, None])
         timings["trajopt"] = time.perf_counter() - t0
@@ -457,9 +485,12 @@ class MotionGen:
         left = []
         for k in solved:
             t0 = time.perf_counter()
+            self._mesh_time = 0.0
             check = self._mesh_segments if self.exact_check else None
             graph = self.roadmap.plan(start[k], ik.distinct_solutions[k], check)
             stage_timings = {**timings, "roadmap": time.perf_counter() - t0}
+            if check is not None:  # part of the roadmap's time
+                stage_timings["exact_check"] = self._mesh_time
             if graph.success:
                 goal_k = Pose(goal.position[k : k + 1], goal.quaternion[k : k + 1])
                 result = self._from_path(graph, goal_k, t_start, stage_timings)
@@ -478,12 +509,15 @@ class MotionGen:
         Each segment is cut into pieces of at most ``_MESH_PIECE`` rad per joint: the swept
         check advances all pieces together, so a long segment near obstacles costs a few
         batched queries instead of hundreds of sequential ones."""
+        t0 = time.perf_counter()
         pieces = max(1, math.ceil(float((q_to - q_from).abs().max()) / _MESH_PIECE))
         t = torch.linspace(0.0, 1.0, pieces + 1, dtype=q_from.dtype, device=q_from.device)
         waypoints = q_from[:, None] + t[None, :, None] * (q_to - q_from)[:, None]
-        return self.checker.trajectory_mesh_report(
+        report = self.checker.trajectory_mesh_report(
             waypoints, self.config.exact_check_margin, self.config.exact_check_resolution
         )
+        self._mesh_time += time.perf_counter() - t0
+        return report
 
     def _from_path(
         self, graph: GraphPlanResult, goal: Pose, t_start: float, timings: dict[str, float]

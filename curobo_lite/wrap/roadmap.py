@@ -41,6 +41,7 @@ from curobo_lite.opt.options import as_float, as_int, options_from_dict
 from curobo_lite.types.errors import InputValueError
 from curobo_lite.wrap.approach_seeds import retreat_configs
 from curobo_lite.wrap.graph_planner import GraphPlanResult
+from curobo_lite.wrap.ik_dls import dls_steps
 from curobo_lite.wrap.robot_world import RobotWorld
 
 #: edge states: not checked, valid on the spheres (awaiting the segment check), valid, invalid
@@ -48,6 +49,14 @@ _UNCHECKED, _SPHERES, _VALID, _INVALID = 0, 1, 2, -1
 
 #: a second judge of segments: ``(q_from [E, D], q_to [E, D]) -> (ok [E], clearance [E])``
 SegmentCheck = Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
+
+#: the narrow scale of the local samples, a fraction of ``local_std``
+_NARROW = 0.4
+#: damped least-squares steps per corridor configuration (warm-started from the previous one)
+_CORRIDOR_DLS = 4
+
+#: edge code base: ``i * _CODE + j`` (up to 2**32 nodes)
+_CODE = 1 << 32
 
 #: coarse resolution (rad) of the first pass over an edge: most invalid edges fail it, at a
 #: fifth of the fine pass's samples
@@ -67,20 +76,28 @@ class RoadmapConfig:
             approach chains).
         approach_step: metres between the configurations of an approach chain.
         local_fraction: share of the samples drawn around the start and the chains' ends.
-        local_std: standard deviation (rad) of those samples.
-        time_limit: seconds for the search (the shortcuts come after).
+        local_std: standard deviation (rad) of those samples (half of them at 0.4 of it).
+        corridor_steps: configurations along each of the hand's straight ways out of a goal
+            (to the start's hand pose; level toward the base), added when the first search
+            fails (0: none).
+        withdraw_distance: metres of the level way toward the base (at most half the hand's
+            horizontal distance from the base).
+        time_limit: seconds for the search, a safety net: the budget is ``max_samples`` (a
+            count, so that a problem's outcome does not depend on the machine's load).
         seed: seed of the sampler (each call restarts it: the same problem gives the same path).
     """
 
     num_samples: int = 512
-    max_samples: int = 4096
+    max_samples: int = 3072
     neighbors: int = 10
     resolution: float = 0.02
     approach_distance: float = 0.24
     approach_step: float = 0.03
     local_fraction: float = 0.5
     local_std: float = 0.5
-    time_limit: float = 2.0
+    corridor_steps: int = 12
+    withdraw_distance: float = 0.4
+    time_limit: float = 10.0
     seed: int = 0
 
     section = "roadmap"
@@ -90,10 +107,12 @@ class RoadmapConfig:
         self.num_samples = as_int(s, "num_samples", self.num_samples, 1)
         self.max_samples = as_int(s, "max_samples", self.max_samples, 1)
         self.neighbors = as_int(s, "neighbors", self.neighbors, 1)
+        self.corridor_steps = as_int(s, "corridor_steps", self.corridor_steps, 0)
         self.seed = as_int(s, "seed", self.seed)
         for key in ("resolution", "approach_step", "local_std", "time_limit"):
             setattr(self, key, as_float(s, key, getattr(self, key), 0.0, low_open=True))
         self.approach_distance = as_float(s, "approach_distance", self.approach_distance, 0.0)
+        self.withdraw_distance = as_float(s, "withdraw_distance", self.withdraw_distance, 0.0)
         self.local_fraction = as_float(s, "local_fraction", self.local_fraction, 0.0, 1.0)
 
     @classmethod
@@ -102,22 +121,52 @@ class RoadmapConfig:
 
 
 class _Graph:
-    """Nodes ``[N, D]`` and the status of the candidate edges between them: ``+1`` checked
-    valid, ``-1`` checked invalid, ``0`` not checked yet (keyed ``(i, j)``, ``i < j``)."""
+    """Nodes ``[N, D]`` and the candidate edges between them, kept as arrays (the search
+    rebuilds its sparse matrix from them each round): endpoints ``i < j``, joint-space length
+    and state (:data:`_UNCHECKED`, :data:`_SPHERES`, :data:`_VALID`, :data:`_INVALID`)."""
 
     def __init__(self, nodes: torch.Tensor) -> None:
         self.nodes = nodes
-        self.status: dict[tuple[int, int], int] = {}
+        self.pairs = np.zeros((0, 2), dtype=np.int64)
+        self.length = np.zeros(0)
+        self.states = np.zeros(0, dtype=np.int8)
         self.clearance: dict[tuple[int, int], float] = {}
+        self._row: dict[int, int] = {}  # edge code i * 2**32 + j -> row
 
     def add_nodes(self, nodes: torch.Tensor) -> None:
         self.nodes = torch.cat((self.nodes, nodes))
 
-    def mark(self, i: int, j: int, state: int) -> None:
-        self.status[(min(i, j), max(i, j))] = state
+    def add_edges(self, pairs: np.ndarray) -> None:
+        """Candidate edges ``pairs [M, 2]`` (either order; present ones are kept as they are)."""
+        if len(pairs) == 0:
+            return
+        pairs = np.sort(np.asarray(pairs, dtype=np.int64).reshape(-1, 2), axis=1)
+        pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+        codes = np.unique(pairs[:, 0] * _CODE + pairs[:, 1])
+        codes = codes[[code not in self._row for code in codes.tolist()]]
+        if len(codes) == 0:
+            return
+        new = np.stack((codes // _CODE, codes % _CODE), axis=1)
+        ends = torch.as_tensor(new, device=self.nodes.device)
+        length = (self.nodes[ends[:, 0]] - self.nodes[ends[:, 1]]).norm(dim=-1).cpu().numpy()
+        first = len(self.states)
+        self._row.update(zip(codes.tolist(), range(first, first + len(codes))))
+        self.pairs = np.concatenate((self.pairs, new))
+        self.length = np.concatenate((self.length, np.maximum(length, 1e-9)))
+        self.states = np.concatenate((self.states, np.zeros(len(codes), dtype=np.int8)))
+
+    def state(self, i: int, j: int) -> int | None:
+        row = self._row.get(min(i, j) * _CODE + max(i, j))
+        return None if row is None else int(self.states[row])
+
+    def set_state(self, i: int, j: int, state: int) -> None:
+        code = min(i, j) * _CODE + max(i, j)
+        if code not in self._row:
+            self.add_edges(np.array([[i, j]]))
+        self.states[self._row[code]] = state
 
     def connect_neighbors(self, k: int) -> None:
-        """Candidate edges from every node to its ``k`` nearest nodes (kept as they are)."""
+        """Candidate edges from every node to its ``k`` nearest nodes."""
         n = self.nodes.shape[0]
         k = min(k, n - 1)
         if k < 1:
@@ -125,24 +174,17 @@ class _Graph:
         distance = torch.cdist(self.nodes, self.nodes)
         distance.fill_diagonal_(math.inf)
         nearest = distance.topk(k, dim=1, largest=False).indices.cpu().numpy()
-        for i in range(n):
-            for j in nearest[i]:
-                key = (min(i, int(j)), max(i, int(j)))
-                self.status.setdefault(key, 0)
+        self.add_edges(np.stack((np.repeat(np.arange(n), k), nearest.reshape(-1)), axis=1))
 
     def shortest_path(self, source: int, targets: list[int]) -> list[int] | None:
         """Node indices of the shortest path from ``source`` to the nearest of ``targets``
         over the edges not known to be invalid, ``None`` when none is connected."""
-        keys = [key for key, state in self.status.items() if state >= 0]
-        if not keys:
+        usable = self.states >= 0
+        if not usable.any():
             return None
-        pairs = np.asarray(keys, dtype=np.int64)
-        nodes = self.nodes
-        length = (nodes[pairs[:, 0]] - nodes[pairs[:, 1]]).norm(dim=-1).cpu().numpy()
-        n = nodes.shape[0]
-        graph = coo_matrix(
-            (np.maximum(length, 1e-9), (pairs[:, 0], pairs[:, 1])), shape=(n, n)
-        ).tocsr()
+        pairs = self.pairs[usable]
+        n = self.nodes.shape[0]
+        graph = coo_matrix((self.length[usable], (pairs[:, 0], pairs[:, 1])), shape=(n, n)).tocsr()
         cost, previous = dijkstra(graph, directed=False, indices=source, return_predecessors=True)
         best = min(targets, key=lambda t: cost[t])
         if not math.isfinite(cost[best]):
@@ -214,6 +256,90 @@ class RoadmapPlanner:
         length = 1 + ok.to(torch.int32).cumprod(dim=1).sum(dim=1)
         return [links[g, : int(length[g])] for g in range(G)]
 
+    def _add_corridors(
+        self, graph: _Graph, start: torch.Tensor, goal_nodes: list[int], chains: list[torch.Tensor]
+    ) -> None:
+        """Nodes along straight ways of the hand out of each goal (:meth:`_corridor`): from
+        each chain's outer end to the start's hand pose, and, level and with the hand's
+        orientation kept, from each goal and each chain end toward the robot's base (an arm
+        that reached into a cage or under a shelf board withdraws along its forearm).
+        Through an opening this is the corridor that random samples rarely hit."""
+        kinematics = self.checker.kinematics
+        ends = [
+            int(self._node_of(graph, chain[-1], goal_nodes[g])) for g, chain in enumerate(chains)
+        ]
+        with torch.no_grad():
+            hand = kinematics.forward(start[None], spheres=False)
+        for origin in dict.fromkeys(ends + goal_nodes):  # each node once, in order
+            q0 = graph.nodes[origin]
+            state = kinematics.forward(q0[None], spheres=False)
+            position, quaternion = state.ee_position[0], state.ee_quaternion[0]
+            if origin in ends:  # to the start's hand pose
+                self._corridor(
+                    graph, origin, position, quaternion, hand.ee_position[0], hand.ee_quaternion[0]
+                )
+            level = position.clone()
+            level[:2] = 0.0
+            away = position - level
+            reach = float(away.norm())
+            if reach > 1e-6:  # toward the base, level, by up to half the horizontal reach
+                target = position - min(self.config.withdraw_distance, 0.5 * reach) * away / reach
+                self._corridor(graph, origin, position, quaternion, target, quaternion)
+        graph.connect_neighbors(self.config.neighbors)
+
+    @staticmethod
+    def _node_of(graph: _Graph, q: torch.Tensor, default: int) -> int:
+        """The index of the node equal to ``q`` (the last such), else ``default``."""
+        match = ((graph.nodes - q).abs().amax(-1) == 0.0).nonzero()
+        return int(match[-1, 0]) if match.shape[0] else default
+
+    def _corridor(
+        self,
+        graph: _Graph,
+        origin: int,
+        position: torch.Tensor,
+        quaternion: torch.Tensor,
+        target_position: torch.Tensor,
+        target_quaternion: torch.Tensor,
+    ) -> None:
+        """``corridor_steps`` configurations whose hand moves straight from (``position``,
+        ``quaternion``), the hand pose at node ``origin``, to the target pose (orientation by
+        normalised linear interpolation), each a few damped least-squares steps from the
+        previous one; the valid ones become nodes, consecutive ones and each with the start
+        edge candidates (not checked)."""
+        steps = self.config.corridor_steps
+        if float((target_quaternion * quaternion).sum()) < 0.0:
+            target_quaternion = -target_quaternion
+        t = torch.arange(1, steps + 1, dtype=position.dtype, device=position.device)[:, None]
+        t = t / (steps + 1)
+        positions = (1 - t) * position + t * target_position
+        quaternions = (1 - t) * quaternion + t * target_quaternion
+        quaternions = quaternions / quaternions.norm(dim=-1, keepdim=True)
+        q = graph.nodes[origin][None]
+        rows = []
+        for k in range(steps):
+            q = dls_steps(
+                self.checker.kinematics,
+                q,
+                positions[k : k + 1],
+                quaternions[k : k + 1],
+                _CORRIDOR_DLS,
+            )
+            rows.append(q[0])
+        corridor = torch.stack(rows)
+        ok = self.checker.validate(corridor).tolist()
+        self._checked_states += steps
+        previous: int | None = origin
+        for k in range(steps):
+            if not ok[k]:
+                previous = None
+                continue
+            graph.add_nodes(corridor[k][None])
+            index = graph.nodes.shape[0] - 1
+            pairs = [[0, index]] + ([[previous, index]] if previous is not None else [])
+            graph.add_edges(np.array(pairs))
+            previous = index
+
     def _sample(self, n: int, centres: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
         """``[<= n, D]`` valid configurations: uniform, and Gaussian around ``centres``."""
         tensor_args = self.checker.tensor_args
@@ -223,7 +349,10 @@ class RoadmapPlanner:
         uniform = low.cpu() + (high - low).cpu() * uniform
         pick = torch.randint(centres.shape[0], (n_local,), generator=generator)
         noise = torch.randn(n_local, self.dof, generator=generator, dtype=low.dtype)
-        local = centres.cpu()[pick] + self.config.local_std * noise
+        # two scales: wide for the way there, narrow for the last turns near a goal
+        narrow = torch.rand(n_local, 1, generator=generator, dtype=low.dtype) < 0.5
+        scale = self.config.local_std * torch.where(narrow, _NARROW, 1.0)
+        local = centres.cpu()[pick] + scale * noise
         q = torch.cat((uniform, local)).to(low.device)
         q = torch.minimum(torch.maximum(q, low), high)
         ok = self.checker.validate(q)
@@ -266,16 +395,21 @@ class RoadmapPlanner:
         for g, chain in enumerate(chains):
             previous = 1 + g
             for _ in range(1, chain.shape[0]):
-                graph.mark(previous, offset, _SPHERES if segment_check else _VALID)
+                graph.set_state(previous, offset, _SPHERES if segment_check else _VALID)
                 previous = offset
                 offset += 1
             # the straight shot from the start to the chain's outer end (or the goal itself)
-            graph.status.setdefault((0, previous), 0)
+            graph.add_edges(np.array([[0, previous]]))
         centres = torch.cat([start[None]] + [chain[-1:] for chain in chains])
         samples = 0
         found = None
+        corridor = config.corridor_steps > 0
         while found is None and time.perf_counter() - t_start <= config.time_limit:
             path = self._lazy_search(graph, targets, t_start)
+            if path is None and corridor:  # first, the hand's straight way out
+                corridor = False
+                self._add_corridors(graph, start, [1 + g for g in range(G)], chains)
+                continue
             if path is None:  # cut off: more samples, unless the budget is spent
                 if samples >= config.max_samples:
                     break
@@ -310,14 +444,14 @@ class RoadmapPlanner:
             if path is None:
                 return None
             pairs = [(min(a, b), max(a, b)) for a, b in zip(path[:-1], path[1:])]
-            edges = [key for key in pairs if graph.status[key] == _UNCHECKED]
+            edges = [key for key in pairs if graph.state(*key) == _UNCHECKED]
             if not edges:
                 return path
             index = torch.tensor(edges, dtype=torch.long, device=graph.nodes.device)
             ok = self._edges_valid(graph.nodes[index[:, 0]], graph.nodes[index[:, 1]])
             final = _SPHERES if self._segment_check is not None else _VALID
             for key, valid in zip(edges, ok.tolist()):
-                graph.status[key] = final if valid else _INVALID
+                graph.set_state(*key, final if valid else _INVALID)
         return None
 
     def _shortcut_checked(
@@ -347,7 +481,7 @@ class RoadmapPlanner:
                 todo = [
                     (a, b)
                     for (a, b), key in zip(zip(keep[:-1], keep[1:]), segments)
-                    if key not in clearance and graph.status.get(_key(*key)) != _VALID
+                    if key not in clearance and graph.state(*key) != _VALID
                 ]
                 if not todo or self._segment_check is None:
                     break
@@ -358,10 +492,10 @@ class RoadmapPlanner:
                     if valid:
                         clearance[key] = value
                         if b == a + 1 and round_index == 0:
-                            graph.status[_key(*key)] = _VALID
+                            graph.set_state(*key, _VALID)
                             graph.clearance[_key(*key)] = value
                     elif b == a + 1 and round_index == 0:
-                        graph.status[_key(*key)] = _INVALID  # a roadmap edge: search again
+                        graph.set_state(*key, _INVALID)  # a roadmap edge: search again
                         return None
                     elif b == a + 1:
                         return None  # a shortcut of the first round, refused later: unlikely
