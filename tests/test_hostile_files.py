@@ -15,6 +15,7 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+import torch
 import yaml
 
 from curobo_lite.config_files import MAX_YAML_NODES, load_yaml
@@ -283,13 +284,23 @@ def test_file_numbers_name_file_key_expected_received(tmp_path, kind, key, where
 
 @pytest.mark.parametrize(
     "value",
-    [0, -3, 7, 2**39 + 1, 0.5, -1e-300, 5e-324, -0.0, 1e12, -1e12, 3.0],
+    [0, -3, 7, 2**39 + 1, 0.5, -1e-29, 1e-30, -0.0, 0.0, 1e12, -1e12, 3.0],
 )
 def test_parse_number_agrees_with_float_on_ordinary_values(value):
     assert parse_number(value, "x") == float(value)
     if isinstance(value, int):
         assert parse_number(value, "x", integer=True) == value
     assert math.copysign(1.0, parse_number(value, "x")) == math.copysign(1.0, float(value))
+
+
+@pytest.mark.parametrize("tiny", [5e-324, -5e-324, 1e-170, 6.768174828267706e-170, -9e-31])
+def test_parse_number_rejects_magnitudes_that_underflow_float32(tiny):
+    # found by the widened fuzzer: mppi.beta = 6.8e-170 became 0 in float32 and the MPPI
+    # weights NaN; zero itself stays a valid setting
+    assert torch.tensor(tiny, dtype=torch.float32).item() == 0.0 or abs(tiny) < 1e-30
+    with pytest.raises(InputValueError, match=r"^beta: expected 0 or a magnitude >= 1e-30"):
+        parse_number(tiny, "beta")
+    assert parse_number(tiny, "x", max_magnitude=None) == tiny  # the caller's own check
 
 
 def test_parse_number_bounds_and_kinds():

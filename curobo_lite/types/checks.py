@@ -5,8 +5,9 @@ excerpts error messages quote.
 ``float`` or ``int``, or raises an error naming where it came from, what was expected and an
 excerpt of what was received. It catches, at the boundary: ``bool`` given as a number, strings
 (``'0.02'``), ``None``, lists and mappings, integers too large for a float (a few hundred digits)
-or for a 64-bit integer, NaN and infinities, and magnitudes above :data:`MAX_MAGNITUDE`, which no
-setting means and whose products overflow float32 tensors.
+or for a 64-bit integer, NaN and infinities, magnitudes above :data:`MAX_MAGNITUDE`, which no
+setting means and whose products overflow float32 tensors, and nonzero magnitudes below
+:data:`MIN_MAGNITUDE`, which underflow to 0 in float32.
 
 :func:`excerpt` is ``reprlib`` with a hard length cap: an error message never embeds more than
 :data:`EXCERPT_CHARS` characters of a received value, however large or deeply nested it is.
@@ -25,6 +26,10 @@ from curobo_lite.types.errors import InputTypeError, InputValueError
 
 #: The largest magnitude a configuration or option number may have (larger ones are an error).
 MAX_MAGNITUDE = 1e12
+#: The smallest nonzero magnitude a configuration or option number may have: smaller ones
+#: (1e-170, subnormals) underflow to 0 in float32 and turn divisions (MPPI's temperature) into
+#: NaN. Exact zeros pass.
+MIN_MAGNITUDE = 1e-30
 #: Integers must fit a signed 64-bit integer (seeds, counts).
 MAX_INT = 2**63 - 1
 #: The most characters of a received value an error message quotes.
@@ -112,9 +117,10 @@ def parse_number(
     ``InputTypeError``: ``bool``, strings, ``None`` (unless ``allow_none``: then it is
     returned), containers, and for ``integer`` any non-integral type. Rejected with an
     ``InputValueError``: NaN, infinities, magnitudes above :data:`MAX_MAGNITUDE` (integers:
-    above :data:`MAX_INT`) and values outside ``[low, high]`` (ends open with ``low_open`` /
-    ``high_open``). ``max_magnitude=None`` leaves the magnitude to the caller's own, tighter
-    check; ``error`` replaces the exception factory (file readers add the file name).
+    above :data:`MAX_INT`), nonzero magnitudes below :data:`MIN_MAGNITUDE` and values outside
+    ``[low, high]`` (ends open with ``low_open`` / ``high_open``). ``max_magnitude=None``
+    leaves the magnitude (both ends) to the caller's own, tighter check; ``error`` replaces the
+    exception factory (file readers add the file name).
     """
     make = error or _default_error
     if value is None and allow_none:
@@ -154,6 +160,9 @@ def parse_number(
             raise make(
                 where, f"expected a magnitude <= {max_magnitude:g}, {received(value)}", False
             )
+        if max_magnitude is not None and 0.0 < abs(number) < MIN_MAGNITUDE:
+            problem = f"expected 0 or a magnitude >= {MIN_MAGNITUDE:g}, {received(value)}"
+            raise make(where, problem, False)
     bad = (low is not None and (number <= low if low_open else number < low)) or (
         high is not None and (number >= high if high_open else number > high)
     )
@@ -199,6 +208,7 @@ __all__ = [
     "EXCERPT_CHARS",
     "MAX_INT",
     "MAX_MAGNITUDE",
+    "MIN_MAGNITUDE",
     "excerpt",
     "finite_checks",
     "parse_number",
