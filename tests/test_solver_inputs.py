@@ -86,7 +86,7 @@ def test_ik_rejects_a_seed_outside_the_limits():
     seeds[0, 1, 2] = limits(2)[0] - 3.0
     with pytest.raises(InputValueError) as err:
         ik().solve_batch(reachable_goal(), seed_config=seeds)
-    expect_named(err, "seed_config[1]", 2, float(seeds[0, 1, 2]))
+    expect_named(err, "seed_config[0, 1]", 2, float(seeds[0, 1, 2]))
     with pytest.raises(InputValueError) as err:
         ik().solve_single(reachable_goal(), seed_config=seeds[0, 1:])
     expect_named(err, "seed_config", 2, float(seeds[0, 1, 2]))

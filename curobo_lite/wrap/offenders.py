@@ -161,14 +161,14 @@ def check_within_limits(
     inside = position_in_limits(solver.robot_config, q, tolerance)
     if bool(inside.all()):
         return
-    flat = q.reshape(-1, q.shape[-1])
-    index = int((~inside.reshape(-1)).nonzero()[0, 0])
-    worst = joint_limit_offenders(solver, flat[index])[0]
+    index = tuple(int(i) for i in (~inside).nonzero()[0])  # the first outside, [...] of q
+    worst = joint_limit_offenders(solver, q[index])[0]
     config = solver.robot_config
     j = list(config.joint_names).index(worst.link)
     low, high = (float(row[j]) for row in config.joint_limits.position)
     unit = _joint_units(solver)[worst.link]
-    where = argument if flat.shape[0] == 1 else f"{argument}[{index}]"
+    single = inside.numel() == 1
+    where = argument if single else f"{argument}[{', '.join(str(i) for i in index)}]"
     allowed = f" (tolerance {tolerance:g})" if tolerance else ""
     raise InputValueError(
         f"{where}: outside the joint limits{allowed}: {worst.message}; {worst.link}'s limits "
