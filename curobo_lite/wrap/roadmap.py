@@ -8,20 +8,29 @@ Bohlin & Kavraki 2000, the scheme cuRobo's graph planner also batches):
 1. **Approach chains.** Grasp goals sit between shelf boards and objects: the only way in is
    along the hand's axis. From each goal configuration the hand backs off along its own z axis
    in ``approach_step`` steps up to ``approach_distance``
-   (:func:`~curobo_lite.wrap.approach_seeds.retreat_configs`, warm-started step by step); the
-   valid prefix of each chain, every segment checked, joins the roadmap as known-good edges.
+   (:func:`~curobo_lite.wrap.approach_seeds.retreat_configs`, warm-started step by step, from
+   several nudged starts so that the free elbow can keep the forearm off the boards); the
+   chain, every configuration and segment checked, joins the roadmap as known-good edges.
 2. **Samples.** Random configurations, half uniform within the position limits, half around
-   the start and the chains' outer ends, are validated in one batch; the valid ones become
-   nodes, joined to their ``neighbors`` nearest nodes by edges that are *not* checked yet.
+   the start and the chains' outer ends (two scales), are validated in one batch; the valid
+   ones become nodes, joined to their ``neighbors`` nearest nodes by edges that are *not*
+   checked yet. The start gets a straight-shot candidate edge to every goal and chain end.
 3. **Lazy search.** Dijkstra (SciPy) from the start to the nearest goal over the edges not
    known to be invalid; only the edges of that path are checked (one batched call, coarse
    samples first, then every ``resolution`` rad); invalid ones are removed and the search
-   repeats, until a path is valid, the graph is cut (then more samples), or time runs out.
+   repeats, until a path is valid or the graph is cut (then more samples, up to
+   ``max_samples``).
 4. **Shortcuts.** The path's waypoints are joined past each other wherever the straight
    segment is valid (all candidate segments checked in one batch).
 
 Every check is :meth:`RobotWorld.validate_segments` (limits, world and self-collision on the
-spheres); the result is a :class:`~curobo_lite.wrap.graph_planner.GraphPlanResult`.
+spheres); an optional second judge (``segment_check``, MotionGen's exact mesh check) sees only
+the segments of a candidate path and of its shortcuts. The result is a
+:class:`~curobo_lite.wrap.graph_planner.GraphPlanResult`.
+
+Tried and left out: corridors of hand poses out of the goal (straight to the start's hand
+pose, or level toward the base) as extra nodes: on MBM's bookshelf and cage problems they
+solved nothing that the samples did not.
 """
 
 from __future__ import annotations
@@ -41,7 +50,6 @@ from curobo_lite.opt.options import as_float, as_int, options_from_dict
 from curobo_lite.types.errors import InputValueError
 from curobo_lite.wrap.approach_seeds import retreat_configs
 from curobo_lite.wrap.graph_planner import GraphPlanResult
-from curobo_lite.wrap.ik_dls import dls_steps
 from curobo_lite.wrap.robot_world import RobotWorld
 
 #: edge states: not checked, valid on the spheres (awaiting the segment check), valid, invalid
@@ -52,11 +60,13 @@ SegmentCheck = Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.
 
 #: the narrow scale of the local samples, a fraction of ``local_std``
 _NARROW = 0.4
-#: damped least-squares steps per corridor configuration (warm-started from the previous one)
-_CORRIDOR_DLS = 4
 
 #: edge code base: ``i * _CODE + j`` (up to 2**32 nodes)
 _CODE = 1 << 32
+
+#: starts tried per approach-chain step, and their largest nudge (rad per joint)
+_CHAIN_VARIANTS = 8
+_CHAIN_NUDGE = 0.15
 
 #: coarse resolution (rad) of the first pass over an edge: most invalid edges fail it, at a
 #: fifth of the fine pass's samples
@@ -77,11 +87,6 @@ class RoadmapConfig:
         approach_step: metres between the configurations of an approach chain.
         local_fraction: share of the samples drawn around the start and the chains' ends.
         local_std: standard deviation (rad) of those samples (half of them at 0.4 of it).
-        corridor_steps: configurations along each of the hand's straight ways out of a goal
-            (to the start's hand pose; level toward the base), added when the first search
-            fails (0: none).
-        withdraw_distance: metres of the level way toward the base (at most half the hand's
-            horizontal distance from the base).
         time_limit: seconds for the search, a safety net: the budget is ``max_samples`` (a
             count, so that a problem's outcome does not depend on the machine's load).
         seed: seed of the sampler (each call restarts it: the same problem gives the same path).
@@ -95,8 +100,6 @@ class RoadmapConfig:
     approach_step: float = 0.03
     local_fraction: float = 0.5
     local_std: float = 0.5
-    corridor_steps: int = 12
-    withdraw_distance: float = 0.4
     time_limit: float = 10.0
     seed: int = 0
 
@@ -107,12 +110,10 @@ class RoadmapConfig:
         self.num_samples = as_int(s, "num_samples", self.num_samples, 1)
         self.max_samples = as_int(s, "max_samples", self.max_samples, 1)
         self.neighbors = as_int(s, "neighbors", self.neighbors, 1)
-        self.corridor_steps = as_int(s, "corridor_steps", self.corridor_steps, 0)
         self.seed = as_int(s, "seed", self.seed)
         for key in ("resolution", "approach_step", "local_std", "time_limit"):
             setattr(self, key, as_float(s, key, getattr(self, key), 0.0, low_open=True))
         self.approach_distance = as_float(s, "approach_distance", self.approach_distance, 0.0)
-        self.withdraw_distance = as_float(s, "withdraw_distance", self.withdraw_distance, 0.0)
         self.local_fraction = as_float(s, "local_fraction", self.local_fraction, 0.0, 1.0)
 
     @classmethod
@@ -226,119 +227,53 @@ class RoadmapPlanner:
 
     def approach_chains(self, goals: torch.Tensor) -> list[torch.Tensor]:
         """Per goal ``[G, D]``: ``[L, D]`` configurations from the goal backing off along the
-        hand's z axis, the valid prefix (each one valid, each segment from the previous one
-        valid); ``L = 1`` (the goal alone) without approach."""
+        hand's z axis, each valid and joined to the previous one by a valid segment, up to
+        the first step that no variant passes; ``L = 1`` (the goal alone) without approach.
+
+        A step tries :data:`_CHAIN_VARIANTS` starts for its damped least-squares steps: the
+        previous configuration, and the same nudged by up to ``_CHAIN_NUDGE`` rad per joint
+        (seeded). The hand's path is the same; the arm's posture differs (a 7-joint arm has a
+        free elbow): where the plain step drives the forearm into a shelf board, a nudged one
+        often keeps it clear."""
         config = self.config
         steps = int(config.approach_distance / config.approach_step + 1e-9)
+        G, D = goals.shape
         if steps == 0:
             return [goal[None] for goal in goals]
-        chain = [goals]
+        generator = torch.Generator().manual_seed(config.seed)
+        V = _CHAIN_VARIANTS
+        nudge = _CHAIN_NUDGE * (2.0 * torch.rand(steps, 1, V, D, generator=generator) - 1.0)
+        nudge[:, :, 0] = 0.0
+        nudge = nudge.to(goals)
+        links = [goals]
+        alive = torch.ones(G, dtype=torch.bool, device=goals.device)
+        length = torch.ones(G, dtype=torch.long, device=goals.device)
         for k in range(1, steps + 1):
-            chain.append(
-                retreat_configs(
-                    self.checker.kinematics,
-                    goals,
-                    k * config.approach_step,
-                    iterations=3,
-                    initial=chain[-1],
-                )
-            )
-        links = torch.stack(chain, dim=1)  # [G, steps + 1, D]
-        G = goals.shape[0]
-        ok = self.checker.validate(links[:, 1:])
-        self._checked_states += ok.numel()
-        ok &= self._segments_valid(
-            links[:, :-1].reshape(-1, self.dof),
-            links[:, 1:].reshape(-1, self.dof),
-            config.resolution,
-        ).view(G, steps)
-        # valid prefix: up to the first failure
-        length = 1 + ok.to(torch.int32).cumprod(dim=1).sum(dim=1)
-        return [links[g, : int(length[g])] for g in range(G)]
-
-    def _add_corridors(
-        self, graph: _Graph, start: torch.Tensor, goal_nodes: list[int], chains: list[torch.Tensor]
-    ) -> None:
-        """Nodes along straight ways of the hand out of each goal (:meth:`_corridor`): from
-        each chain's outer end to the start's hand pose, and, level and with the hand's
-        orientation kept, from each goal and each chain end toward the robot's base (an arm
-        that reached into a cage or under a shelf board withdraws along its forearm).
-        Through an opening this is the corridor that random samples rarely hit."""
-        kinematics = self.checker.kinematics
-        ends = [
-            int(self._node_of(graph, chain[-1], goal_nodes[g])) for g, chain in enumerate(chains)
-        ]
-        with torch.no_grad():
-            hand = kinematics.forward(start[None], spheres=False)
-        for origin in dict.fromkeys(ends + goal_nodes):  # each node once, in order
-            q0 = graph.nodes[origin]
-            state = kinematics.forward(q0[None], spheres=False)
-            position, quaternion = state.ee_position[0], state.ee_quaternion[0]
-            if origin in ends:  # to the start's hand pose
-                self._corridor(
-                    graph, origin, position, quaternion, hand.ee_position[0], hand.ee_quaternion[0]
-                )
-            level = position.clone()
-            level[:2] = 0.0
-            away = position - level
-            reach = float(away.norm())
-            if reach > 1e-6:  # toward the base, level, by up to half the horizontal reach
-                target = position - min(self.config.withdraw_distance, 0.5 * reach) * away / reach
-                self._corridor(graph, origin, position, quaternion, target, quaternion)
-        graph.connect_neighbors(self.config.neighbors)
-
-    @staticmethod
-    def _node_of(graph: _Graph, q: torch.Tensor, default: int) -> int:
-        """The index of the node equal to ``q`` (the last such), else ``default``."""
-        match = ((graph.nodes - q).abs().amax(-1) == 0.0).nonzero()
-        return int(match[-1, 0]) if match.shape[0] else default
-
-    def _corridor(
-        self,
-        graph: _Graph,
-        origin: int,
-        position: torch.Tensor,
-        quaternion: torch.Tensor,
-        target_position: torch.Tensor,
-        target_quaternion: torch.Tensor,
-    ) -> None:
-        """``corridor_steps`` configurations whose hand moves straight from (``position``,
-        ``quaternion``), the hand pose at node ``origin``, to the target pose (orientation by
-        normalised linear interpolation), each a few damped least-squares steps from the
-        previous one; the valid ones become nodes, consecutive ones and each with the start
-        edge candidates (not checked)."""
-        steps = self.config.corridor_steps
-        if float((target_quaternion * quaternion).sum()) < 0.0:
-            target_quaternion = -target_quaternion
-        t = torch.arange(1, steps + 1, dtype=position.dtype, device=position.device)[:, None]
-        t = t / (steps + 1)
-        positions = (1 - t) * position + t * target_position
-        quaternions = (1 - t) * quaternion + t * target_quaternion
-        quaternions = quaternions / quaternions.norm(dim=-1, keepdim=True)
-        q = graph.nodes[origin][None]
-        rows = []
-        for k in range(steps):
-            q = dls_steps(
+            previous = links[-1]
+            initial = previous[:, None] + nudge[k - 1]  # [G, V, D]
+            candidates = retreat_configs(
                 self.checker.kinematics,
-                q,
-                positions[k : k + 1],
-                quaternions[k : k + 1],
-                _CORRIDOR_DLS,
+                goals[:, None].expand(G, V, D),
+                k * config.approach_step,
+                iterations=3,
+                initial=initial,
             )
-            rows.append(q[0])
-        corridor = torch.stack(rows)
-        ok = self.checker.validate(corridor).tolist()
-        self._checked_states += steps
-        previous: int | None = origin
-        for k in range(steps):
-            if not ok[k]:
-                previous = None
-                continue
-            graph.add_nodes(corridor[k][None])
-            index = graph.nodes.shape[0] - 1
-            pairs = [[0, index]] + ([[previous, index]] if previous is not None else [])
-            graph.add_edges(np.array(pairs))
-            previous = index
+            ok = self.checker.validate(candidates)
+            self._checked_states += ok.numel()
+            ok &= self._segments_valid(
+                previous[:, None].expand(G, V, D).reshape(-1, D),
+                candidates.reshape(-1, D),
+                config.resolution,
+            ).view(G, V)
+            ok &= alive[:, None]
+            pick = ok.to(torch.int8).argmax(dim=1)  # the first valid variant
+            alive &= ok.any(dim=1)
+            length += alive.long()
+            links.append(candidates[torch.arange(G, device=goals.device), pick])
+            if not bool(alive.any()):
+                break
+        chains = torch.stack(links, dim=1)  # [G, <= steps + 1, D]
+        return [chains[g, : int(length[g])] for g in range(G)]
 
     def _sample(self, n: int, centres: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
         """``[<= n, D]`` valid configurations: uniform, and Gaussian around ``centres``."""
@@ -403,13 +338,8 @@ class RoadmapPlanner:
         centres = torch.cat([start[None]] + [chain[-1:] for chain in chains])
         samples = 0
         found = None
-        corridor = config.corridor_steps > 0
         while found is None and time.perf_counter() - t_start <= config.time_limit:
             path = self._lazy_search(graph, targets, t_start)
-            if path is None and corridor:  # first, the hand's straight way out
-                corridor = False
-                self._add_corridors(graph, start, [1 + g for g in range(G)], chains)
-                continue
             if path is None:  # cut off: more samples, unless the budget is spent
                 if samples >= config.max_samples:
                     break
