@@ -17,6 +17,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from curobo_lite.types.checks import excerpt
 from curobo_lite.types.errors import DistributedError, InputTypeError, InputValueError
 
 _SUPPORTED_BACKENDS = ("gloo", "nccl")
@@ -52,7 +53,7 @@ def shard_range(n: int, rank: int, world_size: int) -> tuple[int, int]:
     """
     for arg, value in (("n", n), ("rank", rank), ("world_size", world_size)):
         if isinstance(value, bool) or not isinstance(value, int):
-            raise InputTypeError(f"shard_range: {arg} must be an int, received {value!r}")
+            raise InputTypeError(f"shard_range: {arg} must be an int, received {excerpt(value)}")
     if n < 0:
         raise InputValueError(f"shard_range: n must be >= 0, received {n}")
     if world_size < 1:
@@ -92,7 +93,8 @@ def _env_int(name: str) -> int:
         return int(raw)
     except ValueError:
         raise InputValueError(
-            f"init_from_env: environment variable {name} must be an integer, received {raw!r}"
+            f"init_from_env: environment variable {name} must be an integer, "
+            f"received {excerpt(raw)}"
         ) from None
 
 
@@ -115,7 +117,7 @@ def init_from_env(
     if backend is not None and backend not in _SUPPORTED_BACKENDS:
         raise InputValueError(
             f"init_from_env: backend must be one of {_SUPPORTED_BACKENDS} or None, "
-            f"received {backend!r}"
+            f"received {excerpt(backend)}"
         )
     if backend == "nccl" and not torch.cuda.is_available():
         raise InputValueError("init_from_env: backend 'nccl' needs CUDA, but CUDA is not available")
@@ -215,10 +217,12 @@ class DistributedConfig:
             )
         value = data.get("timeout_s", DEFAULT_TIMEOUT_S)
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise InputTypeError(f"distributed.timeout_s: expected a number, received {value!r}")
+            raise InputTypeError(
+                f"distributed.timeout_s: expected a number, received {excerpt(value)}"
+            )
         if not (math.isfinite(value) and value > 0):
             raise InputValueError(
-                f"distributed.timeout_s: expected a finite number > 0, received {value!r}"
+                f"distributed.timeout_s: expected a finite number > 0, received {excerpt(value)}"
             )
         return cls(timeout_s=float(value))
 

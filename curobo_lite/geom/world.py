@@ -44,6 +44,7 @@ from curobo_lite.config_files import (
     bundled_file_lookups,
     read_config_file,
 )
+from curobo_lite.types.checks import excerpt
 from curobo_lite.types.errors import ConfigError, InputTypeError, InputValueError
 
 IDENTITY_POSE = (0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
@@ -86,7 +87,8 @@ def _bounded(reader: YamlReader, values: list[float], key: str) -> list[float]:
     for i, v in enumerate(values):
         if abs(v) > MAX_COORDINATE:
             raise reader.error(
-                f"{key}[{i}]", f"expected a magnitude <= {MAX_COORDINATE:g} m, received {v!r}"
+                f"{key}[{i}]",
+                f"expected a magnitude <= {MAX_COORDINATE:g} m, received {excerpt(v)}",
             )
     return values
 
@@ -99,9 +101,9 @@ def _coordinates(reader: YamlReader, value: Any, key: str) -> list[float]:
 def _positive(reader: YamlReader, value: Any, key: str) -> float:
     number = reader.number(value, key, max_magnitude=None)
     if number <= 0.0:
-        raise reader.error(key, f"expected a positive number, received {value!r}")
+        raise reader.error(key, f"expected a positive number, received {excerpt(value)}")
     if number > MAX_COORDINATE:
-        raise reader.error(key, f"expected at most {MAX_COORDINATE:g} m, received {value!r}")
+        raise reader.error(key, f"expected at most {MAX_COORDINATE:g} m, received {excerpt(value)}")
     return number
 
 
@@ -150,12 +152,14 @@ class Obstacle:
         reader = YamlReader(source)
         if not isinstance(self.name, str) or not self.name:
             raise reader.error(
-                f"{self.kind}.name", f"expected a non-empty string, received {self.name!r}"
+                f"{self.kind}.name", f"expected a non-empty string, received {excerpt(self.name)}"
             )
         key = f"{self.kind}.{self.name}"
         self.pose = _check_pose(reader, self.pose, f"{key}.pose")
         if not isinstance(self.enabled, bool):
-            raise reader.error(f"{key}.enabled", f"expected true/false, received {self.enabled!r}")
+            raise reader.error(
+                f"{key}.enabled", f"expected true/false, received {excerpt(self.enabled)}"
+            )
         self._check(reader, key)
 
     def _check(self, reader: YamlReader, key: str) -> None:
@@ -307,7 +311,8 @@ class Mesh(Obstacle):
         if self.file_path is not None:
             if not isinstance(self.file_path, str | os.PathLike) or not os.fspath(self.file_path):
                 raise reader.error(
-                    f"{key}.file_path", f"expected a path string, received {self.file_path!r}"
+                    f"{key}.file_path",
+                    f"expected a path string, received {excerpt(self.file_path)}",
                 )
             path = Path(self.file_path)
             base = _BASE_DIR.get()
@@ -463,7 +468,8 @@ class WorldConfig:
                 for name in section:
                     if not isinstance(name, str) or not name:
                         raise reader.error(
-                            f"{kind}.{name}", f"expected an obstacle name string, received {name!r}"
+                            f"{kind}.{name}",
+                            f"expected an obstacle name string, received {excerpt(name)}",
                         )
                 obstacle_cls = OBSTACLE_TYPES[kind]
                 required, optional = obstacle_cls.yaml_keys

@@ -27,6 +27,7 @@ from curobo_lite.opt.options import (  # noqa: F401 (re-exported: the option par
     options_from_dict,
 )
 from curobo_lite.types.base import TensorDeviceType, require_tensor
+from curobo_lite.types.checks import excerpt
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
 
@@ -139,7 +140,7 @@ def validate_rollout(rollout: Any) -> tuple[int, int]:
     D, H = rollout.d_action, rollout.action_horizon
     for name, v in (("d_action", D), ("action_horizon", H)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise InputValueError(f"rollout.{name}: expected a positive int, received {v!r}")
+            raise InputValueError(f"rollout.{name}: expected a positive int, received {excerpt(v)}")
     for name in ("action_bound_lows", "action_bound_highs"):
         b = getattr(rollout, name)
         if not isinstance(b, torch.Tensor) or b.shape != (D,):

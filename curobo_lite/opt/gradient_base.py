@@ -46,6 +46,7 @@ from curobo_lite.opt.base import (
 )
 from curobo_lite.opt.cuda_graph import GraphedCall, graphs_available
 from curobo_lite.opt.options import as_bool, as_choice, as_float, as_int, check_keys
+from curobo_lite.types.checks import excerpt
 from curobo_lite.types.errors import InputValueError
 
 STOP_RULES = ("ALL_SEEDS", "BEST_SEED")
@@ -165,7 +166,9 @@ class GradientOptimizerBase(ABC):
         }
         n_run = 0
         if max_iters is not None and (isinstance(max_iters, bool) or max_iters < 1):
-            raise InputValueError(f"max_iters: expected an integer >= 1, received {max_iters!r}")
+            raise InputValueError(
+                f"max_iters: expected an integer >= 1, received {excerpt(max_iters)}"
+            )
         n_iters = cfg.n_iters if max_iters is None else min(int(max_iters), cfg.n_iters)
         step = self._step
         if graphs_available(x.device, cfg.use_cuda_graph):

@@ -72,6 +72,7 @@ from curobo_lite.opt.cuda_graph import capturing
 from curobo_lite.opt.gradient_base import GradientOptimizerBase, GradientOptimizerConfig
 from curobo_lite.opt.options import as_choice, as_float, as_int
 from curobo_lite.types.base import TensorDeviceType
+from curobo_lite.types.checks import excerpt
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
 LINE_SEARCHES = ("ARMIJO", "WOLFE")
@@ -102,7 +103,8 @@ class LbfgsConfig(GradientOptimizerConfig):
         scales = self.line_search_scale
         if isinstance(scales, (str, bytes)) or not isinstance(scales, Sequence) or not scales:
             raise InputTypeError(
-                f"{s}.line_search_scale: expected a non-empty list of numbers, received {scales!r}"
+                f"{s}.line_search_scale: expected a non-empty list of numbers, "
+                f"received {excerpt(scales)}"
             )
         vals = sorted(
             as_float(s, f"line_search_scale[{i}]", v, 0.0, low_open=True)

@@ -83,6 +83,7 @@ from curobo_lite.opt.sample_lib import (
     gaussian_transform,
     knot_interpolation_matrix,
 )
+from curobo_lite.types.checks import excerpt
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
 _SECTION = "mppi"
@@ -299,7 +300,7 @@ class Mppi:
         zero action for ``NULL``.
         """
         if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
-            raise InputValueError(f"steps: expected an int >= 0, received {steps!r}")
+            raise InputValueError(f"steps: expected an int >= 0, received {excerpt(steps)}")
         if steps == 0:
             return
         m = self.mean_action

@@ -7,6 +7,7 @@ import math
 import torch
 
 from curobo_lite.types.base import TensorDeviceType
+from curobo_lite.types.checks import excerpt
 from curobo_lite.types.errors import InputValueError
 
 
@@ -50,7 +51,7 @@ class HaltonGenerator:
         scramble: bool = True,
     ) -> None:
         if isinstance(ndims, bool) or not isinstance(ndims, int) or ndims < 1:
-            raise InputValueError(f"ndims: expected a positive int, received {ndims!r}")
+            raise InputValueError(f"ndims: expected a positive int, received {excerpt(ndims)}")
         self.ndims = ndims
         self.tensor_args = tensor_args or TensorDeviceType()
         self.scramble = scramble
@@ -83,7 +84,7 @@ class HaltonGenerator:
     def draw(self, n: int) -> torch.Tensor:
         """Next ``n`` points, ``[n, ndims]`` in ``[0, 1)``."""
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise InputValueError(f"n: expected a positive int, received {n!r}")
+            raise InputValueError(f"n: expected a positive int, received {excerpt(n)}")
         dev = self.tensor_args.device
         end = self._index + n
         idx = torch.arange(self._index + 1, end + 1, device=dev, dtype=torch.float64)
@@ -125,7 +126,7 @@ def knot_interpolation_matrix(
     MPPI covariance keeps its meaning for knot samples).
     """
     if isinstance(n_knots, bool) or not isinstance(n_knots, int) or n_knots < 2:
-        raise InputValueError(f"n_knots: expected an int >= 2, received {n_knots!r}")
+        raise InputValueError(f"n_knots: expected an int >= 2, received {excerpt(n_knots)}")
     if n_knots > horizon:
         raise InputValueError(
             f"n_knots: expected at most the horizon {horizon}, received {n_knots}"

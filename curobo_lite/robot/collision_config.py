@@ -14,6 +14,7 @@ import numpy as np
 
 from curobo_lite.config_files import YamlReader, preview_names, read_config_file
 from curobo_lite.robot.joints import JointSpec, check_tree_links
+from curobo_lite.types.checks import excerpt
 from curobo_lite.types.errors import ConfigError
 
 # cuRobo's robot-file keys for the collision model (see RobotCollisionConfig)
@@ -105,7 +106,7 @@ class RobotCollisionConfig:
             sphere_reader.string(link, link_key)
             if isinstance(entries, str) or not isinstance(entries, Sequence) or not entries:
                 raise sphere_reader.error(
-                    link_key, f"expected a non-empty list of spheres, received {entries!r}"
+                    link_key, f"expected a non-empty list of spheres, received {excerpt(entries)}"
                 )
             rows = []
             for i, entry in enumerate(entries):
@@ -115,7 +116,7 @@ class RobotCollisionConfig:
                 radius = sphere_reader.number(entry["radius"], f"{entry_key}.radius")
                 if radius <= 0.0:
                     raise sphere_reader.error(
-                        f"{entry_key}.radius", f"expected a radius > 0, received {radius!r}"
+                        f"{entry_key}.radius", f"expected a radius > 0, received {excerpt(radius)}"
                     )
                 rows.append([*center, radius])
             spheres[str(link)] = rows

@@ -99,6 +99,7 @@ from curobo_lite.robot.joints import (
 )
 from curobo_lite.robot.urdf import config_dict_from_urdf, read_urdf_dynamics, read_urdf_joints
 from curobo_lite.types import TensorDeviceType
+from curobo_lite.types.checks import excerpt
 from curobo_lite.types.errors import ConfigError, InputValueError
 
 # the parts of a robot description, defined beside this module and importable from here
@@ -335,7 +336,7 @@ class RobotConfig:
         if has_joints:
             raw = data["joints"]
             if isinstance(raw, str) or not isinstance(raw, Sequence):
-                raise reader.error("joints", f"expected a list of joints, received {raw!r}")
+                raise reader.error("joints", f"expected a list of joints, received {excerpt(raw)}")
             joints = [JointSpec.from_dict(j, f"joints[{i}]", source) for i, j in enumerate(raw)]
         else:
             urdf_path = Path(reader.string(data["urdf_path"], "urdf_path"))

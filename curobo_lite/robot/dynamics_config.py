@@ -12,6 +12,7 @@ import numpy as np
 
 from curobo_lite.config_files import YamlReader
 from curobo_lite.robot.joints import check_tree_links
+from curobo_lite.types.checks import excerpt
 
 # order of the six inertia numbers in a robot file (MuJoCo's fullinertia order)
 INERTIA_KEYS = ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")
@@ -42,7 +43,9 @@ class LinkInertial:
     def validate(self, reader: YamlReader, key: str) -> None:
         self.mass = reader.number(self.mass, f"{key}.mass")
         if self.mass <= 0.0:
-            raise reader.error(f"{key}.mass", f"expected a mass > 0 kg, received {self.mass!r}")
+            raise reader.error(
+                f"{key}.mass", f"expected a mass > 0 kg, received {excerpt(self.mass)}"
+            )
         self.com = tuple(reader.vector(list(self.com), f"{key}.com", 3))
         self.inertia = tuple(reader.vector(list(self.inertia), f"{key}.inertia", 6))
         moments = np.linalg.eigvalsh(inertia_matrix_np(self.inertia))
@@ -107,7 +110,7 @@ class RobotDynamicsConfig:
             if bad:
                 raise reader.error(
                     f"{key}.effort_limit[{bad[0]}]",
-                    f"expected a limit > 0, received {effort[bad[0]]!r}",
+                    f"expected a limit > 0, received {excerpt(effort[bad[0]])}",
                 )
         return cls(link_inertials=inertials, effort_limit=effort)
 

@@ -23,6 +23,7 @@ from curobo_lite.robot.geometry import (
     rpy_to_matrix_np,
 )
 from curobo_lite.types import TensorDeviceType
+from curobo_lite.types.checks import excerpt
 
 MOVING_JOINT_TYPES = ("revolute", "continuous", "prismatic")
 SUPPORTED_JOINT_TYPES = (*MOVING_JOINT_TYPES, "fixed")
@@ -86,7 +87,8 @@ class JointSpec:
         joint_type = reader.string(data["type"], f"{key}.type")
         if joint_type not in URDF_JOINT_TYPES:
             raise reader.error(
-                f"{key}.type", f"expected one of {list(URDF_JOINT_TYPES)}, received {joint_type!r}"
+                f"{key}.type",
+                f"expected one of {list(URDF_JOINT_TYPES)}, received {excerpt(joint_type)}",
             )
         xyz, rpy = (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
         if data.get("origin") is not None:

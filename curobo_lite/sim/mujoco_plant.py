@@ -43,6 +43,7 @@ from curobo_lite.robot.config import RobotConfig
 from curobo_lite.robot.geometry import matrix_to_rpy_np, rpy_to_quat_np
 from curobo_lite.robot.joints import JointSpec, joint_transform_np
 from curobo_lite.types import JointState
+from curobo_lite.types.checks import excerpt
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
 _SECTION = "mujoco_plant"
@@ -107,7 +108,7 @@ class MujocoPlantConfig:
         )
         if isinstance(self.gravity, str) or len(list(self.gravity)) != 3:
             raise InputValueError(
-                f"{_SECTION}.gravity: expected 3 numbers, received {self.gravity!r}"
+                f"{_SECTION}.gravity: expected 3 numbers, received {excerpt(self.gravity)}"
             )
         self.gravity = [
             as_float(_SECTION, f"gravity[{i}]", v) for i, v in enumerate(list(self.gravity))

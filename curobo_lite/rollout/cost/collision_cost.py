@@ -27,6 +27,7 @@ import torch
 from curobo_lite.geom.self_collision import SelfCollisionModel
 from curobo_lite.geom.world_collision import WorldCollision
 from curobo_lite.rollout.cost.base import CostBase, CostConfig, as_bool, as_scalar, check_tensor
+from curobo_lite.types.checks import excerpt
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
 
@@ -73,7 +74,8 @@ class PrimitiveCollisionCostConfig(CostConfig):
         samples = self.max_sweep_samples
         if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
             raise InputValueError(
-                f"{self.section}.max_sweep_samples: expected an integer >= 1, received {samples!r}"
+                f"{self.section}.max_sweep_samples: expected an integer >= 1, "
+                f"received {excerpt(samples)}"
             )
 
 

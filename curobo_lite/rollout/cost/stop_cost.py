@@ -18,6 +18,7 @@ from curobo_lite.rollout.cost.base import (
     trajectory_state,
 )
 from curobo_lite.types import JointState
+from curobo_lite.types.checks import excerpt
 from curobo_lite.types.errors import InputValueError
 
 
@@ -48,7 +49,7 @@ class StopCostConfig(CostConfig):
         s, ta = self.section, self.tensor_args
         if isinstance(self.n_steps, bool) or not isinstance(self.n_steps, int) or self.n_steps < 1:
             raise InputValueError(
-                f"{s}.n_steps: expected an integer >= 1, received {self.n_steps!r}"
+                f"{s}.n_steps: expected an integer >= 1, received {excerpt(self.n_steps)}"
             )
         self.velocity_weight = as_scalar(s, "velocity_weight", self.velocity_weight)
         self.terminal_velocity_weight = as_scalar(

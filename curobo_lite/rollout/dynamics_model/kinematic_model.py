@@ -30,7 +30,7 @@ from curobo_lite.robot import Kinematics, KinematicsBuffers, KinematicsState, Ro
 from curobo_lite.rollout.cost.base import as_bool
 from curobo_lite.types import JointState, StateType, TensorDeviceType, check_dtype_device
 from curobo_lite.types.base import Forwarded
-from curobo_lite.types.checks import parse_number, received
+from curobo_lite.types.checks import excerpt, parse_number, received
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
 
@@ -189,7 +189,7 @@ class KinematicModelConfig:
         if mode not in ("BACKWARD", "CENTRAL"):
             raise InputValueError(
                 "model.state_finite_difference_mode: expected BACKWARD or CENTRAL, "
-                f"received {self.state_finite_difference_mode!r}"
+                f"received {excerpt(self.state_finite_difference_mode)}"
             )
         self.state_finite_difference_mode = mode
         if self.teleport_mode and self.control_space is not StateType.POSITION:
