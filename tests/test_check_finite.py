@@ -54,7 +54,8 @@ def test_tensor_step_always_rejects_a_bad_traj_dt(bad):
     with pytest.raises(InputValueError, match="traj_dt: expected positive finite entries"):
         tensor_step(act, start, None, None, dt, "VELOCITY")
     if math.isfinite(bad):
-        with pytest.raises(InputValueError, match="^traj_dt: expected (a positive|0 or a magnitude)"):
+        expected = "^traj_dt: expected (a positive|0 or a magnitude)"
+        with pytest.raises(InputValueError, match=expected):
             tensor_step(act, start, None, None, bad, "VELOCITY")
 
 
