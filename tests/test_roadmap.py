@@ -6,6 +6,7 @@ kinematics)."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -255,3 +256,49 @@ def test_dls_phase_gives_precise_collision_free_solutions(checker):
     assert bool(checker.validate(fast_result.solution[ok]).all())
     assert fast_result.iterations <= slow_result.iterations
     assert np.isfinite(fast_result.solve_time)
+
+
+# --- the exact band: the meshes judge shallow sphere contacts --------------------------------
+
+
+def test_exact_band_judges_shallow_sphere_contacts_on_the_meshes():
+    """MotionBenchMaker's cage with the robot at its start: the spheres of the wrist reach
+    into the cage's front bar, the meshes do not. With ``exact_band`` the configuration is
+    judged by the meshes (coal); deeper contacts and clear configurations are unchanged, as
+    an independent composition of the sphere distance and the mesh check says."""
+    import yaml
+
+    from curobo_lite.scenes import MbmProblem
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "mbm" / "cage.yml"
+    problems = [MbmProblem.from_dict(p) for p in yaml.safe_load(path.read_text())["problems"]]
+    world = RobotWorld.from_config("franka", problems[0].world)
+    found = None
+    for problem in problems:
+        world.update_world(problem.world)
+        q = torch.tensor(problem.start)[None]
+        if not bool(world.validate(q)[0]) and bool(world.validate_mesh(q)[0]):
+            found = q
+            break
+    assert found is not None, "no cage start that only the spheres refuse"
+    generator = torch.Generator().manual_seed(0)
+    q = torch.cat((found, found + 0.08 * torch.randn(63, 7, generator=generator)))
+    band = 0.015
+    spheres_ok = world.validate(q)
+    depth = world.collision_distance(q, max_distance=band)
+    shallow = ~spheres_ok & world.in_limits(q) & (world.self_collision_distance(q) >= 0.0)
+    shallow &= depth >= -band
+    expected = spheres_ok.clone()
+    expected[shallow] = world.validate_mesh(q[shallow])
+    judged = world.validate(q, exact_band=band)
+    assert torch.equal(judged, expected)
+    assert bool(judged[0]) and not bool(spheres_ok[0])
+    assert bool((judged & ~spheres_ok).any()) and bool((~judged).any())
+    # segments: the same judgement at every sample
+    ends = q[1:9]
+    ok = world.validate_segments(found.expand(8, 7), ends, 0.05, exact_band=band)
+    for e in range(8):
+        n = max(1, math.ceil(float((ends[e] - found[0]).abs().max()) / 0.05))
+        t = torch.arange(1, n + 1, dtype=q.dtype)[:, None] / n
+        samples = found + t * (ends[e] - found)
+        assert bool(ok[e]) == bool(world.validate(samples, exact_band=band).all())

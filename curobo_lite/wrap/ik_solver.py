@@ -22,7 +22,9 @@ Options (keyword arguments of :meth:`IKSolver.from_config`, validated by
   many of its seeds are precise (within a quarter of both thresholds), collision-free and
   within the limits, checked with the L-BFGS convergence checks; ``dls_iterations`` (int >= 0,
   default 0: off): first take this many damped least-squares steps on the pose alone
-  (:mod:`curobo_lite.wrap.ik_dls`, quadratic convergence, no collision terms) from every seed;
+  (:mod:`curobo_lite.wrap.ik_dls`, quadratic convergence, no collision terms) from every seed
+  (``dls_seeds``, default 0: ``num_seeds``; more are cheap in this phase, and the L-BFGS
+  phase takes the first ``num_seeds`` of them);
   when every goal then has ``max(1, stop_after)`` precise, collision-free solutions, the solve
   ends there, else the L-BFGS phase runs from the same seeds for the goals left
   (``lbfgs_fallback``, default true; false: the pose phase's result is the answer);
@@ -119,6 +121,7 @@ class IKSolverConfig:
     limit_margin: float = 0.02
     stop_after: int = 0
     dls_iterations: int = 0
+    dls_seeds: int = 0
     lbfgs_fallback: bool = True
     cost: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_IK_COST))
     lbfgs: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_IK_LBFGS))
@@ -132,6 +135,7 @@ class IKSolverConfig:
         self.limit_margin = as_float(s, "limit_margin", self.limit_margin, 0.0, 0.5)
         self.stop_after = as_int(s, "stop_after", self.stop_after, 0)
         self.dls_iterations = as_int(s, "dls_iterations", self.dls_iterations, 0)
+        self.dls_seeds = as_int(s, "dls_seeds", self.dls_seeds, 0)
         self.lbfgs_fallback = as_bool(s, "lbfgs_fallback", self.lbfgs_fallback)
         self.cost = as_mapping(s, "cost", self.cost)
         # a partial lbfgs section adjusts the IK's defaults, as a trajopt's adjusts its task's
@@ -306,7 +310,8 @@ class IKSolver:
         t_start = time.perf_counter()
         goal = self._check_pose(goal_pose)
         S, n, D = goal.batch, self.config.num_seeds, self.dof
-        seeds = self._seeds(S, seed_config)
+        n_dls = max(n, self.config.dls_seeds)
+        seeds = self._seeds(S, seed_config, n_dls if self.config.dls_iterations > 0 else n)
         rank_config = self._check_rank_config(S, rank_config)
         found = None
         todo = torch.arange(S, device=seeds.device)
@@ -314,12 +319,14 @@ class IKSolver:
             self._set_goal(goal)
             q = dls_steps(
                 self.rollout.dynamics_model.kinematics,
-                seeds.reshape(S * n, D),
-                goal.position.repeat_interleave(n, 0),
-                goal.quaternion.repeat_interleave(n, 0),
+                seeds.reshape(S * n_dls, D),
+                goal.position.repeat_interleave(n_dls, 0),
+                goal.quaternion.repeat_interleave(n_dls, 0),
                 self.config.dls_iterations,
             )
-            found = self._ranked(q, None, S, n, rank_config, t_start, self.config.dls_iterations)
+            found = self._ranked(
+                q, None, S, n_dls, rank_config, t_start, self.config.dls_iterations, keep=n
+            )
             done = found.solutions_precise.sum(dim=1) >= max(1, self.config.stop_after)
             if bool(done.all()) or not self.config.lbfgs_fallback:
                 return found
@@ -330,7 +337,9 @@ class IKSolver:
         T = todo.shape[0]
         self._set_goal(goal)
         solver = self._solver(T, n)
-        result = solver.optimize(seeds[todo].reshape(T * n, 1, D), stop_check=self._stop_check(T))
+        result = solver.optimize(
+            seeds[todo, :n].reshape(T * n, 1, D), stop_check=self._stop_check(T)
+        )
         solved = self._ranked(
             result.best_action[:, 0],
             result.best_cost,
@@ -342,7 +351,10 @@ class IKSolver:
         )
         if found is None:
             return solved
-        return _merge(found, solved, todo)
+        # goals the L-BFGS phase did not solve either keep the pose phase's ranking: its
+        # seeds reach the pose exactly, the best telling what they touch
+        keep = solved.success
+        return _merge(found, solved, todo, keep)
 
     def _set_goal(self, goal: Pose) -> None:
         self.rollout.update_params(
@@ -362,9 +374,11 @@ class IKSolver:
         rank_config: torch.Tensor,
         t_start: float,
         iterations: int,
+        keep: int | None = None,
     ) -> IKResult:
         """The :class:`IKResult` of the solutions ``q [S * n, D]`` (``cost [S * n]`` ranks the
-        failures; ``None``: their pose error)."""
+        failures; ``None``: their pose error); ``keep``: the per-seed tensors hold the best
+        ``keep`` of the ``n`` (the distinct solutions come from all)."""
         D = self.dof
         with torch.no_grad():
             state = self.rollout.rollout_fn(q[:, None]).state
@@ -394,20 +408,22 @@ class IKSolver:
             ranked_ok = ok.gather(1, order)
             pick = order[:, 0] + torch.arange(S, device=order.device) * n
             min_distance = metrics.min_distance
+        keep = keep or n
         return IKResult(
             success=ranked_ok[:, 0],
             solution=ranked[:, 0],
             position_error=metrics.position_error[pick],
             rotation_error=metrics.rotation_error[pick],
             min_distance=None if min_distance is None else min_distance[pick],
-            solutions=ranked,
-            solutions_success=ranked_ok,
+            solutions=ranked[:, :keep],
+            solutions_success=ranked_ok[:, :keep],
             distinct_solutions=[
-                _distinct(ranked[s][ranked_ok[s]], self.config.distinct_tolerance) for s in range(S)
+                distinct_rows(ranked[s][ranked_ok[s]], self.config.distinct_tolerance)
+                for s in range(S)
             ],
             solve_time=time.perf_counter() - t_start,
             iterations=iterations,
-            solutions_precise=precise.view(S, n).gather(1, order),
+            solutions_precise=precise.view(S, n).gather(1, order)[:, :keep],
         )
 
     def _stop_check(self, S: int) -> Callable[[torch.Tensor], torch.Tensor] | None:
@@ -450,9 +466,12 @@ class IKSolver:
     def _check_pose(self, goal_pose: Any) -> Pose:
         return check_pose(goal_pose, "goal_pose", self.tensor_args)
 
-    def _seeds(self, S: int, seed_config: torch.Tensor | None) -> torch.Tensor:
-        """``[S, n, D]``: the caller's seeds, the retract configuration, then Sobol draws."""
-        n, D = self.config.num_seeds, self.dof
+    def _seeds(
+        self, S: int, seed_config: torch.Tensor | None, count: int | None = None
+    ) -> torch.Tensor:
+        """``[S, n, D]``: the caller's seeds, the retract configuration, then Sobol draws
+        (``n``: ``count``, default ``num_seeds``)."""
+        n, D = count or self.config.num_seeds, self.dof
         low, high = self.robot_config.joint_limits.position.to(**self.tensor_args.as_kwargs())
         margin = self.config.limit_margin * (high - low)
         self._sobol.reset()
@@ -496,8 +515,10 @@ class IKSolver:
         )
 
 
-def _merge(found: IKResult, solved: IKResult, rows: torch.Tensor) -> IKResult:
-    """``found`` with its goals ``rows`` replaced by ``solved``'s (in order)."""
+def _merge(found: IKResult, solved: IKResult, rows: torch.Tensor, use: torch.Tensor) -> IKResult:
+    """``found`` with its goals ``rows`` replaced by ``solved``'s (in order) where ``use``
+    (``[len(rows)]`` bool)."""
+    rows, picked = rows[use], use.nonzero()[:, 0]
     merged = {}
     for name in (
         "success",
@@ -512,10 +533,10 @@ def _merge(found: IKResult, solved: IKResult, rows: torch.Tensor) -> IKResult:
         value = getattr(found, name)
         if value is not None:
             value = value.clone()
-            value[rows] = getattr(solved, name)
+            value[rows] = getattr(solved, name)[picked]
         merged[name] = value
     distinct = list(found.distinct_solutions)
-    for k, row in enumerate(rows.tolist()):
+    for k, row in zip(picked.tolist(), rows.tolist()):
         distinct[row] = solved.distinct_solutions[k]
     return IKResult(
         **merged,
@@ -525,7 +546,7 @@ def _merge(found: IKResult, solved: IKResult, rows: torch.Tensor) -> IKResult:
     )
 
 
-def _distinct(solutions: torch.Tensor, tolerance: float) -> torch.Tensor:
+def distinct_rows(solutions: torch.Tensor, tolerance: float) -> torch.Tensor:
     """Rows of ``solutions [k, D]`` (ranked) farther than ``tolerance`` from every kept one."""
     kept: list[torch.Tensor] = []
     for row in solutions:

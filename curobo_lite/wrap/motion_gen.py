@@ -35,16 +35,17 @@ anything".
    (``GRAPH_FAIL`` when OMPL finds no path, ``FINETUNE_FAIL`` when the seeded optimization
    still fails).
 
-Options (keyword arguments of :meth:`MotionGen.from_config`, :class:`MotionGenConfig`):
-``task`` (the trajopt task, default ``gradient_trajopt``), ``num_trajopt_seeds`` (4),
-``num_ik_seeds`` (32), ``interpolation_dt`` (s, 0.01), ``enable_graph`` (default: whether OMPL
-is installed), ``graph_planner`` (``RRTConnect``), ``graph_time_limit`` (s, 5.0),
-``graph_resolution`` (rad, 0.02), ``use_cuda_graph`` (false: on a CUDA device, every L-BFGS
-solve, the IK's and the trajectory's, replays its iterations from graphs kept across plans),
-``ik`` (more :class:`IKSolverConfig` options), ``trajopt`` (more ``trajopt`` section keys, e.g.
-``position_threshold``), ``approach_distance`` (m, 0.08: half the trajectory seeds come in along
-the hand's z axis from this far behind the goal, as grasps are approached; 0: straight lines
-only).
+Options (keyword arguments of :meth:`MotionGen.from_config`, :class:`MotionGenConfig`): ``task``
+(the trajopt task, default ``gradient_trajopt``), ``num_trajopt_seeds`` (4), ``num_ik_seeds``
+(32), ``interpolation_dt`` (s, 0.01), ``enable_roadmap`` (true), ``roadmap``
+(:class:`~curobo_lite.wrap.roadmap.RoadmapConfig` keys), ``enable_graph`` (default: OMPL
+installed and the roadmap off), ``graph_planner`` (``RRTConnect``), ``graph_time_limit`` (s,
+5.0), ``graph_resolution`` (rad, 0.02), ``use_cuda_graph`` (false: on a CUDA device, every
+L-BFGS solve, the IK's and the trajectory's, replays its iterations from graphs kept across
+plans), ``ik`` (more :class:`IKSolverConfig` options), ``trajopt`` (more ``trajopt`` section
+keys, e.g. ``position_threshold``), ``approach_distance`` (m, 0.08: half the trajectory seeds
+come in along the hand's z axis from this far behind the goal, as grasps are approached; 0:
+straight lines only).
 
 Exact check (``exact_check``; default on when the robot file names its collision meshes,
 ``collision_geometry``, and coal imports): a roadmap path's segments are judged on the meshes
@@ -84,7 +85,7 @@ from curobo_lite.wrap.approach_seeds import (
 )
 from curobo_lite.wrap.exclusive import exclusive
 from curobo_lite.wrap.graph_planner import GraphPlanResult, OmplPlanner, resample_path
-from curobo_lite.wrap.ik_solver import IKResult, IKSolver
+from curobo_lite.wrap.ik_solver import IKResult, IKSolver, distinct_rows
 from curobo_lite.wrap.mesh_check import coal_available
 from curobo_lite.wrap.motion_gen_config import MotionGenConfig, MotionGenResult, MotionGenStatus
 from curobo_lite.wrap.offenders import Offender, millimetres, reach_pose
@@ -97,6 +98,13 @@ from curobo_lite.wrap.trajopt_seed import min_jerk_profile
 _REST_TOL = 1e-6
 #: the IK's damped least-squares steps before its L-BFGS (``ik={"dls_iterations": 0}``: off)
 DLS_ITERATIONS = 16
+#: seeds of that phase (the L-BFGS keeps ``num_ik_seeds``): a grasp whose hand spheres leave
+#: little room has few collision-free arm postures, and a pose-only seed costs little
+DLS_SEEDS = 256
+#: with the exact check on: a start, IK solution or roadmap configuration whose spheres reach
+#: at most this deep (m) into an obstacle is judged on the meshes instead (the Franka's arm
+#: spheres stand up to 15 mm proud of its meshes); ``roadmap={"exact_band": 0}``: spheres only
+EXACT_BAND = 0.015
 #: largest joint step (rad) between the waypoints of a segment's swept mesh check
 _MESH_PIECE = 0.05
 
@@ -136,7 +144,9 @@ class MotionGen:
         self._mesh_time = 0.0  # seconds of the roadmap's segment checks on the meshes
         self.roadmap: RoadmapPlanner | None = None
         if config.enable_roadmap:
-            self.roadmap = RoadmapPlanner(checker, RoadmapConfig.from_dict(config.roadmap))
+            band = EXACT_BAND if self.exact_check else 0.0
+            options = {"exact_band": band, **config.roadmap}
+            self.roadmap = RoadmapPlanner(checker, RoadmapConfig.from_dict(options))
         self.graph_planner: OmplPlanner | None = None
         if config.enable_graph:
             self.graph_planner = OmplPlanner(
@@ -166,6 +176,7 @@ class MotionGen:
             "num_seeds": config.num_ik_seeds,
             "stop_after": 1,
             "dls_iterations": DLS_ITERATIONS,
+            "dls_seeds": DLS_SEEDS,
             **config.ik,
         }
         trajopt_options = {"interpolation_dt": config.interpolation_dt, **config.trajopt}
@@ -236,7 +247,11 @@ class MotionGen:
             sub_goal, seed_config=sub_start[:, None], rank_config=sub_start
         )
         timings["ik"] = time.perf_counter() - t0
-        solved = [k for k in range(len(valid)) if bool(ik.success[k])]
+        goal_configs = list(ik.distinct_solutions)
+        for k in range(len(valid)):
+            if not bool(ik.success[k]):
+                goal_configs[k] = self._mesh_judged_solutions(ik, k, sub_goal)
+        solved = [k for k in range(len(valid)) if goal_configs[k].shape[0] > 0]
         for k in range(len(valid)):
             if k not in solved:
                 goal_k = Pose(sub_goal.position[k : k + 1], sub_goal.quaternion[k : k + 1])
@@ -245,12 +260,12 @@ class MotionGen:
                 )
         if self.roadmap is not None:
             solved = self._roadmap_plans(
-                solved, valid, sub_start, sub_goal, ik, results, t_start, timings
+                solved, valid, sub_start, sub_goal, goal_configs, results, t_start, timings
             )
         if not solved:
             return results
         n = self.config.num_trajopt_seeds
-        configs = torch.stack([_cycle(ik.distinct_solutions[k], n) for k in solved])
+        configs = torch.stack([_cycle(goal_configs[k], n) for k in solved])
         rows = torch.tensor(solved, device=self.tensor_args.device)
         t0 = time.perf_counter()
         first = self.trajopt.solve_from_configs(
@@ -273,7 +288,7 @@ class MotionGen:
                 continue
             results[s] = self._graph_fallback(
                 sub_start[rows[j]],
-                ik.distinct_solutions[k],
+                goal_configs[k],
                 Pose(sub_goal.position[rows[j : j + 1]], sub_goal.quaternion[rows[j : j + 1]]),
                 first,
                 j,
@@ -379,6 +394,9 @@ class MotionGen:
         in_limits = self.checker.in_limits(q)
         world = self.checker.collision_distance(q, max_distance=1e-4) >= 0.0
         own = self.checker.self_collision_distance(q) >= 0.0
+        band = self.roadmap.config.exact_band if self.roadmap is not None else 0.0
+        if band > 0.0 and not bool(world.all()):  # the meshes judge shallow sphere contacts
+            world = world | self.checker.validate(q, band)
         status: list[MotionGenStatus | None] = []
         for s in range(q.shape[0]):
             if bool(moving[s]):
@@ -473,13 +491,14 @@ class MotionGen:
         valid: list[int],
         start: torch.Tensor,
         goal: Pose,
-        ik: IKResult,
+        goal_configs: list[torch.Tensor],
         results: list[MotionGenResult | None],
         t_start: float,
         timings: dict[str, float],
     ) -> list[int]:
         """The roadmap stage: per problem ``k`` of ``solved``, a roadmap path from
-        ``start[k]`` to its distinct IK solutions, timed along its segments; a plan that
+        ``start[k]`` to its goal configurations (the distinct IK solutions), timed along its
+        segments; a plan that
         passes its checks goes into ``results[valid[k]]``. Returns the problems left for the
         trajectory optimization."""
         left = []
@@ -487,7 +506,7 @@ class MotionGen:
             t0 = time.perf_counter()
             self._mesh_time = 0.0
             check = self._mesh_segments if self.exact_check else None
-            graph = self.roadmap.plan(start[k], ik.distinct_solutions[k], check)
+            graph = self.roadmap.plan(start[k], goal_configs[k], check)
             stage_timings = {**timings, "roadmap": time.perf_counter() - t0}
             if check is not None:  # part of the roadmap's time
                 stage_timings["exact_check"] = self._mesh_time
@@ -500,6 +519,25 @@ class MotionGen:
             timings["roadmap"] = timings.get("roadmap", 0.0) + stage_timings["roadmap"]
             left.append(k)
         return left
+
+    def _mesh_judged_solutions(self, ik: IKResult, k: int, goal: Pose) -> torch.Tensor:
+        """``[m, D]`` distinct configurations among problem ``k``'s IK seeds that reach the
+        pose and that the meshes find clear where the spheres touch (within the roadmap's
+        ``exact_band``): a grasp whose hand spheres graze the object by a millimetre is a
+        valid goal. Empty without that band or without such seeds."""
+        band = self.roadmap.config.exact_band if self.roadmap is not None else 0.0
+        candidates = ik.solutions[k]
+        if band <= 0.0:
+            return candidates[:0]
+        pose = Pose(goal.position[k : k + 1], goal.quaternion[k : k + 1])
+        position, rotation = self._pose_errors(candidates, pose)
+        config = self.ik_solver.config
+        reached = (position <= config.position_threshold) & (rotation <= config.rotation_threshold)
+        candidates = candidates[reached]
+        if candidates.shape[0] == 0:
+            return candidates
+        candidates = candidates[self.checker.validate(candidates, band)]
+        return distinct_rows(candidates, config.distinct_tolerance)
 
     def _mesh_segments(
         self, q_from: torch.Tensor, q_to: torch.Tensor

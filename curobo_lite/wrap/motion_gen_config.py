@@ -69,8 +69,9 @@ class MotionGenConfig:
         self.interpolation_dt = as_float(
             s, "interpolation_dt", self.interpolation_dt, 0.0, low_open=True
         )
-        if self.enable_graph is None:
-            self.enable_graph = ompl_available()
+        self.enable_roadmap = as_bool(s, "enable_roadmap", self.enable_roadmap)
+        if self.enable_graph is None:  # OMPL: the fallback of the optimizer-first pipeline
+            self.enable_graph = ompl_available() and not self.enable_roadmap
         self.enable_graph = as_bool(s, "enable_graph", self.enable_graph)
         if self.graph_planner not in PLANNERS:
             raise InputValueError(
@@ -84,7 +85,6 @@ class MotionGenConfig:
             s, "graph_resolution", self.graph_resolution, 0.0, low_open=True
         )
         self.use_cuda_graph = as_bool(s, "use_cuda_graph", self.use_cuda_graph)
-        self.enable_roadmap = as_bool(s, "enable_roadmap", self.enable_roadmap)
         for key in ("ik", "trajopt", "roadmap"):
             setattr(self, key, as_mapping(s, key, getattr(self, key)))
         if self.exact_check is not None:  # None: decided by MotionGen from the robot

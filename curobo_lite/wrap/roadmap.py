@@ -87,6 +87,9 @@ class RoadmapConfig:
         approach_step: metres between the configurations of an approach chain.
         local_fraction: share of the samples drawn around the start and the chains' ends.
         local_std: standard deviation (rad) of those samples (half of them at 0.4 of it).
+        exact_band: metres: a configuration whose spheres reach at most this deep into an
+            obstacle is judged on the collision meshes (:meth:`RobotWorld.validate`; 0: spheres
+            only).
         time_limit: seconds for the search, a safety net: the budget is ``max_samples`` (a
             count, so that a problem's outcome does not depend on the machine's load).
         seed: seed of the sampler (each call restarts it: the same problem gives the same path).
@@ -100,6 +103,7 @@ class RoadmapConfig:
     approach_step: float = 0.03
     local_fraction: float = 0.5
     local_std: float = 0.5
+    exact_band: float = 0.0
     time_limit: float = 10.0
     seed: int = 0
 
@@ -115,6 +119,7 @@ class RoadmapConfig:
             setattr(self, key, as_float(s, key, getattr(self, key), 0.0, low_open=True))
         self.approach_distance = as_float(s, "approach_distance", self.approach_distance, 0.0)
         self.local_fraction = as_float(s, "local_fraction", self.local_fraction, 0.0, 1.0)
+        self.exact_band = as_float(s, "exact_band", self.exact_band, 0.0)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> RoadmapConfig:
@@ -215,7 +220,9 @@ class RoadmapPlanner:
         self, q_from: torch.Tensor, q_to: torch.Tensor, resolution: float
     ) -> torch.Tensor:
         self._checked_motions += q_from.shape[0]
-        return self.checker.validate_segments(q_from, q_to, resolution)
+        return self.checker.validate_segments(
+            q_from, q_to, resolution, exact_band=self.config.exact_band
+        )
 
     def _edges_valid(self, q_from: torch.Tensor, q_to: torch.Tensor) -> torch.Tensor:
         """``[E]``: coarse samples first; the fine pass only on the edges that pass them."""
@@ -258,7 +265,7 @@ class RoadmapPlanner:
                 iterations=3,
                 initial=initial,
             )
-            ok = self.checker.validate(candidates)
+            ok = self.checker.validate(candidates, self.config.exact_band)
             self._checked_states += ok.numel()
             ok &= self._segments_valid(
                 previous[:, None].expand(G, V, D).reshape(-1, D),
@@ -290,7 +297,7 @@ class RoadmapPlanner:
         local = centres.cpu()[pick] + scale * noise
         q = torch.cat((uniform, local)).to(low.device)
         q = torch.minimum(torch.maximum(q, low), high)
-        ok = self.checker.validate(q)
+        ok = self.checker.validate(q, self.config.exact_band)
         self._checked_states += q.shape[0]
         return q[ok]
 

@@ -242,21 +242,46 @@ class RobotWorld:
         return position_in_limits(self.robot_config, q)
 
     @torch.no_grad()
-    def validate(self, q: torch.Tensor) -> torch.Tensor:
+    def validate(self, q: torch.Tensor, exact_band: float = 0.0) -> torch.Tensor:
         """``[...]`` bool: ``q [..., D]`` is within the position limits, clear of every obstacle
-        and free of self-collision."""
-        return self._valid(q, self.get_link_spheres(q))
+        and free of self-collision.
 
-    def _valid(self, q: torch.Tensor, spheres: torch.Tensor) -> torch.Tensor:
-        """:meth:`validate` of ``q [..., D]`` whose spheres ``[..., N, 4]`` are given."""
+        ``exact_band`` (m, default 0: spheres only): a configuration that fails only because
+        its spheres reach at most this deep into an obstacle is judged by the exact check on
+        the collision meshes instead (:meth:`validate_mesh`; the robot file must name them).
+        The spheres over-approximate the links by up to their fit tolerance (1.5 cm on the
+        Franka's arm): in an opening a few centimetres wider than the arm, that margin alone
+        closes the way that the meshes leave open. Clear or deep cases never reach coal."""
+        flat = q.reshape(-1, q.shape[-1])
+        spheres = self.get_link_spheres(flat)
+        if exact_band <= 0.0:
+            return self._valid(flat, spheres).reshape(q.shape[:-1])
+        ok, world = self._valid(flat, spheres, world_range=exact_band)
+        unsure = ~ok & self.in_limits(flat) & (world >= -exact_band)
+        if self.self_collision_model is not None and bool(unsure.any()):
+            own = self.self_collision_model.distance(spheres[unsure], distance_range=_CHECK_RANGE)
+            unsure[unsure.clone()] = own.distance >= 0.0
+        if bool(unsure.any()):
+            index = unsure.nonzero()[:, 0]
+            distance = self.mesh_check().distance(flat[index], stop_below=0.0).distance
+            ok[index] = torch.as_tensor(distance >= 0.0, device=ok.device)
+        return ok.reshape(q.shape[:-1])
+
+    def _valid(
+        self, q: torch.Tensor, spheres: torch.Tensor, world_range: float | None = None
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`validate` of ``q [..., D]`` whose spheres ``[..., N, 4]`` are given (on the
+        spheres); with ``world_range`` also the smallest world distance ``[...]`` (exact down
+        to ``-world_range``)."""
         world = self.world_collision.sphere_distance(
-            self.kinematics.world_spheres(spheres), max_distance=_CHECK_RANGE
+            self.kinematics.world_spheres(spheres),
+            max_distance=_CHECK_RANGE if world_range is None else world_range,
         ).distance
         ok = self.in_limits(q) & (world >= 0.0).all(-1)
         if self.self_collision_model is not None:
             own = self.self_collision_model.distance(spheres, distance_range=_CHECK_RANGE)
             ok &= own.distance >= 0.0
-        return ok
+        return ok if world_range is None else (ok, world.amin(-1))
 
     @torch.no_grad()
     def validate_segments(
@@ -265,12 +290,14 @@ class RobotWorld:
         q_to: torch.Tensor,
         resolution: float = 0.02,
         chunk: int = 8192,
+        exact_band: float = 0.0,
     ) -> torch.Tensor:
         """``[E]`` bool: the straight joint-space segments ``q_from [E, D] -> q_to [E, D]``
         pass :meth:`validate` at samples no more than ``resolution`` (largest joint step,
         rad) apart, ``q_to`` included and ``q_from`` not (the caller has checked it). All
         segments' samples go through the kernels together, ``chunk`` configurations per call:
-        one batched query instead of a Python call per sample or per segment."""
+        one batched query instead of a Python call per sample or per segment. ``exact_band``:
+        as in :meth:`validate`."""
         if q_from.shape != q_to.shape or q_from.ndim != 2:
             raise InputValueError(
                 f"q_from, q_to: expected two [E, D] tensors, received {tuple(q_from.shape)} and "
@@ -288,7 +315,7 @@ class RobotWorld:
         k = torch.arange(edge.shape[0], device=q_from.device) - first[edge] + 1
         t = (k.to(q_from.dtype) / steps[edge].to(q_from.dtype))[:, None]
         samples = q_from[edge] + t * delta[edge]
-        ok = torch.cat([self.validate(part) for part in samples.split(chunk)])
+        ok = torch.cat([self.validate(part, exact_band) for part in samples.split(chunk)])
         bad = torch.zeros(E, dtype=torch.int32, device=q_from.device)
         bad.index_add_(0, edge, (~ok).to(torch.int32))
         return bad == 0

@@ -81,8 +81,8 @@ class MotionGenConfig(SolverConfig):
 @dataclass
 class MotionGenPlanConfig:
     """cuRobo's per-plan options. ``max_attempts`` and ``timeout`` bound the retries of
-    :meth:`MotionGen.plan_single`; ``enable_graph`` asks for the geometric planner (here the
-    fallback of every attempt, so it needs OMPL); ``ik_fail_return`` stops after that many
+    :meth:`MotionGen.plan_single`; ``enable_graph`` asks for a geometric planner (the roadmap,
+    on by default, or OMPL); ``ik_fail_return`` stops after that many
     attempts whose IK failed. The other fields are accepted at cuRobo's defaults only."""
 
     enable_graph: bool = False
@@ -303,10 +303,11 @@ class MotionGen(Adapter):
                 f"plan_config: expected a MotionGenPlanConfig, received "
                 f"{type(plan_config).__name__}"
             )
-        if plan_config.enable_graph and self.motion_gen.graph_planner is None:
+        geometric = (self.motion_gen.graph_planner, getattr(self.motion_gen, "roadmap", None))
+        if plan_config.enable_graph and all(planner is None for planner in geometric):
             raise InputValueError(
-                "plan_config.enable_graph: this MotionGen has no geometric planner (OMPL is not "
-                "installed, or enable_graph=False was given when it was built)"
+                "plan_config.enable_graph: this MotionGen has no geometric planner (built with "
+                "enable_roadmap=False, and OMPL not installed or enable_graph=False)"
             )
         t_start = time.perf_counter()
         ik_failures = 0
