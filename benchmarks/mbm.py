@@ -5,7 +5,9 @@ stand, seven scene families, the goal a grasp of one object). On the same proble
 side:
 
 - ``motion_gen``: ``MotionGen.plan_single(start, goal_pose)`` in the problem's world (IK,
-  trajectory optimization, OMPL fallback, its own checks). Time: the whole call.
+  the roadmap, trajectory optimization when the roadmap finds nothing, its own checks). Time:
+  the whole call. Also reported: the share of its successes that the roadmap made, and the
+  plans' execution time (``motion s``).
 - ``ompl``: OMPL RRTConnect + path simplification (``OmplPlanner``, the sphere checker, as in
   ``benchmarks/motion_gen.py``) from the start to the problem's ``goal_config`` (no IK in its
   time). Its path is geometric (no timing).
@@ -108,6 +110,17 @@ def summarize(rows: list[dict], key: str) -> dict:
         "mesh_clearance_min_m": smallest("mesh_clearance", ok),
         "sphere_clearance_min_m": smallest("sphere_clearance", ok),
         "mesh_clearance_min_all_paths_m": smallest("mesh_clearance", judged),
+        # MotionGen only: the share of successes the roadmap made, their execution time
+        "by_roadmap": (
+            sum(bool(r.get(f"{key}_by_roadmap")) for r in ok) / len(ok)
+            if ok and f"{key}_by_roadmap" in ok[0]
+            else None
+        ),
+        "motion_time_median_s": (
+            statistics.median(r[f"{key}_motion_time"] for r in ok)
+            if ok and f"{key}_motion_time" in ok[0]
+            else None
+        ),
     }
 
 
@@ -170,6 +183,10 @@ def main() -> None:
             result = motion_gen.plan_single(start, goal)
             row["motion_gen_time"] = time.perf_counter() - t0
             row["motion_gen_status"] = result.status.value
+            row["motion_gen_by_roadmap"] = result.waypoints is not None
+            row["motion_gen_motion_time"] = result.motion_time
+            for stage, seconds in result.timings.items():
+                row[f"motion_gen_{stage}_s"] = seconds
             verdict = None
             if result.interpolated_plan is not None and result.success:
                 verdict = judge(checker, result.interpolated_plan.position, problem.goal_pose)
@@ -210,7 +227,7 @@ def main() -> None:
     print()
     print(
         f"{'family':>17} {'planner':>10} {'n':>4} {'success':>8} {'t med s':>8} {'t p95 s':>8} "
-        f"{'len med':>8} {'mesh clr mm':>11} {'sphere clr mm':>13}"
+        f"{'len med':>8} {'mesh clr mm':>11} {'sphere clr mm':>13} {'roadmap':>8} {'motion s':>8}"
     )
     for family, planners in summary.items():
         for name, s in planners.items():
@@ -225,6 +242,8 @@ def main() -> None:
                 f" {fmt(s['path_length_median_rad'], 1, '.2f'):>8}"
                 f" {fmt(s['mesh_clearance_min_m'], 1000, '.1f'):>11}"
                 f" {fmt(s['sphere_clearance_min_m'], 1000, '.1f'):>13}"
+                f" {fmt(s['by_roadmap'], 100, '.0f'):>7}%"
+                f" {fmt(s['motion_time_median_s'], 1, '.2f'):>8}"
             )
     meta = {
         "machine": platform.machine(),

@@ -22,13 +22,14 @@ from curobo_lite.wrap.ik_dls import dls_steps
 def retreat_configs(
     kinematics: Kinematics,
     goal_configs: torch.Tensor,
-    distance: float,
+    distance: float | torch.Tensor,
     iterations: int = 8,
     damping: float = 0.01,
     initial: torch.Tensor | None = None,
     max_step: float = 0.2,
 ) -> torch.Tensor:
-    """Configurations ``[..., D]`` whose end effector is ``distance`` metres behind that of
+    """Configurations ``[..., D]`` whose end effector is ``distance`` metres (a number, or one
+    per configuration ``[...]``) behind that of
     ``goal_configs [..., D]`` along its own z axis, with the same orientation (up to the
     residual of ``iterations`` damped least-squares steps, each at most ``max_step`` rad per
     joint: near a singularity an unbounded step throws the arm across its range), clamped to
@@ -41,6 +42,8 @@ def retreat_configs(
         goal = kinematics.forward(goal_q, spheres=False)
         z_axis = torch.zeros_like(goal.ee_position)
         z_axis[:, 2] = 1.0
+        if isinstance(distance, torch.Tensor):  # one per configuration, [...]
+            distance = distance.to(goal.ee_position).reshape(-1, 1)
         target_position = goal.ee_position - distance * quat_rotate(goal.ee_quaternion, z_axis)
         q = dls_steps(
             kinematics, q, target_position, goal.ee_quaternion, iterations, damping, max_step

@@ -296,6 +296,7 @@ class IKSolver:
         goal_pose: Pose,
         seed_config: torch.Tensor | None = None,
         rank_config: torch.Tensor | None = None,
+        lbfgs_fallback: bool | None = None,
     ) -> IKResult:
         """``S`` goal poses at once.
 
@@ -306,6 +307,7 @@ class IKSolver:
                 is an ``InputValueError`` naming the joint, its value and its limits).
             rank_config: ``[S, D]`` or ``[D]`` configuration the successful solutions are ranked
                 by joint-space distance to (default: the retract configuration).
+            lbfgs_fallback: this call's ``lbfgs_fallback`` (default: the configured one).
         """
         t_start = time.perf_counter()
         goal = self._check_pose(goal_pose)
@@ -328,7 +330,9 @@ class IKSolver:
                 q, None, S, n_dls, rank_config, t_start, self.config.dls_iterations, keep=n
             )
             done = found.solutions_precise.sum(dim=1) >= max(1, self.config.stop_after)
-            if bool(done.all()) or not self.config.lbfgs_fallback:
+            if lbfgs_fallback is None:
+                lbfgs_fallback = self.config.lbfgs_fallback
+            if bool(done.all()) or not lbfgs_fallback:
                 return found
             # the goals left run the L-BFGS phase, from the seeds (a pose solution in contact
             # is a worse start for the collision terms than the seed it came from)

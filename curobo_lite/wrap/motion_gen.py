@@ -243,14 +243,8 @@ class MotionGen:
         sub_goal = Pose(goal.position[index], goal.quaternion[index])
         sub_start = start.position[index]
         t0 = time.perf_counter()
-        ik = self.ik_solver.solve_batch(
-            sub_goal, seed_config=sub_start[:, None], rank_config=sub_start
-        )
+        ik, goal_configs = self._ik(sub_goal, sub_start)
         timings["ik"] = time.perf_counter() - t0
-        goal_configs = list(ik.distinct_solutions)
-        for k in range(len(valid)):
-            if not bool(ik.success[k]):
-                goal_configs[k] = self._mesh_judged_solutions(ik, k, sub_goal)
         solved = [k for k in range(len(valid)) if goal_configs[k].shape[0] > 0]
         for k in range(len(valid)):
             if k not in solved:
@@ -519,6 +513,45 @@ class MotionGen:
             timings["roadmap"] = timings.get("roadmap", 0.0) + stage_timings["roadmap"]
             left.append(k)
         return left
+
+    def _ik(self, goal: Pose, start: torch.Tensor) -> tuple[IKResult, list[torch.Tensor]]:
+        """The IK stage of ``S`` problems: the IK result and per problem its goal
+        configurations ``[k_s, D]``. With the exact band on, the pose-only phase's seeds that
+        the meshes find clear count before any L-BFGS runs; the L-BFGS phase runs for the
+        problems left without a goal configuration."""
+        band = self.roadmap.config.exact_band if self.roadmap is not None else 0.0
+        if band <= 0.0 or self.ik_solver.config.dls_iterations == 0:
+            ik = self.ik_solver.solve_batch(goal, seed_config=start[:, None], rank_config=start)
+            return ik, [
+                ik.distinct_solutions[k]
+                if bool(ik.success[k])
+                else self._mesh_judged_solutions(ik, k, goal)
+                for k in range(goal.batch)
+            ]
+        quick = self.ik_solver.solve_batch(
+            goal, seed_config=start[:, None], rank_config=start, lbfgs_fallback=False
+        )
+        configs = [
+            quick.distinct_solutions[k]
+            if bool(quick.success[k])
+            else self._mesh_judged_solutions(quick, k, goal)
+            for k in range(goal.batch)
+        ]
+        left = [k for k in range(goal.batch) if configs[k].shape[0] == 0]
+        if not left:
+            return quick, configs
+        rows = torch.tensor(left, device=start.device)
+        full = self.ik_solver.solve_batch(
+            Pose(goal.position[rows], goal.quaternion[rows]),
+            seed_config=start[rows, None],
+            rank_config=start[rows],
+        )
+        for j, k in enumerate(left):
+            if bool(full.success[j]):
+                configs[k] = full.distinct_solutions[j]
+        if len(left) == goal.batch:  # one problem (plan_single): report the full solve
+            return full, configs
+        return quick, configs
 
     def _mesh_judged_solutions(self, ik: IKResult, k: int, goal: Pose) -> torch.Tensor:
         """``[m, D]`` distinct configurations among problem ``k``'s IK seeds that reach the

@@ -66,6 +66,8 @@ _CODE = 1 << 32
 
 #: starts tried per approach-chain step, and their largest nudge (rad per joint)
 _CHAIN_VARIANTS = 8
+#: damped least-squares steps of the plain chain (each configuration from the goal's)
+_CHAIN_DLS = 6
 _CHAIN_NUDGE = 0.15
 
 #: coarse resolution (rad) of the first pass over an edge: most invalid edges fail it, at a
@@ -247,16 +249,42 @@ class RoadmapPlanner:
         G, D = goals.shape
         if steps == 0:
             return [goal[None] for goal in goals]
+        # the plain chain first: every step solved from the goal configuration, all in one
+        # batch, checked at once
+        distance = config.approach_step * torch.arange(1, steps + 1, dtype=goals.dtype)
+        plain = retreat_configs(
+            self.checker.kinematics,
+            goals[:, None].expand(G, steps, D),
+            distance.to(goals.device).expand(G, steps),
+            iterations=_CHAIN_DLS,
+        )
+        links_plain = torch.cat((goals[:, None], plain), dim=1)  # [G, steps + 1, D]
+        ok = self.checker.validate(links_plain[:, 1:], config.exact_band)
+        self._checked_states += ok.numel()
+        ok &= self._segments_valid(
+            links_plain[:, :-1].reshape(-1, D), links_plain[:, 1:].reshape(-1, D), config.resolution
+        ).view(G, steps)
+        length = 1 + ok.to(torch.int64).cumprod(dim=1).sum(dim=1)
+        if bool((length == steps + 1).all()):
+            return list(links_plain)
+        # where it breaks: nudged starts, step by step from the last good configuration
         generator = torch.Generator().manual_seed(config.seed)
         V = _CHAIN_VARIANTS
-        nudge = _CHAIN_NUDGE * (2.0 * torch.rand(steps, 1, V, D, generator=generator) - 1.0)
-        nudge[:, :, 0] = 0.0
+        nudge = _CHAIN_NUDGE * (2.0 * torch.rand(steps, V, D, generator=generator) - 1.0)
+        nudge[:, 0] = 0.0
         nudge = nudge.to(goals)
-        links = [goals]
-        alive = torch.ones(G, dtype=torch.bool, device=goals.device)
-        length = torch.ones(G, dtype=torch.long, device=goals.device)
+        rows = torch.arange(G, device=goals.device)
+        # beyond a chain's valid prefix: its last good configuration, until a variant grows it
+        links = [
+            links_plain[rows, torch.minimum(length - 1, torch.full_like(length, k))]
+            for k in range(steps + 1)
+        ]
+        alive = length < steps + 1  # the chains still to extend
         for k in range(1, steps + 1):
-            previous = links[-1]
+            extend = alive & (length == k)
+            if not bool(extend.any()):
+                continue
+            previous = links[k - 1]
             initial = previous[:, None] + nudge[k - 1]  # [G, V, D]
             candidates = retreat_configs(
                 self.checker.kinematics,
@@ -265,21 +293,20 @@ class RoadmapPlanner:
                 iterations=3,
                 initial=initial,
             )
-            ok = self.checker.validate(candidates, self.config.exact_band)
-            self._checked_states += ok.numel()
-            ok &= self._segments_valid(
+            good = self.checker.validate(candidates, config.exact_band)
+            self._checked_states += good.numel()
+            good &= self._segments_valid(
                 previous[:, None].expand(G, V, D).reshape(-1, D),
                 candidates.reshape(-1, D),
                 config.resolution,
             ).view(G, V)
-            ok &= alive[:, None]
-            pick = ok.to(torch.int8).argmax(dim=1)  # the first valid variant
-            alive &= ok.any(dim=1)
-            length += alive.long()
-            links.append(candidates[torch.arange(G, device=goals.device), pick])
-            if not bool(alive.any()):
-                break
-        chains = torch.stack(links, dim=1)  # [G, <= steps + 1, D]
+            good &= extend[:, None]
+            pick = good.to(torch.int8).argmax(dim=1)  # the first valid variant
+            grown = good.any(dim=1)
+            links[k] = torch.where(grown[:, None], candidates[rows, pick], links[k])
+            length += grown.long()
+            alive &= ~extend | grown
+        chains = torch.stack(links, dim=1)  # [G, steps + 1, D]
         return [chains[g, : int(length[g])] for g in range(G)]
 
     def _sample(self, n: int, centres: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
