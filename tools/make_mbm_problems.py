@@ -13,11 +13,11 @@ Usage::
     python tools/make_mbm_problems.py [--families box cage] [--problems 100] [--seed 0]
         [--threads 1] [--out benchmarks/data/mbm]
 
-Time (CPU, one thread, measured on a shared 2-core machine): per problem about 6 s
-(bookshelf_small), 9 s (bookshelf_tall), 40 s (bookshelf_thin, cage, table_pick, box: most
-draws are rejected), 60+ s (table_under_pick: its start needs IK too); 100 per family for all
-seven families is some 3-6 hours on one core. Families can run in parallel processes
-(``--families``).
+Time (CPU, one thread, two generators and other work sharing a 2-core machine, with the quick
+pose-only IK, 2026-11-26): per problem about 9 s (cage), 13 s (table_under_pick), 26 s
+(bookshelf_thin, table_pick), 20-40 s (box: most draws are rejected); with
+``--dls-iterations 0`` (L-BFGS IK alone) bookshelf_small took about 6 s and bookshelf_tall
+9 s on a quieter machine. Families can run in parallel processes (``--families``).
 """
 
 from __future__ import annotations
