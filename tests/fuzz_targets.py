@@ -91,14 +91,16 @@ wrong_values = st.one_of(
 OPS = ("delete", "extra_key", "replace", "swap_limits", "rename", "negate", "duplicate", "retype")
 
 
-def _paths(tree: Any, prefix: tuple = ()) -> list[tuple]:
-    """Every path into a nested dict/list tree (the root excluded)."""
+def _paths(tree: Any, prefix: tuple = (), ancestors: frozenset = frozenset()) -> list[tuple]:
+    """Every path into a nested dict/list tree (the root excluded); a container already on
+    the way down (a tree that holds itself) is not entered again."""
     out = []
+    ancestors = ancestors | {id(tree)}
     items = tree.items() if isinstance(tree, dict) else enumerate(tree)
     for key, value in items:
         out.append((*prefix, key))
-        if isinstance(value, dict | list) and value:
-            out.extend(_paths(value, (*prefix, key)))
+        if isinstance(value, dict | list) and value and id(value) not in ancestors:
+            out.extend(_paths(value, (*prefix, key), ancestors))
     return out
 
 
@@ -108,12 +110,21 @@ def _at(tree: Any, path: tuple) -> Any:
     return tree
 
 
-def _strings(tree: Any) -> list[str]:
+def _strings(tree: Any, ancestors: frozenset = frozenset()) -> list[str]:
+    if id(tree) in ancestors:
+        return []
+    inner = ancestors | {id(tree)}
     if isinstance(tree, dict):
-        return [s for k, v in tree.items() for s in [str(k), *_strings(v)]]
+        return [s for k, v in tree.items() for s in [str(k), *_strings(v, inner)]]
     if isinstance(tree, list):
-        return [s for v in tree for s in _strings(v)]
+        return [s for v in tree for s in _strings(v, inner)]
     return [tree] if isinstance(tree, str) else []
+
+
+def _fresh(value: Any) -> Any:
+    """A copy of a drawn value: CONFUSED_VALUES holds lists and dicts, and a later mutation of
+    a shared one (an extra key) would change the constant, or put a container inside itself."""
+    return copy.deepcopy(value)
 
 
 def _mutate_once(tree: Any, draw: Callable) -> None:
@@ -130,7 +141,9 @@ def _mutate_once(tree: Any, draw: Callable) -> None:
     if op == "delete":
         del parent[key]
     elif op == "extra_key" and isinstance(value, dict):
-        value[draw(st.sampled_from(["bogus", "lower", "type", "names"]))] = draw(wrong_values)
+        value[draw(st.sampled_from(["bogus", "lower", "type", "names"]))] = _fresh(
+            draw(wrong_values)
+        )
     elif op == "swap_limits" and isinstance(value, dict) and {"lower", "upper"} <= set(value):
         value["lower"], value["upper"] = value["upper"], value["lower"]
     elif op == "rename":
@@ -147,9 +160,9 @@ def _mutate_once(tree: Any, draw: Callable) -> None:
         if scalars:
             path = draw(st.sampled_from(scalars))
             parent = _at(tree, path[:-1])
-            parent[path[-1]] = draw(st.sampled_from(EXTREME_NUMBERS + CONFUSED_VALUES))
+            parent[path[-1]] = _fresh(draw(st.sampled_from(EXTREME_NUMBERS + CONFUSED_VALUES)))
     else:
-        parent[key] = draw(wrong_values)
+        parent[key] = _fresh(draw(wrong_values))
 
 
 @st.composite
