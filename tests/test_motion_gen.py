@@ -279,3 +279,28 @@ def test_ik_lbfgs_option_adjusts_the_ik_defaults_and_cost_sections_replace_them(
     assert IKSolverConfig.from_dict({"cost": pose_only}).cost == pose_only
     with pytest.raises(TypeError, match="ik.lbfgs"):
         IKSolverConfig.from_dict({"lbfgs": [1, 2]})
+
+
+def test_plan_batch_plans_each_problem_and_fails_only_the_unreachable_one(motion_gen):
+    """Three problems in one call: two reachable goals (one behind the wall) and one far out
+    of reach; each reachable plan ends at its own goal by forward kinematics and stays clear
+    of the wall (coal on densely resampled spheres), the unreachable one alone is IK_FAIL."""
+    goals = [GOAL, [0.45, 0.25, 0.45, 0.0, 1.0, 0.0, 0.0], [2.5, 0.0, 0.4, 0.0, 1.0, 0.0, 0.0]]
+    values = torch.tensor(goals)
+    goal = Pose(values[:, :3].contiguous(), values[:, 3:].contiguous())
+    start = JointState.from_position(motion_gen.robot_config.retract_config[None].clone())
+    results = motion_gen.plan_batch(start, goal)
+    assert [r.status for r in results][2] is MotionGenStatus.IK_FAIL
+    for result, target in zip(results[:2], goals[:2]):
+        assert result.success, result
+        plan = result.interpolated_plan.position
+        fk = motion_gen.checker.kinematics.forward(plan[-1:])
+        assert float((fk.ee_position[0] - torch.tensor(target[:3])).norm()) <= 0.005
+        spheres = motion_gen.checker.get_world_spheres(_dense(plan)).detach().reshape(-1, 4)
+        spheres = spheres[spheres[:, 3] > 0]
+        clearance = coal_sphere_box_distance(
+            spheres.double().numpy(), [(WALL["pose"], WALL["dims"])]
+        )
+        # the meshes judge contacts shallower than the exact band (15 mm) on a roadmap plan
+        assert float(clearance.min()) >= -0.015
+        assert bool(motion_gen.checker.validate_trajectory_mesh(plan))
