@@ -368,7 +368,6 @@ class IKSolver:
             ),
         )
 
-    @torch.no_grad()
     def _ranked(
         self,
         q: torch.Tensor,

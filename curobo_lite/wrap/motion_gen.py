@@ -333,13 +333,7 @@ class MotionGen:
                 "goal configuration",
             )
         if self.roadmap is not None:
-            t0 = time.perf_counter()
-            self._mesh_time = 0.0
-            check = self._mesh_segments if self.exact_check else None
-            graph = self.roadmap.plan(start.position[0], target, check)
-            stage_timings = {**timings, "roadmap": time.perf_counter() - t0}
-            if check is not None:
-                stage_timings["exact_check"] = self._mesh_time
+            graph, stage_timings = self._roadmap_path(start.position[0], target, timings)
             if graph.success:
                 state = self.checker.kinematics.forward(target, spheres=False)
                 pose = Pose(state.ee_position, state.ee_quaternion)
@@ -388,9 +382,8 @@ class MotionGen:
         in_limits = self.checker.in_limits(q)
         world = self.checker.collision_distance(q, max_distance=1e-4) >= 0.0
         own = self.checker.self_collision_distance(q) >= 0.0
-        band = self.roadmap.config.exact_band if self.roadmap is not None else 0.0
-        if band > 0.0 and not bool(world.all()):  # the meshes judge shallow sphere contacts
-            world = world | self.checker.validate(q, band)
+        if self._exact_band > 0.0 and not bool(world.all()):  # the meshes judge shallow contacts
+            world = world | self.checker.validate(q, self._exact_band)
         status: list[MotionGenStatus | None] = []
         for s in range(q.shape[0]):
             if bool(moving[s]):
@@ -492,18 +485,11 @@ class MotionGen:
     ) -> list[int]:
         """The roadmap stage: per problem ``k`` of ``solved``, a roadmap path from
         ``start[k]`` to its goal configurations (the distinct IK solutions), timed along its
-        segments; a plan that
-        passes its checks goes into ``results[valid[k]]``. Returns the problems left for the
-        trajectory optimization."""
+        segments; a plan that passes its checks goes into ``results[valid[k]]``. Returns the
+        problems left for the trajectory optimization."""
         left = []
         for k in solved:
-            t0 = time.perf_counter()
-            self._mesh_time = 0.0
-            check = self._mesh_segments if self.exact_check else None
-            graph = self.roadmap.plan(start[k], goal_configs[k], check)
-            stage_timings = {**timings, "roadmap": time.perf_counter() - t0}
-            if check is not None:  # part of the roadmap's time
-                stage_timings["exact_check"] = self._mesh_time
+            graph, stage_timings = self._roadmap_path(start[k], goal_configs[k], timings)
             if graph.success:
                 goal_k = Pose(goal.position[k : k + 1], goal.quaternion[k : k + 1])
                 result = self._from_path(graph, goal_k, t_start, stage_timings)
@@ -514,29 +500,48 @@ class MotionGen:
             left.append(k)
         return left
 
+    def _roadmap_path(
+        self, start: torch.Tensor, goals: torch.Tensor, timings: dict[str, float]
+    ) -> tuple[GraphPlanResult, dict[str, float]]:
+        """The roadmap from ``start [D]`` to ``goals [G, D]`` (segments judged on the meshes
+        too when the exact check is on), and ``timings`` with its time (``roadmap``, and the
+        part of it the mesh checks took, ``exact_check``)."""
+        t0 = time.perf_counter()
+        self._mesh_time = 0.0
+        check = self._mesh_segments if self.exact_check else None
+        graph = self.roadmap.plan(start, goals, check)
+        stage_timings = {**timings, "roadmap": time.perf_counter() - t0}
+        if check is not None:
+            stage_timings["exact_check"] = self._mesh_time
+        return graph, stage_timings
+
+    @property
+    def _exact_band(self) -> float:
+        """Metres of sphere contact the meshes judge instead (0: spheres only)."""
+        return self.roadmap.config.exact_band if self.roadmap is not None else 0.0
+
+    def _goal_configs(self, ik: IKResult, goal: Pose) -> list[torch.Tensor]:
+        """Per problem of ``ik``: its distinct solutions, or where it failed, the seeds that
+        the meshes judge valid (:meth:`_mesh_judged_solutions`)."""
+        return [
+            ik.distinct_solutions[k]
+            if bool(ik.success[k])
+            else self._mesh_judged_solutions(ik, k, goal)
+            for k in range(goal.batch)
+        ]
+
     def _ik(self, goal: Pose, start: torch.Tensor) -> tuple[IKResult, list[torch.Tensor]]:
         """The IK stage of ``S`` problems: the IK result and per problem its goal
         configurations ``[k_s, D]``. With the exact band on, the pose-only phase's seeds that
         the meshes find clear count before any L-BFGS runs; the L-BFGS phase runs for the
         problems left without a goal configuration."""
-        band = self.roadmap.config.exact_band if self.roadmap is not None else 0.0
-        if band <= 0.0 or self.ik_solver.config.dls_iterations == 0:
+        if self._exact_band <= 0.0 or self.ik_solver.config.dls_iterations == 0:
             ik = self.ik_solver.solve_batch(goal, seed_config=start[:, None], rank_config=start)
-            return ik, [
-                ik.distinct_solutions[k]
-                if bool(ik.success[k])
-                else self._mesh_judged_solutions(ik, k, goal)
-                for k in range(goal.batch)
-            ]
+            return ik, self._goal_configs(ik, goal)
         quick = self.ik_solver.solve_batch(
             goal, seed_config=start[:, None], rank_config=start, lbfgs_fallback=False
         )
-        configs = [
-            quick.distinct_solutions[k]
-            if bool(quick.success[k])
-            else self._mesh_judged_solutions(quick, k, goal)
-            for k in range(goal.batch)
-        ]
+        configs = self._goal_configs(quick, goal)
         left = [k for k in range(goal.batch) if configs[k].shape[0] == 0]
         if not left:
             return quick, configs
@@ -558,7 +563,7 @@ class MotionGen:
         pose and that the meshes find clear where the spheres touch (within the roadmap's
         ``exact_band``): a grasp whose hand spheres graze the object by a millimetre is a
         valid goal. Empty without that band or without such seeds."""
-        band = self.roadmap.config.exact_band if self.roadmap is not None else 0.0
+        band = self._exact_band
         candidates = ik.solutions[k]
         if band <= 0.0:
             return candidates[:0]

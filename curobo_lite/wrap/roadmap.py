@@ -429,7 +429,7 @@ class RoadmapPlanner:
         (it is then marked invalid: search again)."""
         nodes = list(path)
         clearance: dict[tuple[int, int], float] = {}
-        for round_index in range(rounds):
+        for _ in range(rounds):
             q = graph.nodes[nodes]
             K = len(nodes)
             reach = torch.zeros(K, K, dtype=torch.bool)
@@ -451,18 +451,18 @@ class RoadmapPlanner:
                     break
                 index = torch.tensor(todo, dtype=torch.long)
                 ok, low = self._segment_check(q[index[:, 0]], q[index[:, 1]])
+                # a neighbouring pair to check is a roadmap edge (later rounds' neighbours
+                # were all checked in the rounds before)
                 for (a, b), valid, value in zip(todo, ok.tolist(), low.tolist()):
                     key = (nodes[a], nodes[b])
                     if valid:
                         clearance[key] = value
-                        if b == a + 1 and round_index == 0:
+                        if b == a + 1:
                             graph.set_state(*key, _VALID)
                             graph.clearance[_key(*key)] = value
-                    elif b == a + 1 and round_index == 0:
+                    elif b == a + 1:
                         graph.set_state(*key, _INVALID)  # a roadmap edge: search again
                         return None
-                    elif b == a + 1:
-                        return None  # a shortcut of the first round, refused later: unlikely
                     else:
                         reach[a, b] = False
             nodes = [nodes[k] for k in keep]
