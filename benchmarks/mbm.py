@@ -22,7 +22,7 @@ path length (median over successes), smallest mesh and sphere clearance along th
 Usage::
 
     python benchmarks/mbm.py [--families box cage] [--problems N] [--no-ompl]
-        [--json out/mbm.json] [--threads 2] [--ompl-time 5] [--device cpu]
+        [--json out/mbm.json] [--threads 2] [--ompl-time 5] [--device cpu] [--cuda-graph]
 """
 
 from __future__ import annotations
@@ -142,6 +142,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--device", default="cpu", help="where MotionGen runs (cpu, cuda)")
     parser.add_argument("--data", default=str(DATA))
+    parser.add_argument(
+        "--cuda-graph", action="store_true", help="MotionGen with use_cuda_graph (CUDA only)"
+    )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     tensor_args = TensorDeviceType(device=torch.device(args.device))
@@ -153,7 +156,9 @@ def main() -> None:
         raise SystemExit(f"no problem files in {args.data}")
     problems = {f: load_problems(f, args.problems, Path(args.data)) for f in families}
     first = next(p for ps in problems.values() for p in ps)
-    motion_gen = MotionGen.from_config("franka", first.world, tensor_args=tensor_args)
+    motion_gen = MotionGen.from_config(
+        "franka", first.world, tensor_args=tensor_args, use_cuda_graph=args.cuda_graph
+    )
     # the judge: its own checker (mesh check on), same robot, the problem's world
     checker = RobotWorld.from_config("franka", first.world, tensor_args)
     planner = None
