@@ -16,6 +16,7 @@ _COMMAND_MODULES = (
     "curobo_lite.wrap.mpc_command",
     "curobo_lite.wrap.trajopt_cli",
     "curobo_lite.wrap.plan_cli",
+    "curobo_lite.data.cli",
 )
 
 

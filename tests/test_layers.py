@@ -14,6 +14,8 @@ The layers, lowest first (``docs/architecture.md`` draws them)::
     wrap                                      solvers, their command lines, sharded_solve
     cli, curobo_lite/__init__.py, scenes      entry points; generated benchmark scenes and
                                               problems (MotionBenchMaker families)
+    data                                      planning datasets on Ray: the scenes'
+                                              problems solved by MotionGen (above scenes)
 
 A module may import its own package and any package of a lower layer; packages of one layer
 do not import each other (``robot`` and ``geom`` share ``config_files.YamlReader`` and
@@ -49,6 +51,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("viz",),
     ("wrap",),
     ("cli", "__init__", "scenes", "util_file"),
+    ("data",),
 )
 RANK = {package: rank for rank, packages in enumerate(LAYERS) for package in packages}
 #: cuRobo's import paths (issue 36) that lie in a low package's folder but re-export a higher

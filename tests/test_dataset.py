@@ -1,0 +1,380 @@
+"""Planning datasets on Ray (issue 33): nothing lost, nothing twice, and a format to train on.
+
+A local Ray (2 CPUs) is started by this module and shut down after it. The dataset is small:
+bookshelf_small problems with a cheap generator (4 IK seeds, one scene draw per id: ids
+whose draw fails become ``GENERATION_FAIL`` rows) and a short roadmap time.
+
+- :func:`crashed_dataset` makes a dataset the hard way: the CLI driver (a subprocess joined
+  to this Ray) is interrupted (SIGINT) after its first shard; the same command again is run
+  while one of its busy workers is killed (SIGKILL); Ray retries that shard.
+- ``verify`` must then find every id exactly once and every checksum right; it is checked
+  itself by damaging copies (a flipped byte, a truncated file, a removed shard, a shard
+  written twice, a partial manifest line).
+- A second run of the same configuration, in this process, has one shard's worker killed
+  each time it starts: that shard is reported (not dropped) and the rest match the first
+  dataset problem for problem; run again, it completes and matches in full.
+- The loaded items are checked against independent references: forward kinematics of the
+  plan's last step against the goal pose, the plan's first step against the start.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+ray = pytest.importorskip("ray")
+pytest.importorskip("pyarrow")
+pytest.importorskip("coal")  # the generator's exact (mesh) checks
+
+from curobo_lite.data import DatasetConfig, generate_dataset, load_dataset, verify_dataset  # noqa: E402
+from curobo_lite.data.config import FAILED_FILE, MANIFEST_FILE, shard_file  # noqa: E402
+from curobo_lite.data.manifest import read_manifest  # noqa: E402
+from curobo_lite.data.shard import read_shard  # noqa: E402
+from curobo_lite.types.errors import InputValueError  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+PROBLEMS = 4
+CONFIG = {
+    "families": ["bookshelf_small"],
+    "problems": PROBLEMS,
+    "seed": 0,
+    "shard_size": 1,
+    "generator": {"ik_seeds": 4, "max_scenes": 1},
+    "motion_gen": {"roadmap": {"time_limit": 1.0}},
+}
+DEADLINE_S = 120.0
+
+
+def _cli_command(out: Path, address: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "curobo_lite.cli",
+        "dataset",
+        "generate",
+        "--families",
+        *CONFIG["families"],
+        "--problems",
+        str(PROBLEMS),
+        "--seed",
+        str(CONFIG["seed"]),
+        "--shard-size",
+        str(CONFIG["shard_size"]),
+        "--generator",
+        json.dumps(CONFIG["generator"]),
+        "--motion-gen",
+        json.dumps(CONFIG["motion_gen"]),
+        "--workers",
+        "2",
+        "--address",
+        address,
+        "--out",
+        str(out),
+        "--no-progress",
+    ]
+
+
+def busy_workers(prefix: str = "ray::shard-") -> dict[int, str]:
+    """pid -> process title of the Ray workers running one of our shard tasks now (a worker
+    is titled ``ray::<task name>`` while it runs a task)."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            title = (entry / "cmdline").read_bytes().split(b"\0")[0].decode()
+        except OSError:
+            continue
+        if title.startswith(prefix):
+            found[int(entry.name)] = title
+    return found
+
+
+def _manifest_lines(out: Path) -> int:
+    return len(read_manifest(out)[0])
+
+
+def _wait_for(condition, what: str, deadline: float) -> None:
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+@pytest.fixture(scope="module")
+def ray_address():
+    context = ray.init(
+        num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR"
+    )
+    yield context.address_info["gcs_address"]
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def crashed_dataset(ray_address, tmp_path_factory) -> dict:
+    """The dataset of :data:`CONFIG`, made by a driver interrupted after its first shard and
+    a rerun during which one busy worker is killed."""
+    out = tmp_path_factory.mktemp("dataset") / "a"
+    deadline = time.monotonic() + DEADLINE_S
+    command = _cli_command(out, ray_address)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    first = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        _wait_for(lambda: _manifest_lines(out) >= 1, "the first shard", deadline)
+        first.send_signal(signal.SIGINT)
+        first_output = first.communicate(timeout=60)[0].decode()
+    finally:
+        first.kill()
+    after_interrupt = _manifest_lines(out)
+    second = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        _wait_for(lambda: busy_workers(), "a busy worker", deadline)
+        killed_pid, killed_title = next(iter(busy_workers().items()))
+        os.kill(killed_pid, signal.SIGKILL)
+        second_output = second.communicate(timeout=max(1.0, deadline - time.monotonic()))[0]
+    finally:
+        second.kill()
+    return {
+        "out": out,
+        "first_rc": first.returncode,
+        "first_output": first_output,
+        "after_interrupt": after_interrupt,
+        "second_rc": second.returncode,
+        "second_output": second_output.decode(),
+        "killed_pid": killed_pid,
+        "killed_shard": int(killed_title.removeprefix("ray::shard-")),
+    }
+
+
+def test_interrupted_and_killed_runs_complete_with_each_problem_once(crashed_dataset):
+    out = crashed_dataset["out"]
+    # the interrupted driver stopped short and said so (exit 130), having written shards
+    assert crashed_dataset["first_rc"] == 130, crashed_dataset["first_output"]
+    assert "interrupted" in crashed_dataset["first_output"]
+    assert 1 <= crashed_dataset["after_interrupt"] < PROBLEMS
+    # the rerun skipped what was done, survived the killed worker and finished
+    assert crashed_dataset["second_rc"] == 0, crashed_dataset["second_output"]
+    assert f"{crashed_dataset['after_interrupt']} already done" in crashed_dataset["second_output"]
+    lines, bad = read_manifest(out)
+    assert not bad
+    by_shard = {line["shard"]: line for line in lines}
+    assert sorted(by_shard) == list(range(PROBLEMS))
+    # the killed worker's shard was redone by another process (Ray's retry)
+    assert by_shard[crashed_dataset["killed_shard"]]["pid"] != crashed_dataset["killed_pid"]
+    assert len(lines) == PROBLEMS  # no shard written twice
+    report = verify_dataset(out)
+    assert report.ok, report.report()
+    assert report.problems == PROBLEMS and report.shards == PROBLEMS
+    # recount by hand from the files: every id exactly once
+    ids = sorted(
+        i
+        for k in range(PROBLEMS)
+        for i in read_shard(out / shard_file(k)).column("problem_id").to_pylist()
+    )
+    assert ids == list(range(PROBLEMS))
+    assert not list(out.glob(".shard-*"))  # no temporary file left behind
+    # a finished dataset: the same command does nothing
+    summary = generate_dataset(DatasetConfig.from_dict(CONFIG), out, workers=2, progress=False)
+    assert (summary.written, summary.skipped, summary.complete) == (0, PROBLEMS, True)
+
+
+def _damaged_copy(source: Path, target: Path) -> Path:
+    shutil.copytree(source, target)
+    return target
+
+
+def test_verify_finds_each_kind_of_damage(crashed_dataset, tmp_path):
+    source = crashed_dataset["out"]
+    # a flipped byte in the middle of a shard
+    flipped = _damaged_copy(source, tmp_path / "flipped")
+    path = flipped / shard_file(1)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    report = verify_dataset(flipped)
+    assert not report.ok and any("shard-000001" in e and "checksum" in e for e in report.errors)
+    assert any("missing: ids 1" in e for e in report.errors)  # its problem no longer counts
+    # a truncated shard
+    truncated = _damaged_copy(source, tmp_path / "truncated")
+    path = truncated / shard_file(2)
+    path.write_bytes(path.read_bytes()[:100])
+    report = verify_dataset(truncated)
+    assert any("shard-000002" in e and "checksum" in e for e in report.errors)
+    # a removed shard: its manifest line names a missing file, its id is missing
+    removed = _damaged_copy(source, tmp_path / "removed")
+    (removed / shard_file(3)).unlink()
+    report = verify_dataset(removed)
+    assert any("file missing" in e for e in report.errors)
+    assert any("missing: ids 3" in e for e in report.errors)
+    # a shard's rows written again under another shard's name (with a matching manifest
+    # line): its ids appear twice and sit outside the layout's range
+    twice = _damaged_copy(source, tmp_path / "twice")
+    lines = {line["shard"]: line for line in read_manifest(twice)[0]}
+    shutil.copyfile(twice / shard_file(0), twice / shard_file(2))
+    lines[2].update(sha256=lines[0]["sha256"], bytes=lines[0]["bytes"])
+    (twice / MANIFEST_FILE).write_text("".join(json.dumps(line) + "\n" for line in lines.values()))
+    report = verify_dataset(twice)
+    assert any("more than once: ids 0" in e for e in report.errors)
+    assert any("missing: ids 2" in e for e in report.errors)
+    # a partial last manifest line (a driver killed mid-append) is tolerated: a warning
+    partial = _damaged_copy(source, tmp_path / "partial")
+    with open(partial / MANIFEST_FILE, "a") as f:
+        f.write('{"shard": 3, "file": "shard-0')
+    report = verify_dataset(partial)
+    assert report.ok and report.warnings
+    # a shard file nobody recorded
+    unlisted = _damaged_copy(source, tmp_path / "unlisted")
+    shutil.copyfile(unlisted / shard_file(0), unlisted / shard_file(7))
+    report = verify_dataset(unlisted)
+    assert any("shard-000007" in e and "no manifest line" in e for e in report.errors)
+
+
+def _problems(out: Path, shards: list[int]) -> dict[int, tuple]:
+    """id -> (name, status if generation failed, world, start, goal_pose): the problem
+    itself, without the plan (a plan depends on the roadmap's time limit)."""
+    found = {}
+    for k in shards:
+        for row in read_shard(out / shard_file(k)).to_pylist():
+            failed = row["status"] == "GENERATION_FAIL"
+            found[row["problem_id"]] = (
+                row["name"],
+                failed,
+                json.loads(row["world"]),
+                row["start"],
+                row["goal_pose"],
+            )
+    return found
+
+
+def test_a_shard_that_keeps_failing_is_reported_and_runs_are_deterministic(
+    crashed_dataset, tmp_path
+):
+    config = DatasetConfig.from_dict(CONFIG)
+    out = tmp_path / "b"
+    stop = threading.Event()
+    killed: list[int] = []
+
+    def kill_shard_1() -> None:  # every attempt at shard 1 dies as soon as it starts
+        while not stop.is_set():
+            for pid in busy_workers("ray::shard-000001"):
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+            time.sleep(0.02)
+
+    killer = threading.Thread(target=kill_shard_1, daemon=True)
+    killer.start()
+    try:
+        summary = generate_dataset(config, out, workers=2, max_retries=1, progress=False)
+    finally:
+        stop.set()
+        killer.join()
+    assert len(set(killed)) == 2  # the first attempt and Ray's one retry
+    assert sorted(summary.failed) == [1] and not summary.complete
+    assert "FAILED shard 1" in summary.report()
+    assert json.loads((out / FAILED_FILE).read_text()).keys() == {"1"}
+    report = verify_dataset(out)
+    assert any("missing: ids 1" in e for e in report.errors)
+    assert any(FAILED_FILE in e for e in report.errors)
+    reference = crashed_dataset["out"]
+    assert _problems(out, [0, 2, 3]) == _problems(reference, [0, 2, 3])
+    # the same command again: only shard 1 is made, and now everything matches
+    summary = generate_dataset(config, out, workers=2, progress=False)
+    assert (summary.written, summary.skipped, summary.complete) == (1, 3, True)
+    assert not (out / FAILED_FILE).exists()
+    assert verify_dataset(out).ok
+    assert _problems(out, list(range(PROBLEMS))) == _problems(reference, list(range(PROBLEMS)))
+
+
+def test_loaded_items_match_independent_references(crashed_dataset):
+    from curobo_lite.robot import RobotConfig
+    from curobo_lite.robot.joints import link_poses
+    from curobo_lite.scenes.families import matrix_from_quat
+
+    dataset = load_dataset(crashed_dataset["out"])
+    assert isinstance(dataset, torch.utils.data.Dataset) and len(dataset) == PROBLEMS
+    items = [dataset[i] for i in range(len(dataset))]
+    assert sorted(item["problem_id"] for item in items) == list(range(PROBLEMS))
+    solved = [item for item in items if item["success"]]
+    assert solved, "the test dataset should hold at least one solved problem"
+    robot = RobotConfig.load("franka")
+    for item in items:
+        assert item["family"] == "bookshelf_small"
+        assert item["plan"].ndim == 2 and item["plan"].shape[1] == 7
+        assert set(item["timings"]) >= {"generate_s", "plan_s"}
+        if item["status"] == "GENERATION_FAIL":
+            assert item["plan"].shape[0] == 0 and item["world"] == {}
+            continue
+        assert item["start"].shape == (7,) and item["goal_pose"].shape == (7,)
+        assert set(item["world"]) <= {"cuboid", "cylinder"} and item["world"]["cuboid"]["stand"]
+    for item in solved:
+        plan = item["plan"].double()
+        assert item["dt"] > 0 and plan.shape[0] >= 2
+        assert torch.allclose(plan[0], item["start"].double(), atol=1e-4)
+        # the hand at the plan's last step, by the robot file's joint tree (not MotionGen's FK)
+        values = dict(zip(robot.joint_names, plan[-1].tolist(), strict=True))
+        hand = link_poses(robot.joints, robot.base_link, values | dict(robot.lock_joints))
+        hand = torch.as_tensor(hand["panda_hand"], dtype=torch.float64)
+        goal = item["goal_pose"].double()
+        assert torch.linalg.norm(hand[:3, 3] - goal[:3]) < 0.005
+        goal_rotation = torch.as_tensor(matrix_from_quat(goal[3:].numpy()))
+        cos_angle = ((goal_rotation.T @ hand[:3, :3]).trace() - 1) / 2
+        assert cos_angle > torch.cos(torch.tensor(0.05, dtype=torch.float64))
+
+
+def test_bad_arguments_are_refused_before_anything_is_written(crashed_dataset, tmp_path):
+    with pytest.raises(InputValueError, match="families"):
+        DatasetConfig.from_dict({**CONFIG, "families": ["bookshelf_small", "kitchen"]})
+    with pytest.raises(InputValueError, match="shard_size"):
+        DatasetConfig.from_dict({**CONFIG, "shard_size": 0})
+    with pytest.raises(InputValueError, match="workers"):
+        generate_dataset(DatasetConfig.from_dict(CONFIG), tmp_path / "new", workers=0)
+    assert not (tmp_path / "new").exists()
+    # resuming a folder under another configuration names what differs, writes nothing
+    out = crashed_dataset["out"]
+    before = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
+    with pytest.raises(InputValueError, match="seed"):
+        generate_dataset(DatasetConfig.from_dict({**CONFIG, "seed": 1}), out, progress=False)
+    assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == before
+
+
+def test_layout_is_round_robin_and_shards_partition_the_ids():
+    config = DatasetConfig.from_dict(
+        {"families": ["cage", "box", "table_pick"], "problems": 10, "shard_size": 4}
+    )
+    assert config.num_shards == 3
+    assert [list(config.shard_ids(k)) for k in range(3)] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    slots = [config.slot(i) for i in range(7)]
+    assert [(s.family, s.index) for s in slots] == [
+        ("cage", 0), ("box", 0), ("table_pick", 0), ("cage", 1), ("box", 1), ("table_pick", 1),
+        ("cage", 2),
+    ]  # fmt: skip
+
+
+def test_only_the_data_package_imports_ray():
+    package = REPO / "curobo_lite"
+    importers = []
+    for path in package.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module or ""]
+            if any(n == "ray" or n.startswith("ray.") for n in names):
+                importers.append(path.relative_to(package).as_posix())
+    assert importers and all(p.startswith("data/") for p in importers), importers
+    # and importing the package (its command line included) does not import Ray
+    code = "import sys, curobo_lite.data, curobo_lite.data.cli; print('ray' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout.strip() == "False", result.stderr
