@@ -620,6 +620,8 @@ cost:
   primitive_collision_cost:
     weight: 10.0
   self_collision_cost:
+  tracking_cost:
+    velocity_weight: 0.5
 """
 
 
@@ -651,6 +653,9 @@ def test_build_costs_from_yaml_all_costs_run(tensor_args):
             k: costs[k](state)
             for k in ("bound_cost", "smooth_cost", "stop_cost", "null_space_cost")
         },
+        "tracking_cost": costs["tracking_cost"](
+            state, JointState(*(f[:1].detach() for f in fields))
+        ),
     }
     # without an attached world or sphere pairs the collision terms are zero
     spheres = _t(rng.normal(size=(b_count, horizon, 5, 4)), tensor_args, grad=True)
@@ -670,7 +675,8 @@ def test_build_costs_validation_errors():
         ValueError,
         match=r"unknown cost section\(s\) \['pose'\]; known sections: "
         r"\['pose_cost', 'cspace_cost', 'bound_cost', 'smooth_cost', 'stop_cost', "
-        r"'null_space_cost', 'primitive_collision_cost', 'self_collision_cost'\]",
+        r"'null_space_cost', 'primitive_collision_cost', 'self_collision_cost', "
+        r"'tracking_cost'\]",
     ):
         build_costs({"pose": {}})
     with pytest.raises(ValueError, match=r"pose_cost: unknown key\(s\) \['weights'\]; known keys"):

@@ -24,6 +24,7 @@ from curobo_lite.rollout.cost import (
     PoseCost,
     PrimitiveCollisionCost,
     SelfCollisionCost,
+    TrackingCost,
     build_costs,
 )
 from curobo_lite.rollout.dynamics_model import (
@@ -240,6 +241,8 @@ class ArmReacher:
             self.attach_world(world)
         self.goal: Goal | None = None
         self.start_state: JointState | None = None
+        # the tracking cost's reference [1, H, D] (None: tracking_cost is skipped)
+        self.reference: JointState | None = None
         self.cost_terms: dict[str, torch.Tensor] = {}
         self.last_invalid: torch.Tensor | None = None
         self._index_cache: dict[tuple[int, int], torch.Tensor] = {}
@@ -358,6 +361,28 @@ class ArmReacher:
                 state = state.clone()
         return Goal(goal_pose=pose, goal_state=state)
 
+    def update_reference(self, reference: JointState | None) -> None:
+        """Set the joint reference ``[1, H, D]`` that ``tracking_cost`` pulls the trajectories
+        towards (one row per step of the horizon), or ``None`` to stop tracking. A reference
+        of the same shape as the current one is copied into its tensors (the addresses a
+        captured CUDA graph of the rollout reads)."""
+        if reference is None:
+            self.reference = None
+            return
+        if not isinstance(reference, JointState):
+            raise InputTypeError(
+                f"reference: expected a JointState or None, received {type(reference).__name__}"
+            )
+        shape = (1, self.action_horizon, self.d_action)
+        if tuple(reference.position.shape) != shape:
+            raise InputValueError(
+                f"reference: expected position of shape {list(shape)}, received "
+                f"{list(reference.position.shape)}"
+            )
+        reference = reference.to(self.tensor_args)
+        if not _write_in_place(self.reference, reference, _JOINT_FIELDS):
+            self.reference = reference.detach().clone()
+
     def graph_key(self) -> tuple:
         """What a captured CUDA graph of :meth:`rollout_fn` depends on besides tensor values:
         the addresses and shapes of the start state, the goal and the time steps, the world's
@@ -375,6 +400,7 @@ class ArmReacher:
             None if goal is None else _addresses(goal.goal_pose, _POSE_FIELDS),
             None if goal is None else _addresses(goal.goal_state, _JOINT_FIELDS),
             _addresses(self.dynamics_model, ("traj_dt",)),
+            _addresses(self.reference, _JOINT_FIELDS),
             tuple(
                 (name, id(cost), id(cost.config), cost.config.revision, cost.enabled)
                 for name, cost in self.costs.items()
@@ -495,6 +521,8 @@ class ArmReacher:
                 value = cost.forward(spheres)
             elif isinstance(cost, CSpaceGoalCost) and goal.goal_state is None:
                 continue
+            elif isinstance(cost, TrackingCost) and self.reference is None:
+                continue
             else:
                 joint_state = state.state_seq
                 if tracking:
@@ -505,7 +533,9 @@ class ArmReacher:
                         ),
                         joint_names=joint_state.joint_names,
                     )
-                if isinstance(cost, CSpaceGoalCost):
+                if isinstance(cost, TrackingCost):
+                    value = cost.forward(joint_state, self.reference)
+                elif isinstance(cost, CSpaceGoalCost):
                     value = cost.forward(
                         joint_state,
                         goal.goal_state.position,

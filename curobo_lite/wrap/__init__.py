@@ -10,6 +10,7 @@ from curobo_lite.wrap.motion_gen import (
 )
 from curobo_lite.wrap.mpc_solver import MpcResult, MpcSolver, MpcSolverConfig
 from curobo_lite.wrap.offenders import Offender
+from curobo_lite.wrap.reactive import ReactivePlanner, ReactivePlannerConfig, ReactiveStepResult
 from curobo_lite.wrap.robot_world import RobotWorld
 from curobo_lite.wrap.trajopt import TrajOptResult, TrajOptSolver, TrajOptSolverConfig
 
@@ -25,6 +26,9 @@ __all__ = [
     "MpcSolver",
     "MpcSolverConfig",
     "Offender",
+    "ReactivePlanner",
+    "ReactivePlannerConfig",
+    "ReactiveStepResult",
     "RobotWorld",
     "TrajOptResult",
     "TrajOptSolver",

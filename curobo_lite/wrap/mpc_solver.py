@@ -23,6 +23,13 @@ Task ``mpc:`` section (unknown keys are an error):
   warning says so); not with ``HALTON`` sampling, ``store_rollouts`` or a ``process_group``
   (those run eagerly).
 
+Following a plan: :meth:`MpcSolver.follow` makes the particles track a time-indexed joint
+reference (e.g. a :class:`~curobo_lite.wrap.MotionGen` result's ``interpolated_plan``) with the
+task's ``tracking_cost`` (:class:`~curobo_lite.rollout.cost.TrackingCost`), on top of the pose
+goal and the collision costs: each step samples the plan at the times of the horizon's steps
+into one preallocated reference ``[1, H, D]`` written in place (what a captured CUDA graph
+reads), so a running plan costs no recapture. Past its end the plan holds its last state.
+
 Obstacles: ``MpcSolver.from_config(world=...)`` and :meth:`MpcSolver.update_world`; obstacles can
 also be moved, added or switched off between steps through :attr:`MpcSolver.world_collision`
 (no rebuild). The task's ``primitive_collision_cost`` and ``self_collision_cost`` keep the
@@ -55,6 +62,7 @@ from curobo_lite.types import (
 from curobo_lite.types.errors import InputTypeError, InputValueError
 from curobo_lite.wrap.exclusive import exclusive
 from curobo_lite.wrap.offenders import check_within_limits
+from curobo_lite.wrap.reactive_tracking import TrackedPlan
 from curobo_lite.wrap.robot_world import as_world_collision
 
 _SECTION = "mpc"
@@ -186,6 +194,9 @@ class MpcSolver:
         )
         self._limit_lows, self._limit_highs = bounds[:, 0, None], bounds[:, 1, None]
         self.goal: Goal | None = None
+        self._tracked: TrackedPlan | None = None
+        # the change of the followed plan's accelerations in the MPPI mean, written each step
+        self._feedforward: torch.Tensor | None = None
         self._steps = 0
         # counts what a captured plan update cannot see: goals, worlds, resets
         self._plan_revision = 0
@@ -263,16 +274,68 @@ class MpcSolver:
             raise InputTypeError(
                 f"goal: expected a Pose or a JointState, received {type(goal).__name__}"
             )
-        self.rollout.update_params(new_goal)
+        self._set_goal(new_goal)
+        self._stop_following()
+
+    def _set_goal(self, goal: Goal) -> None:
+        self.rollout.update_params(goal)
         # the rollout's own copy: the metrics read the tensors the captured plan reads
         self.goal = self.rollout.goal
         self._plan_revision += 1
+
+    @exclusive
+    def follow(self, plan: JointState | None, dt: float | None = None, goal: Pose | None = None):
+        """Track ``plan`` (``[T, D]`` states ``dt`` seconds apart, e.g. a
+        :class:`~curobo_lite.wrap.MotionGen` result's ``interpolated_plan`` and
+        ``interpolation_dt``) from the next step on: the plan's time starts at 0 there and
+        advances by ``control_dt`` per step; past the end the plan holds its last state.
+        ``goal``: the end-effector goal kept with it (default: the plan's last state's pose by
+        forward kinematics). ``plan=None`` stops following (the goal stays). The collision costs
+        stay on; the task needs a ``tracking_cost`` section. :meth:`update_goal` alone drops a
+        followed plan. A plan whose velocities are all zero while it moves gets
+        finite-difference velocities."""
+        if plan is None:
+            self._stop_following()
+            return
+        if self.rollout.costs.get("tracking_cost") is None:
+            raise InputValueError(
+                "follow: the task has no tracking_cost section (configs/task/particle_mpc.yml "
+                "has one)"
+            )
+        tracked = TrackedPlan.from_plan(
+            plan, dt, self.dynamics_model.d_action, self.tensor_args, self._horizon_offsets()
+        )
+        check_within_limits(self, tracked.position, "plan.position", self.config.limit_tolerance)
+        if goal is None:
+            fk = self.kinematics.forward(tracked.position[-1:], spheres=False)
+            goal = Pose(fk.ee_position.clone(), fk.ee_quaternion.clone())
+        goal = check_pose(goal, "goal", self.tensor_args, batch=1)
+        self._set_goal(Goal(goal_pose=goal))
+        self._tracked = tracked
+
+    def _stop_following(self) -> None:
+        if self._tracked is not None:
+            self._tracked = None
+            self.rollout.update_reference(None)
+            self._plan_revision += 1
+
+    @property
+    def following(self) -> TrackedPlan | None:
+        """The followed plan (its samples, ``dt`` and the current plan time), or ``None``."""
+        return self._tracked
+
+    def _horizon_offsets(self) -> torch.Tensor:
+        """``[H]`` seconds from the start state to each step of the horizon."""
+        traj_dt = self.dynamics_model.traj_dt
+        return torch.cat((traj_dt.new_zeros(1), traj_dt[1:].cumsum(0)))
 
     @exclusive
     def reset(self) -> None:
         """Forget the warm start (the next step starts from the neutral plan) and the filter."""
         self.mppi.reset()
         self.dynamics_model.state_filter.reset()
+        if self.rollout.reference is not None:  # the mean lost the plan's accelerations
+            self.rollout.reference.acceleration.zero_()
         self._steps = 0
         self._plan_revision += 1
 
@@ -309,11 +372,22 @@ class MpcSolver:
             raise InputValueError("step: call update_goal(...) first")
         state = self.dynamics_model.filter_robot_state(state)
         self.rollout.update_start_state(state)
+        tracked = self._tracked
+        if tracked is not None:  # the plan at this step's times, in place
+            shift = self.config.shift_steps if self._steps > 0 else 0
+            delta = tracked.write(self.rollout, shift, self.mppi.config.base_action == "REPEAT")
+            if self._feedforward is None or self._feedforward.shape != delta.shape:
+                self._feedforward = delta
+                self._plan_revision += 1
+            else:
+                self._feedforward.copy_(delta)
         if self._steps > 0:
             result, command, names, values = self._graphed_plan(self._plan_key())
         else:
             result, command, names, values = self._plan_and_command(shift=False)
         self._steps += 1
+        if tracked is not None:
+            tracked.time += self.control_dt
         # a replayed graph rewrites its outputs on the next step: copy what the result keeps
         numbers = dict(zip(names, values.tolist()))
         metrics = {
@@ -334,6 +408,8 @@ class MpcSolver:
         measured state from the rollout's start state, which each step writes in place."""
         if shift:
             self.mppi.shift(self.config.shift_steps)
+        if self._tracked is not None:
+            self.mppi.mean_action.add_(self._feedforward)
         result = self.mppi.optimize()
         state = self.rollout.start_state
         command = self.dynamics_model.get_robot_command(
@@ -459,6 +535,10 @@ class MpcSolver:
         if self.goal.goal_state is not None:
             names.append("cspace_error")
             values.append((state.position - self.goal.goal_state.position).norm()[None])
+        reference = self.rollout.reference
+        if reference is not None:
+            names.append("tracking_error")
+            values.append((state.position[0] - reference.position[0, 0]).norm()[None])
         names += ["cost", "limit_clamped"]
         values += [best_cost[:1], clamped[None].to(best_cost.dtype)]
         if self.rollout.needs_spheres():

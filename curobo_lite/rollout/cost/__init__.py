@@ -18,6 +18,7 @@ from curobo_lite.rollout.cost.pose_cost import PoseCost, PoseCostConfig
 from curobo_lite.rollout.cost.registry import COST_REGISTRY, build_costs
 from curobo_lite.rollout.cost.smooth_cost import SmoothnessCost, SmoothnessCostConfig
 from curobo_lite.rollout.cost.stop_cost import StopCost, StopCostConfig
+from curobo_lite.rollout.cost.tracking_cost import TrackingCost, TrackingCostConfig
 
 __all__ = [
     "COST_REGISTRY",
@@ -40,5 +41,7 @@ __all__ = [
     "SmoothnessCostConfig",
     "StopCost",
     "StopCostConfig",
+    "TrackingCost",
+    "TrackingCostConfig",
     "build_costs",
 ]

@@ -12,6 +12,7 @@ from curobo_lite.rollout.cost.cspace_cost import CSpaceGoalCost, NullSpaceCost
 from curobo_lite.rollout.cost.pose_cost import PoseCost
 from curobo_lite.rollout.cost.smooth_cost import SmoothnessCost
 from curobo_lite.rollout.cost.stop_cost import StopCost
+from curobo_lite.rollout.cost.tracking_cost import TrackingCost
 from curobo_lite.types import TensorDeviceType
 from curobo_lite.types.checks import excerpt
 from curobo_lite.types.errors import CuroboLiteError, InputTypeError, InputValueError
@@ -26,6 +27,7 @@ COST_REGISTRY: dict[str, type[CostBase]] = {
     "null_space_cost": NullSpaceCost,
     "primitive_collision_cost": PrimitiveCollisionCost,
     "self_collision_cost": SelfCollisionCost,
+    "tracking_cost": TrackingCost,
 }
 
 

@@ -1,0 +1,332 @@
+"""Reactive control: a global plan (:class:`MotionGen`) tracked by MPC, replanned when the world
+changes under it.
+
+:class:`ReactivePlanner` holds a :class:`~curobo_lite.wrap.MotionGen` and a
+:class:`~curobo_lite.wrap.MpcSolver` that share one :class:`~curobo_lite.geom.WorldCollision`.
+Each :meth:`ReactivePlanner.step`:
+
+1. plans when it has to (a new goal; the rest of the plan blocked; the robot strayed; a retry
+   while a replan is pending) with ``MotionGen.plan_single`` from the measured position (at
+   rest: MotionGen plans from rest; the MPC blends the robot's motion into the plan);
+2. after every change of the world (:meth:`update_world`, :meth:`move_obstacle`, or an edit of
+   :attr:`world_collision` in place: its revision is watched) checks the rest of the plan,
+   swept, against the new world (``RobotWorld.validate_segments``, joint steps of at most
+   ``check_resolution`` rad, with MotionGen's exact band when its exact check is on) and
+   replans when it is blocked;
+3. replans when the measured state is farther than ``max_deviation`` (rad, joint-space norm)
+   from every remaining sample of the plan (the MPC strayed, e.g. pushed off by an obstacle),
+   at the earliest ``retry_interval`` steps after the last plan;
+4. runs one MPC step that tracks the plan (:meth:`MpcSolver.follow`) with its collision costs.
+
+When planning fails (e.g. the goal is blocked for now, or the measured state sits in an
+obstacle's margin) the plan is dropped and MPC alone drives towards the goal with its collision
+costs, which keep the robot clear; a new plan is tried every ``retry_interval`` steps. Replans
+run inside :meth:`step` (synchronously): that step takes the planning time too.
+
+Options (keyword arguments of :meth:`ReactivePlanner.from_config`,
+:class:`ReactivePlannerConfig`): ``max_deviation`` (rad, 0.3), ``check_resolution`` (rad,
+0.02), ``retry_interval`` (steps, 10), ``use_plan`` (true; false: MPC alone, for comparisons),
+``motion_gen`` (a dict of :meth:`MotionGen.from_config` options), ``mpc`` (a dict of MPPI
+overrides for :meth:`MpcSolver.from_config`, e.g. ``{"num_particles": 200}``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from curobo_lite.geom import WorldCollision, WorldConfig
+from curobo_lite.opt.options import as_bool, as_float, as_int, check_keys
+from curobo_lite.robot import RobotConfig
+from curobo_lite.rollout import TaskConfig
+from curobo_lite.types import JointState, Pose, TensorDeviceType, check_pose
+from curobo_lite.types.errors import InputTypeError, InputValueError
+from curobo_lite.wrap.exclusive import exclusive
+from curobo_lite.wrap.motion_gen import EXACT_BAND, MotionGen
+from curobo_lite.wrap.motion_gen_config import MotionGenResult, MotionGenStatus
+from curobo_lite.wrap.mpc_solver import MpcResult, MpcSolver
+from curobo_lite.wrap.robot_world import as_world_collision, as_world_config
+
+_SECTION = "reactive"
+
+
+@dataclass
+class ReactivePlannerConfig:
+    """Options of :class:`ReactivePlanner` (see the module docstring)."""
+
+    max_deviation: float = 0.3
+    check_resolution: float = 0.02
+    retry_interval: int = 10
+    use_plan: bool = True
+    motion_gen: dict[str, Any] = field(default_factory=dict)
+    mpc: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> ReactivePlannerConfig:
+        data = dict(data or {})
+        check_keys(_SECTION, data, [f for f in cls.__dataclass_fields__])
+        config = cls()
+        if "max_deviation" in data:
+            config.max_deviation = as_float(
+                _SECTION, "max_deviation", data["max_deviation"], low=0.0, low_open=True
+            )
+        if "check_resolution" in data:
+            config.check_resolution = as_float(
+                _SECTION, "check_resolution", data["check_resolution"], low=0.0, low_open=True
+            )
+        if "retry_interval" in data:
+            config.retry_interval = as_int(
+                _SECTION, "retry_interval", data["retry_interval"], minimum=1
+            )
+        if "use_plan" in data:
+            config.use_plan = as_bool(_SECTION, "use_plan", data["use_plan"])
+        for name in ("motion_gen", "mpc"):
+            if data.get(name) is not None:
+                if not isinstance(data[name], Mapping):
+                    raise InputTypeError(
+                        f"{_SECTION}.{name}: expected a mapping of options, received "
+                        f"{type(data[name]).__name__}"
+                    )
+                setattr(config, name, dict(data[name]))
+        return config
+
+
+@dataclass
+class ReactiveStepResult:
+    """One control step of :class:`ReactivePlanner`.
+
+    Attributes:
+        action: the next commanded :class:`JointState` ``[1, D]`` (the MPC's, within limits).
+        position_error, rotation_error: metres and radians of the measured state's end
+            effector to the goal.
+        clearance: signed distance (m) of the measured state to the obstacles and between the
+            robot's own links, the smaller (negative in contact; ``nan`` without spheres).
+        replanned: this step made a new plan (successful or not: see ``plan_status``).
+        replan_reason: why it planned (``"goal"``, ``"blocked"``, ``"deviation"``,
+            ``"retry"``), ``""`` when it did not.
+        plan_status: the last planning attempt's :class:`MotionGenStatus` (``None`` before
+            any, or with ``use_plan`` off).
+        following: a plan is being tracked (``False``: MPC alone, a replan pending).
+        tracking_error: joint-space distance (rad) of the measured state to the plan's sample
+            at this step's time (``nan`` while not following).
+        plan_time: seconds of the tracked plan elapsed (``nan`` while not following).
+        solve_time: seconds in :meth:`ReactivePlanner.step` (planning included).
+        mpc: the MPC step's :class:`MpcResult` (its plan ``[1, H, D]`` and metrics).
+    """
+
+    action: JointState
+    position_error: float
+    rotation_error: float
+    clearance: float
+    replanned: bool
+    replan_reason: str
+    plan_status: MotionGenStatus | None
+    following: bool
+    tracking_error: float
+    plan_time: float
+    solve_time: float
+    mpc: MpcResult = field(repr=False)
+
+    def __repr__(self) -> str:
+        status = None if self.plan_status is None else self.plan_status.value
+        return (
+            f"ReactiveStepResult(position_error={self.position_error:.4g} m, rotation_error="
+            f"{self.rotation_error:.4g} rad, clearance={self.clearance:.4g} m, replanned="
+            f"{self.replanned}{f' ({self.replan_reason})' if self.replanned else ''}, "
+            f"plan_status={status}, following={self.following}, solve_time="
+            f"{self.solve_time * 1e3:.1f} ms)"
+        )
+
+
+class ReactivePlanner:
+    """MotionGen plans, MPC tracks, the plan is re-checked when the world changes. Build with
+    :meth:`from_config`.
+
+    Args:
+        config: :class:`ReactivePlannerConfig`.
+        motion_gen: the global planner.
+        mpc: the tracking controller; its world must be ``motion_gen``'s (one shared
+            :class:`WorldCollision`).
+    """
+
+    def __init__(self, config: ReactivePlannerConfig, motion_gen: MotionGen, mpc: MpcSolver):
+        if mpc.world_collision is not motion_gen.world_collision:
+            raise InputValueError(
+                "mpc: expected an MpcSolver sharing motion_gen's WorldCollision (build both "
+                "with world=motion_gen.world_collision), received one with its own world"
+            )
+        self.config = config
+        self.motion_gen = motion_gen
+        self.mpc = mpc
+        self.goal: Pose | None = None
+        self.last_plan: MotionGenResult | None = None
+        self.replans = 0
+        self._plan_status: MotionGenStatus | None = None
+        self._needs_plan = ""  # the reason of the next plan ("" none)
+        self._steps_since_attempt = 0
+        self._checked_revision = self.world_collision.revision
+        self._band = EXACT_BAND if motion_gen.exact_check else 0.0
+
+    @classmethod
+    def from_config(
+        cls,
+        robot: str | RobotConfig = "franka",
+        world: WorldCollision | WorldConfig | str | Mapping | None = None,
+        task: str | TaskConfig = "particle_mpc",
+        tensor_args: TensorDeviceType | None = None,
+        **options: Any,
+    ) -> ReactivePlanner:
+        """From a robot (bundled name, path or :class:`RobotConfig`), a world (a
+        :class:`WorldConfig`, a world file, a bundled name or a :class:`WorldCollision` to
+        share), the MPC task (its ``tracking_cost`` section weighs the plan) and the options of
+        the module docstring."""
+        config = ReactivePlannerConfig.from_dict(options)
+        if not isinstance(robot, RobotConfig):
+            robot = RobotConfig.load(robot)
+        tensor_args = tensor_args or robot.tensor_args
+        world_collision = as_world_collision(world, tensor_args)
+        motion_gen = MotionGen.from_config(robot, world_collision, tensor_args, **config.motion_gen)
+        mpc = MpcSolver.from_config(robot, task, tensor_args, world=world_collision, **config.mpc)
+        return cls(config, motion_gen, mpc)
+
+    # --- world and goal -------------------------------------------------------------------------
+
+    @property
+    def world_collision(self) -> WorldCollision:
+        """The obstacles MotionGen and the MPC share (edits in place are seen at the next
+        step)."""
+        return self.motion_gen.world_collision
+
+    @exclusive
+    def update_world(self, world: WorldConfig | str | Mapping) -> None:
+        """Replace the obstacles; the next step checks the rest of the plan against them."""
+        self.world_collision.update_world(as_world_config(world))
+
+    @exclusive
+    def move_obstacle(self, name: str, pose: Sequence[float] | torch.Tensor | Pose) -> None:
+        """Move obstacle ``name`` to ``pose`` (``[x, y, z, qw, qx, qy, qz]`` or a one-row
+        :class:`Pose`); the next step checks the rest of the plan."""
+        self.world_collision.update_obstacle_pose(name, pose)
+
+    @exclusive
+    def set_goal(self, goal: Pose) -> None:
+        """Aim at the end-effector pose ``goal`` (batch 1): the next step plans to it."""
+        goal = check_pose(goal, "goal", self.mpc.tensor_args, batch=1)
+        self.mpc.update_goal(goal)  # MPC alone until the plan exists
+        self.goal = goal
+        self._needs_plan = "goal"
+
+    @property
+    def plan(self) -> JointState | None:
+        """The plan being tracked, ``[T, D]`` (``None``: MPC alone)."""
+        tracked = self.mpc.following
+        if tracked is None:
+            return None
+        return JointState(tracked.position, tracked.velocity, tracked.acceleration)
+
+    # --- control --------------------------------------------------------------------------------
+
+    @exclusive
+    def step(self, state: JointState) -> ReactiveStepResult:
+        """One control step from the measured ``state [1, D]``: plan or replan when needed,
+        then one MPC step; returns the command and the step's metrics."""
+        t_start = time.perf_counter()
+        if self.goal is None:
+            raise InputValueError("step: call set_goal(pose) first")
+        position = self.mpc._check_state(state).position
+        reason = self._replan_reason(position) if self.config.use_plan else ""
+        if reason:
+            self._replan(position, reason)
+        else:
+            self._steps_since_attempt += 1
+        result = self.mpc.step(state)
+        metrics = result.metrics
+        tracked = self.mpc.following
+        clearance = min(
+            metrics.get("world_distance", math.inf), metrics.get("self_distance", math.inf)
+        )
+        return ReactiveStepResult(
+            action=result.action,
+            position_error=metrics["position_error"],
+            rotation_error=metrics["rotation_error"],
+            clearance=clearance if math.isfinite(clearance) else float("nan"),
+            replanned=bool(reason),
+            replan_reason=reason,
+            plan_status=self._plan_status,
+            following=tracked is not None,
+            tracking_error=metrics.get("tracking_error", float("nan")),
+            plan_time=float("nan") if tracked is None else tracked.time - self.mpc.control_dt,
+            solve_time=time.perf_counter() - t_start,
+            mpc=result,
+        )
+
+    def _replan_reason(self, position: torch.Tensor) -> str:
+        """Why this step must plan (``""``: it need not)."""
+        if self._needs_plan:
+            return self._needs_plan
+        tracked = self.mpc.following
+        if tracked is None:  # a replan is pending: retry now and then
+            return "retry" if self._steps_since_attempt >= self.config.retry_interval else ""
+        revision = self.world_collision.revision
+        if revision != self._checked_revision:
+            self._checked_revision = revision
+            if not self._rest_is_free(position, tracked):
+                return "blocked"
+        if self._steps_since_attempt < self.config.retry_interval:
+            return ""  # a fresh plan starts at rest where the moving robot was: let it settle
+        rest = tracked.rest()
+        if float((rest - position).norm(dim=-1).min()) > self.config.max_deviation:
+            return "deviation"
+        return ""
+
+    @torch.no_grad()
+    def _rest_is_free(self, position: torch.Tensor, tracked) -> bool:
+        """Whether the rest of the plan, from the measured position through the plan's
+        remaining samples, is free in the current world (swept: straight joint segments
+        checked every ``check_resolution`` rad)."""
+        rest = tracked.rest()
+        path = torch.cat((position, rest))
+        # keep the samples at least check_resolution apart (the plan's 10 ms samples are dense)
+        keep = [0]
+        for k in range(1, path.shape[0]):
+            if float((path[k] - path[keep[-1]]).abs().max()) >= self.config.check_resolution:
+                keep.append(k)
+        if keep[-1] != path.shape[0] - 1:
+            keep.append(path.shape[0] - 1)
+        path = path[keep]
+        checker = self.motion_gen.checker
+        if not bool(checker.validate(path[:1], self._band)[0]):
+            return False
+        if path.shape[0] == 1:
+            return True
+        free = checker.validate_segments(
+            path[:-1], path[1:], self.config.check_resolution, exact_band=self._band
+        )
+        return bool(free.all())
+
+    def _replan(self, position: torch.Tensor, reason: str) -> None:
+        """Plan from ``position`` (at rest) to the goal; follow the plan, or drop the old one
+        and let MPC alone drive (a replan pending) when planning fails."""
+        self.replans += 1
+        self._needs_plan = ""
+        self._steps_since_attempt = 0
+        self._checked_revision = self.world_collision.revision
+        result = self.motion_gen.plan_single(JointState.from_position(position.clone()), self.goal)
+        self.last_plan = result
+        self._plan_status = result.status
+        if result.success:
+            self.mpc.follow(result.interpolated_plan, result.interpolation_dt, self.goal)
+        else:
+            self.mpc.follow(None)
+
+    def __repr__(self) -> str:
+        return (
+            f"ReactivePlanner(robot={self.mpc.robot_config.name!r}, max_deviation="
+            f"{self.config.max_deviation:g} rad, replans={self.replans}, following="
+            f"{self.mpc.following is not None}, use_plan={self.config.use_plan})"
+        )

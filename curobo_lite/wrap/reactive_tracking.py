@@ -1,0 +1,141 @@
+"""A joint plan followed by MPC: its samples, its clock, and the reference it writes each step.
+
+:class:`TrackedPlan` holds a plan ``[T, D]`` (positions, velocities and accelerations ``dt``
+seconds apart) and the plan time of the current control step. :meth:`TrackedPlan.write` samples
+the plan at that time plus each horizon step's offset (linear interpolation, clamped to the
+plan's ends) and copies the samples into the rollout's reference ``[1, H, D]`` in place, so a
+captured CUDA graph that reads the reference sees every step's samples without a recapture.
+
+Feed-forward: with acceleration control the plan's accelerations are also the MPPI mean's
+nominal part. The mean is kept as the plan's accelerations plus a residual the optimizer
+shapes; :meth:`TrackedPlan.write` puts the change of the nominal part since the last step (the
+new samples minus the old ones shifted as the mean is shifted) into ``feedforward_delta``,
+which :class:`~curobo_lite.wrap.MpcSolver` adds to the mean right after its shift. Without it
+the particles, whose spread shrinks near a settled plan, cannot pick up a fast plan's
+accelerations within a few steps.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from curobo_lite.types import JointState, TensorDeviceType, check_joint_state
+from curobo_lite.types.errors import InputValueError
+
+
+@dataclass
+class TrackedPlan:
+    """A followed plan.
+
+    Attributes:
+        position, velocity, acceleration: ``[T, D]`` the plan's samples.
+        dt: seconds between samples.
+        offsets: ``[H]`` seconds from the start state to each step of the MPC's horizon.
+        time: plan time (s) of the next control step's measured state.
+    """
+
+    position: torch.Tensor
+    velocity: torch.Tensor
+    acceleration: torch.Tensor
+    dt: float
+    offsets: torch.Tensor
+    time: float = 0.0
+
+    @classmethod
+    def from_plan(
+        cls,
+        plan: JointState,
+        dt: float | None,
+        dof: int,
+        tensor_args: TensorDeviceType,
+        offsets: torch.Tensor,
+    ) -> TrackedPlan:
+        """Check ``plan`` (a :class:`JointState` ``[T, D]``, finite) and ``dt`` (s > 0, needed
+        when ``T > 1``) and copy them. A plan whose velocities are all zero while its positions
+        move gets central finite-difference velocities."""
+        plan = check_joint_state(plan, "plan", dof, tensor_args)
+        steps = plan.position.shape[0]
+        if dt is None:
+            if steps > 1:
+                raise InputValueError(
+                    f"dt: expected the seconds between the plan's {steps} states, received None"
+                )
+            dt = 1.0
+        if isinstance(dt, bool) or not isinstance(dt, (int, float)) or not math.isfinite(dt):
+            raise InputValueError(f"dt: expected a finite number of seconds, received {dt!r}")
+        if dt <= 0.0:
+            raise InputValueError(f"dt: expected seconds > 0, received {dt!r}")
+        position = plan.position.detach().clone()
+        velocity = plan.velocity.detach().clone()
+        acceleration = plan.acceleration.detach().clone()
+        moves = steps > 1 and bool((position[1:] != position[:-1]).any())
+        if moves and not bool(velocity.any()):
+            velocity = torch.gradient(position, spacing=float(dt), dim=0)[0]
+            velocity[-1] = 0.0
+        if moves and not bool(acceleration.any()):
+            acceleration = torch.gradient(velocity, spacing=float(dt), dim=0)[0]
+            acceleration[-1] = 0.0
+        return cls(position, velocity, acceleration, float(dt), offsets.detach().clone())
+
+    @property
+    def duration(self) -> float:
+        """Seconds from the plan's first sample to its last."""
+        return (self.position.shape[0] - 1) * self.dt
+
+    @property
+    def finished(self) -> bool:
+        """Whether the plan time has passed the last sample."""
+        return self.time >= self.duration
+
+    def sample(self, times: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``(position, velocity, acceleration)`` ``[K, D]`` at plan ``times [K]`` (s),
+        linearly interpolated and held at the ends (velocity and acceleration 0 past the last
+        sample)."""
+        last = self.position.shape[0] - 1
+        s = (times / self.dt).clamp(0.0, float(last))
+        low = s.floor().long().clamp(max=max(last - 1, 0))
+        high = (low + 1).clamp(max=last)
+        frac = (s - low.to(s.dtype))[:, None]
+        position = torch.lerp(self.position[low], self.position[high], frac)
+        within = (times <= self.duration)[:, None].to(position.dtype)
+        velocity = torch.lerp(self.velocity[low], self.velocity[high], frac) * within
+        acceleration = torch.lerp(self.acceleration[low], self.acceleration[high], frac) * within
+        return position, velocity, acceleration
+
+    def rest(self, from_time: float | None = None) -> torch.Tensor:
+        """``[K, D]`` the plan's samples from ``from_time`` (default: now) to the end, the
+        interpolated state at that time first."""
+        t = self.time if from_time is None else from_time
+        index = min(int(math.floor(t / self.dt)) + 1, self.position.shape[0])
+        now = self.sample(self.position.new_tensor([t]))
+        return torch.cat((now[0], self.position[index:]))
+
+    def write(self, rollout, shift: int, repeat_tail: bool) -> torch.Tensor:
+        """Write the plan at ``time + offsets`` into ``rollout.reference`` (in place when it
+        exists: see :meth:`ArmReacher.update_reference`) and return ``feedforward_delta``
+        ``[1, H, D]``: the new accelerations minus the previous reference's shifted by
+        ``shift`` steps (the tail repeated with ``repeat_tail``, else zero), as the MPPI mean
+        is shifted this step. The previous reference of another plan counts (a replan swaps
+        the nominal part); one that did not exist counts as zero."""
+        position, velocity, acceleration = self.sample(self.time + self.offsets)
+        reference = rollout.reference
+        if reference is None:
+            previous = torch.zeros_like(acceleration)
+            rollout.update_reference(JointState(position[None], velocity[None], acceleration[None]))
+            reference = rollout.reference
+        else:
+            previous = reference.acceleration[0]
+            if shift > 0:
+                tail = previous[-1:] if repeat_tail else torch.zeros_like(previous[-1:])
+                shifted = previous[shift:]
+                previous = torch.cat(
+                    (shifted, tail.expand(previous.shape[0] - shifted.shape[0], -1))
+                )
+            previous = previous.clone()
+            reference.position[0].copy_(position)
+            reference.velocity[0].copy_(velocity)
+            reference.acceleration[0].copy_(acceleration)
+        return (acceleration - previous)[None]
