@@ -40,4 +40,12 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(f"curobo_lite.data.{_WHERE[name]}"), name)
 
 
-__all__ = sorted(_WHERE)
+__all__ = [
+    "DatasetConfig",
+    "GenerateSummary",
+    "ProblemDataset",
+    "VerifyReport",
+    "generate_dataset",
+    "load_dataset",
+    "verify_dataset",
+]

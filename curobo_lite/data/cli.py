@@ -38,6 +38,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--address", default=None, help="Ray cluster to join: auto, ray://host:10001, host:port"
     )
     gen.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    gen.add_argument(
+        "--gpus-per-worker",
+        type=float,
+        default=1.0,
+        help="with --device cuda: GPU share per worker (0.25: four workers per GPU)",
+    )
     gen.add_argument("--seed", type=int, default=0)
     gen.add_argument("--shard-size", type=int, default=16, help="problems per shard")
     gen.add_argument("--max-retries", type=int, default=3, help="Ray retries per shard")
@@ -96,6 +102,7 @@ def run_generate(args: argparse.Namespace) -> int:
             device=args.device,
             max_retries=args.max_retries,
             progress=not args.no_progress,
+            gpus_per_worker=args.gpus_per_worker,
         )
     except (TypeError, ValueError) as err:
         print(f"curobo-lite dataset: {err}", file=sys.stderr)

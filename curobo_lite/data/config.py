@@ -11,6 +11,7 @@ robin, so every shard mixes them) under ``seed``, made by
 
 from __future__ import annotations
 
+import functools
 import json
 import platform
 from collections.abc import Mapping
@@ -126,8 +127,9 @@ class DatasetConfig:
         return range(first, min(first + self.shard_size, self.problems))
 
 
+@functools.cache
 def versions() -> dict[str, str]:
-    """Versions of what made a shard (recorded in its manifest line)."""
+    """Versions of what made a shard (recorded in its manifest line; looked up once)."""
     found = {"python": platform.python_version(), "format": str(FORMAT_VERSION)}
     for name in ("curobo_lite", "torch", "warp-lang", "ray", "pyarrow", "numpy"):
         try:

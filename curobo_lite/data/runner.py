@@ -38,7 +38,7 @@ from curobo_lite.data.config import (
 from curobo_lite.data.manifest import append_line, finished_shards
 from curobo_lite.data.shard import sha256
 from curobo_lite.data.worker import solve_shard
-from curobo_lite.types.checks import received
+from curobo_lite.types.checks import parse_number, received
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
 DEVICES = ("cpu", "cuda")
@@ -57,7 +57,8 @@ class GenerateSummary:
             submission to the last result.
         driver_seconds: per written shard, the driver's own time (fetching the result,
             checking, writing, the manifest line).
-        shard_stats: per written shard ``{shard, pid, host, rss_mb, seconds, problems}``.
+        shard_stats: per written shard ``{shard, pid, host, rss_mb, seconds, problems,
+            done_s}`` (``seconds``: in the worker; ``done_s``: stored, since the first submission).
         interrupted: the run was stopped (Ctrl-C) before it finished.
     """
 
@@ -183,7 +184,7 @@ def _store(
         "sha256": digest,
         "bytes": len(data),
         "device": device,
-        "versions": versions(),
+        "versions": dict(versions()),
         "host": result["host"],
         "pid": result["pid"],
         "solve_s": round(result["seconds"], 3),
@@ -201,6 +202,7 @@ def generate_dataset(
     device: str = "cpu",
     max_retries: int = 3,
     progress: bool = True,
+    gpus_per_worker: float = 1.0,
 ) -> GenerateSummary:
     """Generate (or resume) the dataset ``config`` in the folder ``out``.
 
@@ -215,6 +217,8 @@ def generate_dataset(
         device: where workers plan (``cpu``: one thread each; ``cuda``: one GPU each).
         max_retries: Ray's retries of a shard whose worker died or that raised.
         progress: show the live bar (problems per second, success so far).
+        gpus_per_worker: with ``device="cuda"``, the GPU share of a worker (Ray's fractional
+            GPUs: 0.25 puts four workers on one GPU, which keeps it busier than one).
 
     Returns:
         A :class:`GenerateSummary`; it lists the shards that kept failing.
@@ -224,6 +228,9 @@ def generate_dataset(
     _check_arguments(workers, device, address)
     if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
         raise InputValueError(f"max_retries: expected an integer >= 0, {received(max_retries)}")
+    gpus_per_worker = parse_number(
+        gpus_per_worker, "gpus_per_worker", low=0.0, high=1.0, low_open=True
+    )
     t_run = time.perf_counter()
     out = Path(out)
     _prepare_folder(config, out)
@@ -243,10 +250,11 @@ def generate_dataset(
             raise InputValueError(
                 f"device: {device} needs a {unit} in the Ray cluster, which has {resources}"
             )
-        workers = workers or int(resources[unit])
+        share = gpus_per_worker if device == "cuda" else 1.0
+        workers = workers or int(resources[unit] / share)
         task = ray.remote(
             num_cpus=1,
-            num_gpus=1 if device == "cuda" else 0,
+            num_gpus=share if device == "cuda" else 0,
             max_retries=max_retries,
             retry_exceptions=True,
         )(solve_shard)
@@ -316,6 +324,7 @@ def _run(
                         "rss_mb": result["rss_mb"],
                         "seconds": result["seconds"],
                         "problems": result["problems"],
+                        "done_s": time.perf_counter() - t0,
                     }
                 )
                 bar.update(result["problems"])
