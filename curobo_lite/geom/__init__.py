@@ -1,5 +1,6 @@
 """Geometry: the world model (obstacles, world files), sphere-vs-world and self-collision
-queries, exact shape-vs-world distances (coal, imported on first use)."""
+queries, voxel signed-distance worlds from point clouds and depth images, exact shape-vs-world
+distances (coal, imported on first use)."""
 
 from curobo_lite.geom.exact_collision import ExactCollisionChecker, ExactDistance, LinkShape
 from curobo_lite.geom.self_collision import (
@@ -8,6 +9,7 @@ from curobo_lite.geom.self_collision import (
     SelfCollisionModel,
     self_collision_distance,
 )
+from curobo_lite.geom.voxel_world import VoxelWorld
 from curobo_lite.geom.world import (
     Capsule,
     Cuboid,
@@ -35,6 +37,7 @@ __all__ = [
     "SelfCollisionDistance",
     "SelfCollisionModel",
     "Sphere",
+    "VoxelWorld",
     "WorldCollision",
     "WorldConfig",
     "WorldDistance",

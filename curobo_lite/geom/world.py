@@ -44,6 +44,7 @@ from curobo_lite.config_files import (
     bundled_file_lookups,
     read_config_file,
 )
+from curobo_lite.geom.voxel_world import VoxelWorld
 from curobo_lite.types.checks import excerpt
 from curobo_lite.types.errors import ConfigError, InputTypeError, InputValueError
 
@@ -410,9 +411,20 @@ class WorldConfig:
     capsule: list[Capsule] = field(default_factory=list)
     cylinder: list[Cylinder] = field(default_factory=list)
     mesh: list[Mesh] = field(default_factory=list)
+    #: voxel signed-distance grids (shared by copies: a live map's new frames reach them all);
+    #: not written by :meth:`to_dict` / :meth:`save`
+    voxel: list[VoxelWorld] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        self.voxel = list(self.voxel or [])
         seen: dict[str, str] = {}
+        for i, grid in enumerate(self.voxel):
+            if not isinstance(grid, VoxelWorld) or grid.name in seen:
+                raise InputTypeError(
+                    f"WorldConfig.voxel[{i}]: expected a VoxelWorld with a new name, "
+                    f"received {excerpt(grid)}"
+                )
+            seen[grid.name] = "voxel"
         for kind, cls in OBSTACLE_TYPES.items():
             items = getattr(self, kind)
             if items is None:
@@ -486,6 +498,13 @@ class WorldConfig:
             _BASE_DIR.reset(tokens[1])
 
     @classmethod
+    def from_point_cloud(cls, points: Any, voxel_size: float = 0.01, **kwargs: Any) -> WorldConfig:
+        """A world of one :class:`VoxelWorld` around ``points [N, 3]`` (base frame, tensor or
+        array); ``kwargs`` go to :meth:`VoxelWorld.from_points` (``padding``, ``frame_pose``,
+        ``name``, ``decay``, ...). Add primitives and meshes to it like to any world."""
+        return cls(voxel=[VoxelWorld.from_points(points, voxel_size, **kwargs)])
+
+    @classmethod
     def from_yaml(cls, path: str | os.PathLike) -> WorldConfig:
         """Load and validate a world file (relative mesh paths: against its folder)."""
         path = Path(path)
@@ -498,6 +517,8 @@ class WorldConfig:
         world-file layout (:meth:`from_dict`), or a ``WorldConfig`` (returned as is)."""
         if isinstance(name_or_path, WorldConfig):
             return name_or_path
+        if isinstance(name_or_path, VoxelWorld):
+            return cls(voxel=[name_or_path])
         if isinstance(name_or_path, Mapping):
             return cls.from_dict(name_or_path)
         if not isinstance(name_or_path, str | os.PathLike):
@@ -568,11 +589,12 @@ class WorldConfig:
         return obstacle
 
     def copy(self) -> WorldConfig:
-        """A deep copy (obstacles included)."""
-        return copy.deepcopy(self)
+        """A deep copy (obstacles included; voxel grids shared)."""
+        return copy.deepcopy(self, {id(grid): grid for grid in self.voxel})
 
     def __repr__(self) -> str:
         counts = ", ".join(f"{k}={len(getattr(self, k))}" for k in OBSTACLE_KINDS)
+        counts += f", voxel={len(self.voxel)}" if self.voxel else ""
         return f"WorldConfig({counts})"
 
 

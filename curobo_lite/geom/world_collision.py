@@ -18,15 +18,15 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 import warp as wp
-from torch.autograd.function import once_differentiable
 
 from curobo_lite.config_files import YamlReader
+from curobo_lite.geom.sphere_query import SphereWorldQuery as _SphereWorldQuery
+from curobo_lite.geom.sphere_query import WorldDistance, check_ranges
 from curobo_lite.geom.world import Mesh, Obstacle, WorldConfig, _check_pose
 from curobo_lite.kernels import world_collision_kernels as wck
 from curobo_lite.kernels.launch import as_warp, launch_rows
@@ -43,20 +43,6 @@ _PRIMITIVE_IDS = {
 #: where disabled obstacles and empty slots park their bounding boxes (float32-safe)
 _FAR = 1.0e30
 BROAD_PHASES = ("auto", "bvh", "loop")
-
-
-@dataclass
-class WorldDistance:
-    """Result of a sphere-vs-world query; both ``[..., N]`` like the query's leading shape.
-
-    Attributes:
-        distance: signed distance from each sphere's surface to the nearest enabled obstacle
-            (negative: penetration depth), clamped at ``max_distance``.
-        cost: sum over obstacles of ``smooth_hinge(activation - d_io, activation)``.
-    """
-
-    distance: torch.Tensor
-    cost: torch.Tensor
 
 
 def _quat_matrix(q: Sequence[float]) -> np.ndarray:
@@ -268,6 +254,8 @@ class WorldCollision:
         self._world = world
         for obstacle in world.objects:
             self._place(obstacle, meshes.get(obstacle.name))
+        # voxel grids are shared (a live map's new frames are seen), copied only across devices
+        self._voxel_worlds = [v.to(self.tensor_args.device) for v in world.voxel]
         self._upload(rebuild=True)
 
     def _place(self, obstacle: Obstacle, mesh: tuple | None) -> None:
@@ -403,8 +391,9 @@ class WorldCollision:
 
     @property
     def num_enabled(self) -> int:
-        """Obstacles currently enabled (host-side count: reading it costs no device sync)."""
-        return self._num_enabled
+        """Obstacles currently enabled, voxel worlds included (host-side count: reading it
+        costs no device sync)."""
+        return self._num_enabled + len(self._voxel_worlds)
 
     @property
     def obstacle_names(self) -> list[str]:
@@ -593,6 +582,9 @@ class WorldCollision:
             tables = self._slot_tables(active)
             distance = self._launch(spheres.detach(), 0.0, max_d, 0, 1.0, 1, False, tables)[0]
             columns.append(distance.reshape(spheres.shape[:-1]))
+        for voxel_world in self._voxel_worlds:
+            names.append(voxel_world.name)
+            columns.append(voxel_world.sphere_distance(spheres, 0.0, max_d).distance)
         if not columns:
             return [], spheres.new_empty((*spheres.shape[:-1], 0))
         return names, torch.stack(columns, -1)
@@ -632,20 +624,7 @@ class WorldCollision:
         if self.check_finite and not bool(torch.isfinite(spheres).all()):
             raise InputValueError("spheres: expected finite values, received NaN or inf")
 
-    @staticmethod
-    def _check_ranges(activation: Any, max_distance: Any) -> tuple[float, float]:
-        for name, value in (("activation_distance", activation), ("max_distance", max_distance)):
-            if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
-                raise InputValueError(f"{name}: expected a number, received {value!r}")
-        if not (0.0 <= activation < math.inf):
-            raise InputValueError(
-                f"activation_distance: expected a finite number >= 0, received {activation!r}"
-            )
-        if not max_distance > 0.0:
-            raise InputValueError(
-                f"max_distance: expected a positive number, received {max_distance!r}"
-            )
-        return float(activation), float(max_distance)
+    _check_ranges = staticmethod(check_ranges)
 
     def _use_bvh(self, max_distance: float) -> int:
         if self._broad_phase == "auto":
@@ -667,6 +646,7 @@ class WorldCollision:
     ) -> tuple[torch.Tensor, ...]:
         """Flat ``[S]`` distance and cost (and ``[S, 4]`` gradients) of ``spheres [S, 4]``;
         ``tables`` (default: the whole world's) other world tables, searched by the loop."""
+        voxel_tables = tables  # None: the whole world, voxel grids included
         horizon, num_spheres = (spheres.shape[1], spheres.shape[2]) if sweep else (1, 1)
         flat = spheres.reshape(-1, 4).contiguous()
         kw = self.tensor_args.as_kwargs()
@@ -684,7 +664,9 @@ class WorldCollision:
             cost.zero_()
             for g in grads:
                 g.zero_()
-            return distance, cost, *grads
+            return self._fold_voxels(spheres, voxel_tables, activation, max_distance, sweep,
+                                     sweep_spacing, max_sweep_samples, write_grad,
+                                     distance, cost, grads)  # fmt: skip
         use_bvh = self._use_bvh(max_distance) if tables is None else 0
         tables = self._tables if tables is None else tables
         flat_wp = as_warp(flat)
@@ -715,6 +697,17 @@ class WorldCollision:
         launch_rows(
             wck.kernel_for("distance", flat.dtype), rows, flat.device, make_launch, elements
         )
+        return self._fold_voxels(spheres, voxel_tables, activation, max_distance, sweep,
+                                 sweep_spacing, max_sweep_samples, write_grad,
+                                 distance, cost, grads)  # fmt: skip
+
+    def _fold_voxels(self, spheres, tables, *query) -> tuple[torch.Tensor, ...]:
+        """The voxel worlds' distances and costs folded into a whole-world query's outputs
+        (``query``: ``_launch``'s arguments then its outputs); per-slot queries skip them."""
+        if tables is None:
+            for voxel_world in self._voxel_worlds:
+                voxel_world.fold_query(spheres, *query)
+        distance, cost, grads = query[-3:]
         return distance, cost, *grads
 
     def __repr__(self) -> str:
@@ -723,55 +716,3 @@ class WorldCollision:
             f"broad_phase={self._broad_phase!r}, {self.tensor_args})"
         )
 
-
-class _SphereWorldQuery(torch.autograd.Function):
-    """``spheres [..., N, 4] -> (distance [..., N], cost [..., N])`` with analytic backward."""
-
-    @staticmethod
-    def forward(
-        ctx,
-        spheres: torch.Tensor,
-        world: WorldCollision,
-        activation: float,
-        max_distance: float,
-        sweep: int,
-        sweep_spacing: float,
-        max_sweep_samples: int,
-    ):
-        ctx.set_materialize_grads(False)
-        write_grad = bool(ctx.needs_input_grad[0])
-        distance, cost, *grads = world._launch(
-            spheres.detach(),
-            activation,
-            max_distance,
-            sweep,
-            sweep_spacing,
-            max_sweep_samples,
-            write_grad,
-        )
-        ctx.sweep = sweep
-        ctx.num_spheres = spheres.shape[-2]
-        ctx.shape = spheres.shape
-        if write_grad:
-            ctx.save_for_backward(*(grads if sweep else grads[:2]))
-        leading = spheres.shape[:-1]
-        return distance.reshape(leading), cost.reshape(leading)
-
-    @staticmethod
-    @once_differentiable
-    def backward(ctx, grad_distance: torch.Tensor | None, grad_cost: torch.Tensor | None):
-        saved = ctx.saved_tensors
-        n = ctx.num_spheres
-        grad = None
-        for k, incoming in enumerate((grad_distance, grad_cost)):
-            if incoming is None:
-                continue
-            weight = incoming.reshape(-1, 1)
-            term = weight * saved[k]
-            grad = term if grad is None else grad + term
-            if ctx.sweep and term.shape[0] > n:
-                # the earlier end of row s is row s - N
-                grad[:-n] += (weight * saved[2 + k])[n:]
-        if grad is not None:
-            grad = grad.reshape(ctx.shape)
-        return grad, None, None, None, None, None, None

@@ -1,0 +1,318 @@
+"""VoxelWorld: the Warp ESDF against scipy's exact transform, distances from point clouds
+against the analytic distances of the shapes that produced them, gradients against finite
+differences, carving, decay, self-filtering, bad inputs, and the world plumbing (WorldConfig,
+WorldCollision mixed with primitives, live updates)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from scipy.ndimage import distance_transform_edt
+
+from curobo_lite.geom import Cuboid, VoxelWorld, WorldCollision, WorldConfig
+from curobo_lite.types import Pose, TensorDeviceType
+from curobo_lite.types.errors import InputTypeError, InputValueError
+
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+def _box_sdf(p: np.ndarray, centre, dims) -> np.ndarray:
+    """Analytic signed distance of points ``[N, 3]`` to an axis-aligned box."""
+    q = np.abs(p - np.asarray(centre)) - 0.5 * np.asarray(dims)
+    outside = np.linalg.norm(np.maximum(q, 0.0), axis=-1)
+    return outside + np.minimum(q.max(-1), 0.0)
+
+
+def _sphere_surface(centre, radius: float, count: int, rng) -> np.ndarray:
+    v = rng.normal(size=(count, 3))
+    return np.asarray(centre) + radius * v / np.linalg.norm(v, axis=-1, keepdims=True)
+
+
+def _box_surface(centre, dims, count: int, rng) -> np.ndarray:
+    """Points uniform on the six faces of an axis-aligned box."""
+    half = 0.5 * np.asarray(dims)
+    p = rng.uniform(-half, half, size=(count, 3))
+    axis = rng.integers(0, 3, size=count)
+    side = rng.choice([-1.0, 1.0], size=count)
+    p[np.arange(count), axis] = side * half[axis]
+    return np.asarray(centre) + p
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_esdf_equals_scipy_exact_transform(device: str) -> None:
+    """Random occupancy on a grid with three different sides: the signed field equals
+    ``v edt`` outside and ``-v (edt - 1)`` inside by scipy's exact transform."""
+    rng = np.random.default_rng(0)
+    grid = VoxelWorld([0.0, 0.0, 0.0], [0.46, 0.34, 0.22], 0.02, TensorDeviceType(device))
+    assert grid.shape == (23, 17, 11)
+    for fraction in (0.01, 0.3, 0.7):
+        occupied = rng.random(grid.shape) < fraction
+        grid.occupancy.copy_(torch.from_numpy(occupied).float())
+        grid.update_esdf()
+        outside = distance_transform_edt(~occupied) * 0.02
+        inside = distance_transform_edt(occupied) * 0.02 - 0.02
+        expected = np.where(occupied, -inside, outside)
+        np.testing.assert_allclose(grid.esdf.cpu().numpy(), expected, atol=1e-6)
+
+
+def test_point_cloud_distances_within_one_voxel_of_the_shapes() -> None:
+    """Clouds sampled on a sphere and a box: at random points outside both, the grid's
+    distance is within one voxel of the analytic distance to the nearer shape."""
+    rng = np.random.default_rng(1)
+    voxel = 0.02
+    ball, radius = np.array([0.2, 0.25, 0.3]), 0.1
+    box, dims = np.array([0.45, 0.3, 0.2]), np.array([0.12, 0.3, 0.16])
+    cloud = np.concatenate(
+        (_sphere_surface(ball, radius, 20000, rng), _box_surface(box, dims, 30000, rng))
+    )
+    grid = VoxelWorld([0.0, 0.0, 0.0], [0.64, 0.6, 0.56], voxel)
+    grid.integrate_points(torch.from_numpy(cloud))
+    # within the box of voxel centres (half a voxel in from the grid's faces), and beyond it
+    for low, high, inside in (
+        ([0.01] * 3, [0.63, 0.59, 0.55], True),
+        ([-0.3] * 3, [0.9] * 3, False),
+    ):
+        query = rng.uniform(low, high, size=(4000, 3))
+        truth = np.minimum(
+            np.linalg.norm(query - ball, axis=-1) - radius, _box_sdf(query, box, dims)
+        )
+        query, truth = query[truth > 0], truth[truth > 0]  # the insides are not observed
+        spheres = torch.from_numpy(np.concatenate((query, np.zeros((len(query), 1))), -1))
+        measured = grid.sphere_distance(spheres.float()).distance.numpy()
+        error = measured - truth
+        if inside:
+            assert np.abs(error).max() <= voxel, np.abs(error).max()
+            assert abs(error.mean()) <= 0.25 * voxel  # no bias
+        else:  # outside the grid: a lower bound, within a voxel of the truth at its faces
+            assert error.max() <= voxel, error.max()
+    # and the radius is subtracted
+    spheres[:, 3] = 0.03
+    np.testing.assert_allclose(
+        grid.sphere_distance(spheres.float()).distance.numpy(), measured - 0.03, atol=1e-6
+    )
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_gradient_matches_finite_differences(device: str) -> None:
+    """Distance and cost gradients (centre and radius, float64 queries), inside the grid and
+    outside its box, against central differences of the query itself."""
+    rng = np.random.default_rng(2)
+    grid = VoxelWorld([0.0, 0.0, 0.0], [0.4, 0.4, 0.4], 0.02, TensorDeviceType(device))
+    grid.integrate_points(_box_surface([0.2, 0.2, 0.2], [0.1, 0.16, 0.12], 20000, rng))
+    centres = np.concatenate(
+        (
+            rng.uniform(0.02, 0.38, size=(40, 3)),
+            rng.uniform(-0.2, 0.6, size=(40, 3)),  # many outside the grid's box
+        )
+    )
+    spheres = np.concatenate((centres, rng.uniform(0.0, 0.05, size=(80, 1))), -1)
+    spheres = torch.tensor(spheres, dtype=torch.float64, device=device, requires_grad=True)
+    activation = 0.08
+    result = grid.sphere_distance(spheres, activation)
+    for output in ("distance", "cost"):
+        (grad,) = torch.autograd.grad(getattr(result, output).sum(), spheres, retain_graph=True)
+        numeric = torch.zeros_like(spheres)
+        eps = 1e-6
+        for column in range(4):
+            step = torch.zeros_like(spheres)
+            step[:, column] = eps
+            with torch.no_grad():
+                plus = getattr(grid.sphere_distance(spheres + step, activation), output)
+                minus = getattr(grid.sphere_distance(spheres - step, activation), output)
+            numeric[:, column] = (plus - minus) / (2 * eps)
+        torch.testing.assert_close(grad, numeric, atol=2e-5, rtol=1e-4)
+        assert float(grad.abs().sum()) > 0.0
+
+
+def test_from_world_samples_the_exact_sdf() -> None:
+    """A static world's grid: at voxel centres it equals the analytic box distance (negative
+    inside); between them the interpolation stays within half a voxel's diagonal."""
+    centre, dims = [0.3, 0.2, 0.25], [0.2, 0.1, 0.3]
+    world = WorldConfig(cuboid=[Cuboid("box", pose=[*centre, 1, 0, 0, 0], dims=dims)])
+    voxel = 0.02
+    grid = VoxelWorld.from_world(WorldCollision(world), [0, 0, 0], [0.6, 0.4, 0.5], voxel)
+    centres = grid.voxel_centres().reshape(-1, 3).double().numpy()
+    np.testing.assert_allclose(
+        grid.esdf.reshape(-1).numpy(), _box_sdf(centres, centre, dims), atol=1e-5
+    )
+    assert bool((grid.occupancy.reshape(-1) > 0.5).eq(torch.from_numpy(
+        _box_sdf(centres, centre, dims) < 0)).all())  # fmt: skip
+    rng = np.random.default_rng(3)
+    query = rng.uniform([0.01, 0.01, 0.01], [0.59, 0.39, 0.49], size=(3000, 3))
+    spheres = torch.from_numpy(np.concatenate((query, np.zeros((3000, 1))), -1)).float()
+    error = grid.sphere_distance(spheres).distance.numpy() - _box_sdf(query, centre, dims)
+    assert np.abs(error).max() <= 0.5 * math.sqrt(3) * voxel
+    with pytest.raises(InputTypeError, match="world: expected a WorldCollision"):
+        VoxelWorld.from_world(world, [0, 0, 0], [1, 1, 1], voxel)
+
+
+def test_carving_frees_voxels_in_front_of_new_points() -> None:
+    """A box seen at one place, then (moved) the wall behind where it was: with carving along
+    the sensor's rays its ghost is gone, without it the ghost stays."""
+    rng = np.random.default_rng(4)
+    sensor = Pose.from_list([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0])
+    box = _box_surface([0.5, 0.0, 0.0], [0.06, 0.2, 0.2], 20000, rng)
+    box = box[box[:, 0] < 0.48]  # the face the sensor sees
+    wall = _box_surface([0.8, 0.0, 0.0], [0.02, 0.6, 0.6], 40000, rng)
+    wall = wall[wall[:, 0] < 0.795]
+    ghost = torch.tensor([[0.47, 0.0, 0.0, 0.0]])
+    for carve, expect_ghost in ((True, False), (False, True)):
+        grid = VoxelWorld([0.2, -0.4, -0.4], [1.0, 0.4, 0.4], 0.02)
+        grid.integrate_points(box, sensor, carve=carve)
+        assert float(grid.sphere_distance(ghost).distance) <= 0.02
+        grid.integrate_points(wall, sensor, carve=carve)
+        distance = float(grid.sphere_distance(ghost).distance)
+        if expect_ghost:
+            assert distance <= 0.02
+        else:
+            assert distance >= 0.3  # the wall, 0.32 m behind
+            # the wall itself was not carved away
+            assert (
+                float(grid.sphere_distance(torch.tensor([[0.79, 0.0, 0.0, 0.0]])).distance) < 0.02
+            )
+
+
+def test_decay_forgets_voxels_not_seen_again() -> None:
+    """With ``decay = 0.8`` a voxel not measured again stays for three more integrations
+    (0.8^3 >= 0.5) and is gone at the fourth; decay 1 keeps it."""
+    first = torch.tensor([[0.05, 0.05, 0.05]])
+    other = torch.tensor([[0.15, 0.15, 0.15]])
+    for decay, frames_kept in ((0.8, 3), (1.0, 10)):
+        grid = VoxelWorld([0, 0, 0], [0.2, 0.2, 0.2], 0.02, decay=decay)
+        grid.integrate_points(first)
+        for frame in range(1, 11):
+            grid.integrate_points(other)
+            still = float(grid.sphere_distance(torch.tensor([[0.05, 0.05, 0.05, 0.0]])).distance)
+            assert (still <= 0.0) == (frame <= frames_kept), (decay, frame)
+    grid.clear()
+    assert not bool((grid.occupancy > 0).any())
+    assert float(grid.sphere_distance(torch.tensor([[0.1, 0.1, 0.1, 0.0]])).distance) == math.inf
+
+
+def test_self_filter_drops_points_on_the_robot() -> None:
+    """Points on two robot spheres (plus a box): given the spheres, no voxel within them is
+    occupied and the box is; without them the spheres' surfaces are occupied."""
+    rng = np.random.default_rng(5)
+    robot = torch.tensor([[0.2, 0.2, 0.2, 0.06], [0.3, 0.2, 0.2, 0.05], [0.0, 0.0, 0.0, -1.0]])
+    cloud = np.concatenate(
+        (
+            _sphere_surface([0.2, 0.2, 0.2], 0.06, 4000, rng),
+            _sphere_surface([0.3, 0.2, 0.2], 0.05, 4000, rng),
+            _box_surface([0.2, 0.45, 0.2], [0.1, 0.05, 0.1], 8000, rng),
+        )
+    )
+    for filtered in (True, False):
+        grid = VoxelWorld([0, 0, 0], [0.5, 0.6, 0.4], 0.01, self_filter_margin=0.015)
+        grid.integrate_points(cloud, robot_spheres=robot if filtered else None)
+        centres = grid.occupied_centres()
+        near_robot = (centres[:, None] - robot[None, :2, :3]).norm(dim=-1) < robot[:2, 3] + 0.005
+        assert bool(near_robot.any()) != filtered
+        assert bool((centres[:, 1] > 0.4).any())  # the box
+    # the robot's spheres are clear of the filtered grid except for the box
+    grid = VoxelWorld([0, 0, 0], [0.5, 0.6, 0.4], 0.01)
+    grid.integrate_points(cloud, robot_spheres=robot)
+    assert float(grid.sphere_distance(robot[:2]).distance.min()) > 0.05
+
+
+IDENTITY = [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]
+BAD_POINTS = [
+    (torch.tensor([[0.1, 0.1, math.nan]]), "points: expected finite"),
+    (torch.tensor([[0.1, math.inf, 0.1]]), "points: expected finite"),
+    (torch.zeros(4, 2), r"points: expected shape \[N, 3\]"),
+    (torch.zeros(0, 3), "points: expected at least one point"),
+    ("0.1 0.2 0.3", "points: expected a torch.Tensor"),
+]
+
+
+def test_bad_inputs_raise_named_errors_and_leave_the_world_unchanged() -> None:
+    grid = VoxelWorld([0, 0, 0], [0.3, 0.3, 0.3], 0.02)
+    grid.integrate_points(torch.tensor([[0.1, 0.1, 0.1]]))
+    occupancy, esdf = grid.occupancy.clone(), grid.esdf.clone()
+    calls = [
+        (lambda p=p: grid.integrate_points(p), match) for p, match in BAD_POINTS
+    ] + [
+        (lambda: grid.integrate_points(torch.ones(2, 3) * 0.2, [0, 0, 0, 1, 0, math.nan, 0]),
+         "frame_pose: expected a finite pose"),
+        (lambda: grid.integrate_points(torch.ones(2, 3) * 0.2, [0, 0, 0, 0, 0, 0, 0]),
+         "frame_pose: expected a unit quaternion"),
+        (lambda: grid.integrate_points(torch.ones(2, 3) * 0.2, robot_spheres=torch.ones(2, 3)),
+         r"robot_spheres: expected shape \[N, 4\]"),
+        (lambda: grid.integrate_depth(torch.full((4, 5), math.nan), torch.eye(3), IDENTITY),
+         "depth: expected finite"),
+        (lambda: grid.integrate_depth(-torch.ones(4, 5), torch.eye(3), IDENTITY),
+         "depth: expected values >= 0"),
+        (lambda: grid.integrate_depth(torch.ones(4, 5, 1), torch.eye(3), IDENTITY),
+         r"depth: expected shape \[H, W\]"),
+        (lambda: grid.integrate_depth(torch.ones(4, 5), torch.zeros(3, 3), IDENTITY),
+         "intrinsics: expected a"),
+        (lambda: grid.integrate_depth(torch.ones(4, 5), torch.eye(3), [0, 0, math.inf, 1, 0, 0, 0]),
+         "camera_pose: expected a finite pose"),
+        (lambda: grid.integrate_depth(torch.ones(4, 5), torch.eye(3), IDENTITY, 0.0),
+         "depth_scale: expected a number"),
+    ]  # fmt: skip
+    for call, match in calls:
+        with pytest.raises((InputValueError, InputTypeError), match=match):
+            call()
+        assert torch.equal(grid.occupancy, occupancy) and torch.equal(grid.esdf, esdf), match
+    for args, match in (
+        (([0, 0, 0], [0, 1, 1], 0.1), "bounds_max: expected every coordinate above"),
+        (([0, 0, math.nan], [1, 1, 1], 0.1), "bounds_min: expected finite"),
+        (([0, 0, 0], [1, 1, 1], 0.0), "voxel_size: expected a number"),
+        (([0, 0, 0], [100, 100, 100], 0.01), "voxel_size: .* more than"),
+    ):
+        with pytest.raises(InputValueError, match=match):
+            VoxelWorld(*args)
+    with pytest.raises(InputValueError, match="spheres: expected shape"):
+        grid.sphere_distance(torch.zeros(3, 3))
+
+
+def test_point_cloud_world_mixes_with_primitives_and_stays_live() -> None:
+    """``WorldConfig.from_point_cloud`` plus a cuboid in one WorldCollision: the distance is
+    the smaller of the grid's and the cuboid's exact one, obstacle_distances names both, and
+    frames integrated later into the shared grid reach an existing WorldCollision."""
+    rng = np.random.default_rng(6)
+    cloud = torch.from_numpy(_sphere_surface([0.3, 0.0, 0.3], 0.08, 8000, rng)).float()
+    world = WorldConfig.from_point_cloud(cloud, voxel_size=0.02, name="camera")
+    world.add(Cuboid("table", pose=[0.3, 0.0, -0.02, 1, 0, 0, 0], dims=[1.0, 1.0, 0.04]))
+    assert world.copy().voxel[0] is world.voxel[0]
+    collision = WorldCollision(world)
+    assert collision.num_enabled == 2
+    query = torch.tensor([[0.3, 0.0, 0.5, 0.01], [0.3, 0.0, 0.05, 0.01], [0.7, 0.0, 0.3, 0.0]])
+    grid_d = world.voxel[0].sphere_distance(query).distance
+    table_d = query[:, 2] + 0.0 - query[:, 3]  # the table top is z = 0
+    torch.testing.assert_close(
+        collision.sphere_distance(query).distance, torch.minimum(grid_d, table_d)
+    )
+    names, per_obstacle = collision.obstacle_distances(query)
+    assert names == ["table", "camera"]
+    torch.testing.assert_close(per_obstacle[:, 1], grid_d)
+    # a new frame (a point just above the first query) is seen without update_world
+    above = torch.tensor([[0.3, 0.0, 0.45, 0.01]])  # 6 cm above the ball, inside the grid
+    before = float(collision.sphere_distance(above).distance)
+    world.voxel[0].integrate_points(torch.tensor([[0.3, 0.0, 0.42]]))
+    after = float(collision.sphere_distance(above).distance)
+    assert after < before - 0.03
+    # a VoxelWorld loads as a world of its own
+    assert WorldConfig.load(world.voxel[0]).voxel == [world.voxel[0]]
+    with pytest.raises(InputTypeError, match=r"WorldConfig.voxel\[0\]"):
+        WorldConfig(voxel=["not a grid"])
+
+
+def test_swept_query_catches_a_thin_wall_between_steps() -> None:
+    """A sphere jumping across a one-voxel wall between two steps: the plain query sees it
+    clear at both steps, the swept one in collision; swept distances never exceed plain ones."""
+    grid = VoxelWorld([0, 0, 0], [0.4, 0.4, 0.4], 0.02)
+    y, z = torch.meshgrid(
+        torch.linspace(0.02, 0.38, 40), torch.linspace(0.02, 0.38, 40), indexing="ij"
+    )
+    grid.integrate_points(torch.stack((torch.full_like(y, 0.2), y, z), -1).reshape(-1, 3))
+    spheres = torch.tensor([[[[0.05, 0.2, 0.2, 0.02]], [[0.35, 0.2, 0.2, 0.02]]]])
+    world = WorldCollision(WorldConfig(voxel=[grid]))
+    plain = world.sphere_distance(spheres).distance
+    swept = world.swept_sphere_distance(spheres).distance
+    assert bool((plain > 0.1).all())
+    assert float(swept[0, 1, 0]) < 0.0
+    assert bool((swept <= plain + 1e-6).all())
