@@ -60,6 +60,7 @@ bench: install
 	$(PY) benchmarks/self_collision.py
 	$(PY) benchmarks/profile_stages.py
 	$(PY) benchmarks/closed_loop_mujoco.py
+	$(PY) benchmarks/dataset.py
 
 # >= 10 000 hostile inputs per public entry point (tests/fuzz_targets.py); counts per outcome
 FUZZ_CASES ?= 10000

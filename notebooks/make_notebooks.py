@@ -327,6 +327,103 @@ VIEWER = [
 ]
 
 
+DATASET = [
+    new_markdown_cell(
+        "# A planning dataset: success and time per family\n\n"
+        "`curobo_lite.data` generates MotionBenchMaker-style problems with the seeded generator, "
+        "plans them with MotionGen in Ray tasks and stores Parquet shards with a manifest "
+        "(`curobo-lite dataset generate`). Here: a small dataset on a local Ray (two workers), "
+        "checked with `verify_dataset`, read back with `load_dataset`, and one statistic: how "
+        "often MotionGen solved the problems of each family, and how long it took. Set "
+        "`FOLDER` to an existing dataset folder to look at that one instead (nothing is "
+        "generated then)."
+    ),
+    new_code_cell(
+        "import statistics\n"
+        "import tempfile\n\n"
+        "import matplotlib.pyplot as plt\n"
+        "import ray\n\n"
+        "from curobo_lite.data import DatasetConfig, generate_dataset, load_dataset, "
+        "verify_dataset\n\n"
+        "%matplotlib inline\n"
+        "FOLDER = None  # an existing dataset folder, or None to make a small one"
+    ),
+    new_markdown_cell(
+        "## Generate\n\n"
+        "Nine problems over three bookshelf families, with the cheap generator settings of the "
+        "tests (4 IK seeds, one scene draw per id: an id whose draw has no valid grasp is "
+        "stored as `GENERATION_FAIL`, so none is lost). The same call again would skip every "
+        "shard: the folder's manifest says they are done."
+    ),
+    new_code_cell(
+        "if FOLDER is None:\n"
+        "    FOLDER = tempfile.mkdtemp(prefix='curobo_lite_dataset_')\n"
+        "    config = DatasetConfig.from_dict({\n"
+        "        'families': ['bookshelf_small', 'bookshelf_tall', 'bookshelf_thin'],\n"
+        "        'problems': 9, 'seed': 0, 'shard_size': 3,\n"
+        "        'generator': {'ik_seeds': 4, 'max_scenes': 1},\n"
+        "    })\n"
+        "    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, "
+        "logging_level='ERROR')\n"
+        "    try:\n"
+        "        summary = generate_dataset(config, FOLDER, workers=2, progress=False)\n"
+        "    finally:\n"
+        "        ray.shutdown()\n"
+        "    print(summary.report())\n"
+        "print(verify_dataset(FOLDER).report())"
+    ),
+    new_markdown_cell(
+        "## Success and planning time per family\n\n"
+        "`to_table` gives the Arrow table of the columns asked for. Success is counted over the "
+        "problems the generator made (`GENERATION_FAIL` rows have no problem to plan); time is "
+        "MotionGen's wall time per problem (`plan_s`)."
+    ),
+    new_code_cell(
+        "dataset = load_dataset(FOLDER)\n"
+        "rows = dataset.to_table(['family', 'status', 'success', 'plan_s']).to_pylist()\n"
+        "families = sorted({r['family'] for r in rows})\n"
+        "stats = {}\n"
+        "for family in families:\n"
+        "    made = [r for r in rows if r['family'] == family and r['status'] != "
+        "'GENERATION_FAIL']\n"
+        "    stats[family] = {\n"
+        "        'ids': sum(r['family'] == family for r in rows),\n"
+        "        'problems': len(made),\n"
+        "        'success': sum(r['success'] for r in made) / len(made) if made else "
+        "float('nan'),\n"
+        "        'times': [r['plan_s'] for r in made],\n"
+        "    }\n"
+        "print(f\"{'family':>16} {'ids':>4} {'made':>5} {'success':>8} {'median s':>9}\")\n"
+        "for family, s in stats.items():\n"
+        "    median = statistics.median(s['times']) if s['times'] else float('nan')\n"
+        "    print(f\"{family:>16} {s['ids']:>4} {s['problems']:>5} "
+        "{100 * s['success']:>7.0f}% {median:>9.2f}\")\n\n"
+        "fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.2))\n"
+        "left.bar(families, [100 * stats[f]['success'] for f in families])\n"
+        "left.set_ylabel('solved [%]')\n"
+        "left.set_ylim(0, 105)\n"
+        "right.boxplot([stats[f]['times'] or [float('nan')] for f in families])\n"
+        "right.set_xticks(range(1, len(families) + 1), families)\n"
+        "right.set_ylabel('MotionGen time [s]')\n"
+        "plt.tight_layout()"
+    ),
+    new_markdown_cell(
+        "## One item\n\n"
+        "An item is a dict of the problem (world in cuRobo's layout, start, goal pose) and its "
+        "plan (`[T, D]` every `dt` seconds), ready for a `DataLoader` with a collate function "
+        "that pads the plans."
+    ),
+    new_code_cell(
+        "item = next(dataset[i] for i in range(len(dataset)) if dataset[i]['success'])\n"
+        "print(item['name'], item['status'], 'obstacles:', sum(len(v) for v in "
+        "item['world'].values()))\n"
+        "print('start', tuple(item['start'].shape), 'goal_pose', tuple(item['goal_pose'].shape),\n"
+        "      'plan', tuple(item['plan'].shape), 'dt', item['dt'])\n"
+        "print({k: round(v, 3) for k, v in item['timings'].items()})"
+    ),
+]
+
+
 def write(name: str, cells: list) -> None:
     nb = new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {
@@ -342,6 +439,7 @@ def main() -> None:
     write("02_mpc.ipynb", MPC)
     write("03_trajopt.ipynb", TRAJOPT)
     write("04_viewer.ipynb", VIEWER)
+    write("05_dataset.ipynb", DATASET)
 
 
 if __name__ == "__main__":

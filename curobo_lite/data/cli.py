@@ -104,7 +104,7 @@ def run_generate(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
             gpus_per_worker=args.gpus_per_worker,
         )
-    except (TypeError, ValueError) as err:
+    except (TypeError, ValueError, ConnectionError) as err:  # ConnectionError: no cluster there
         print(f"curobo-lite dataset: {err}", file=sys.stderr)
         return 2
     print(summary.report())

@@ -39,9 +39,13 @@ from curobo_lite.data.manifest import append_line, finished_shards
 from curobo_lite.data.shard import sha256
 from curobo_lite.data.worker import solve_shard
 from curobo_lite.types.checks import parse_number, received
-from curobo_lite.types.errors import InputTypeError, InputValueError
+from curobo_lite.types.errors import CuroboLiteError, InputTypeError, InputValueError
 
 DEVICES = ("cpu", "cuda")
+
+
+class ShardTransferError(CuroboLiteError, RuntimeError):
+    """A shard's bytes reached the driver with another checksum than the worker computed."""
 
 
 @dataclass
@@ -117,13 +121,17 @@ def _check_arguments(workers: int | None, device: str, address: str | None) -> N
         )
 
 
-def _prepare_folder(config: DatasetConfig, out: Path) -> None:
-    """Check an existing folder's configuration, or start a new one (``dataset.json``)."""
+def _check_folder(config: DatasetConfig, out: Path) -> None:
+    """Refuse a file, or a dataset folder of another configuration (nothing is written)."""
     if (out / CONFIG_FILE).is_file():
         check_same_config(read_config(out), config, out)
     elif out.exists() and not out.is_dir():
         raise InputValueError(f"out: expected a folder, received the file {out}")
-    else:
+
+
+def _start_folder(config: DatasetConfig, out: Path) -> None:
+    """Write ``dataset.json`` in a new folder; remove what a killed driver left half-written."""
+    if not (out / CONFIG_FILE).is_file():
         out.mkdir(parents=True, exist_ok=True)
         atomic_write_text(out / CONFIG_FILE, config_text(config))
     # temporary files of a driver killed mid-write (atomic_open's names): never a shard
@@ -165,7 +173,7 @@ def _store(
     data = result["data"]
     digest = sha256(data)
     if digest != result["sha256"]:
-        raise RuntimeError(f"shard {shard}: bytes changed in transit (checksum mismatch)")
+        raise ShardTransferError(f"shard {shard}: bytes changed in transit (checksum mismatch)")
     name = shard_file(shard)
     with atomic_open(out / name, "wb") as f:
         f.write(data)
@@ -233,9 +241,9 @@ def generate_dataset(
     )
     t_run = time.perf_counter()
     out = Path(out)
-    _prepare_folder(config, out)
+    _check_folder(config, out)
     summary = GenerateSummary(shards=config.num_shards)
-    done = finished_shards(out)
+    done = finished_shards(out) if out.is_dir() else {}
     summary.skipped = len(done)
     todo = [k for k in range(config.num_shards) if k not in done]
     if not todo:
@@ -250,6 +258,7 @@ def generate_dataset(
             raise InputValueError(
                 f"device: {device} needs a {unit} in the Ray cluster, which has {resources}"
             )
+        _start_folder(config, out)  # the run can start: only now is anything written
         share = gpus_per_worker if device == "cuda" else 1.0
         workers = workers or int(resources[unit] / share)
         task = ray.remote(
@@ -304,11 +313,11 @@ def _run(
                 t_driver = time.perf_counter()
                 try:
                     result = ray.get(ref)
-                except ray.exceptions.RayError as err:
+                    _store(out, config, shard, result, device)
+                except (ray.exceptions.RayError, ShardTransferError) as err:
                     summary.failed[shard] = f"{type(err).__name__}: {err}"
                     _write_failed(out, summary.failed)  # reported even if the run is then cut
                     continue
-                _store(out, config, shard, result, device)
                 summary.driver_seconds.append(time.perf_counter() - t_driver)
                 summary.written += 1
                 summary.problems += result["problems"]
