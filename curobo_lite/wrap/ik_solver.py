@@ -51,9 +51,17 @@ from curobo_lite.robot import RobotConfig
 from curobo_lite.rollout import ArmReacher, ArmReacherConfig, Goal, ReachCriteria, TaskConfig
 from curobo_lite.rollout.dynamics_model import KinematicModelConfig
 from curobo_lite.types import JointState, Pose, TensorDeviceType, check_data_device, check_pose
+from curobo_lite.types.checks import parse_number
 from curobo_lite.types.errors import InputTypeError, InputValueError
 from curobo_lite.wrap.exclusive import exclusive
 from curobo_lite.wrap.ik_dls import dls_steps
+from curobo_lite.wrap.ik_result import (
+    TIER,
+    IKResult,
+    distinct_rows,
+    goalset_result,
+    merge_results,
+)
 from curobo_lite.wrap.offenders import check_within_limits
 
 #: Costs of the IK rollout unless ``cost=`` is given: squared errors suit quasi-Newton steps;
@@ -93,6 +101,9 @@ DEFAULT_IK_LBFGS: dict[str, Any] = {
     "fixed_iters": False,
 }
 
+#: seeds per pose of a goal set at least, L-BFGS and pose phase (:meth:`IKSolver.solve_goalset`)
+GOALSET_MIN_SEEDS = (4, 16)
+
 #: defaults of the IK options that the trajectory optimizer and MotionGen pass on to their IK
 #: solver (so that their own defaults are these): seeds per goal, the random seed, and the
 #: success thresholds (m, rad)
@@ -103,8 +114,6 @@ DEFAULT_ROTATION_THRESHOLD = 0.05
 
 #: ranking: a solution within this fraction of both thresholds counts as precise
 _PRECISE = 0.25
-#: ranking: offset of one tier (precise, successful, failed) over any joint-space distance
-_TIER = 1e6
 
 
 @dataclass
@@ -145,54 +154,6 @@ class IKSolverConfig:
     def from_dict(cls, data: Mapping[str, Any] | None) -> IKSolverConfig:
         """Build from a mapping of the options; unknown keys raise ``ValueError``."""
         return options_from_dict(cls, data, "a mapping of options")
-
-
-@dataclass
-class IKResult:
-    """Solutions for ``S`` goal poses.
-
-    Attributes:
-        success: ``[S]`` bool: the best solution reaches the goal and is collision-free.
-        solution: ``[S, D]`` best configuration per goal (the best attempt where none
-            succeeded).
-        position_error: ``[S]`` metres, rotation_error ``[S]`` radians, of ``solution``.
-        min_distance: ``[S]`` signed clearance (m) of ``solution`` to the world and itself
-            (``None`` for a robot without collision spheres).
-        solutions: ``[S, n, D]`` every seed's result, ranked (successful first).
-        solutions_success: ``[S, n]`` bool, in the same order.
-        distinct_solutions: per goal, the successful solutions that differ by more than
-            ``distinct_tolerance`` rad (``[k_s, D]``, ranked).
-        solve_time: seconds; iterations: damped least-squares steps (``dls_iterations``)
-            plus L-BFGS iterations run.
-        solutions_precise: ``[S, n]`` bool, in the same order: successful and within a quarter
-            of both thresholds.
-    """
-
-    success: torch.Tensor
-    solution: torch.Tensor
-    position_error: torch.Tensor
-    rotation_error: torch.Tensor
-    min_distance: torch.Tensor | None
-    solutions: torch.Tensor
-    solutions_success: torch.Tensor
-    distinct_solutions: list[torch.Tensor]
-    solve_time: float
-    iterations: int = 0
-    solutions_precise: torch.Tensor | None = None
-
-    @property
-    def js_solution(self) -> JointState:
-        """``solution`` as a :class:`JointState` ``[S, D]``."""
-        return JointState.from_position(self.solution)
-
-    def __repr__(self) -> str:
-        return (
-            f"IKResult(success {int(self.success.sum())}/{self.success.shape[0]}, "
-            f"position_error max {float(self.position_error.max()) * 1000:.3f} mm, "
-            f"rotation_error max {float(self.rotation_error.max()):.4f} rad, distinct solutions "
-            f"{[int(d.shape[0]) for d in self.distinct_solutions]}, "
-            f"solve_time {self.solve_time:.3f} s)"
-        )
 
 
 class IKSolver:
@@ -297,6 +258,8 @@ class IKSolver:
         seed_config: torch.Tensor | None = None,
         rank_config: torch.Tensor | None = None,
         lbfgs_fallback: bool | None = None,
+        num_seeds: int | None = None,
+        dls_seeds: int | None = None,
     ) -> IKResult:
         """``S`` goal poses at once.
 
@@ -308,11 +271,19 @@ class IKSolver:
             rank_config: ``[S, D]`` or ``[D]`` configuration the successful solutions are ranked
                 by joint-space distance to (default: the retract configuration).
             lbfgs_fallback: this call's ``lbfgs_fallback`` (default: the configured one).
+            num_seeds, dls_seeds: this call's seeds per goal of the L-BFGS and of the pose
+                phase (default: the configured ones).
         """
         t_start = time.perf_counter()
         goal = self._check_pose(goal_pose)
-        S, n, D = goal.batch, self.config.num_seeds, self.dof
-        n_dls = max(n, self.config.dls_seeds)
+        n = self.config.num_seeds
+        if num_seeds is not None:
+            n = parse_number(num_seeds, "num_seeds", integer=True, low=1)
+        dls = self.config.dls_seeds
+        if dls_seeds is not None:
+            dls = parse_number(dls_seeds, "dls_seeds", integer=True, low=0)
+        S, D = goal.batch, self.dof
+        n_dls = max(n, dls)
         seeds = self._seeds(S, seed_config, n_dls if self.config.dls_iterations > 0 else n)
         rank_config = self._check_rank_config(S, rank_config)
         found = None
@@ -342,7 +313,7 @@ class IKSolver:
         self._set_goal(goal)
         solver = self._solver(T, n)
         result = solver.optimize(
-            seeds[todo, :n].reshape(T * n, 1, D), stop_check=self._stop_check(T)
+            seeds[todo, :n].reshape(T * n, 1, D), stop_check=self._stop_check(T, n)
         )
         solved = self._ranked(
             result.best_action[:, 0],
@@ -358,7 +329,64 @@ class IKSolver:
         # goals the L-BFGS phase did not solve either keep the pose phase's ranking: its
         # seeds reach the pose exactly, the best telling what they touch
         keep = solved.success
-        return _merge(found, solved, todo, keep)
+        return merge_results(found, solved, todo, keep)
+
+    @exclusive
+    def solve_goalset(
+        self,
+        goal_poses: Pose,
+        seed_config: torch.Tensor | None = None,
+        rank_config: torch.Tensor | None = None,
+    ) -> IKResult:
+        """The best reachable pose of a goal set, e.g. the grasps of one object: one problem,
+        ``G`` poses ``goal_poses [G]``, solved together in about the time of one.
+
+        The seeds are shared out: each pose gets :meth:`goalset_seeds` (the L-BFGS's
+        ``num_seeds`` and the pose phase's ``dls_seeds`` divided by ``G``, at least
+        :data:`GOALSET_MIN_SEEDS`), and the L-BFGS phase runs only when the pose phase reached
+        none of the poses. The solution is the best over the set, ranked as within one goal
+        (precise first, then nearest ``rank_config``).
+
+        Args:
+            goal_poses: the set, a :class:`Pose` of batch ``G``.
+            seed_config: optional ``[k, D]`` (or ``[1, k, D]``) first seeds, tried for every
+                pose of the set.
+            rank_config: ``[D]`` (or ``[1, D]``) configuration to rank by (default: retract).
+
+        Returns:
+            An :class:`IKResult` of batch 1 (``solutions`` and ``distinct_solutions``: those
+            of the chosen pose) with ``goalset_index [1]`` and ``goalset_success [1, G]``.
+        """
+        goal = check_pose(goal_poses, "goal_poses", self.tensor_args)
+        G, D = goal.batch, self.dof
+        rank = self._check_rank_config(1, rank_config)[0]
+        if seed_config is not None:
+            if not isinstance(seed_config, torch.Tensor):
+                raise InputTypeError(
+                    f"seed_config: expected a tensor [k, {D}], received "
+                    f"{type(seed_config).__name__}"
+                )
+            if seed_config.ndim == 2:
+                seed_config = seed_config[None]
+            if seed_config.ndim != 3 or seed_config.shape[0] != 1:
+                raise InputValueError(
+                    f"seed_config: expected shape [k, {D}] or [1, k, {D}], received "
+                    f"{tuple(seed_config.shape)}"
+                )
+            seed_config = seed_config.expand(G, -1, -1)
+        n, dls = self.goalset_seeds(G)
+        seeds = dict(seed_config=seed_config, rank_config=rank, num_seeds=n, dls_seeds=dls)
+        fallback = self.config.lbfgs_fallback and self.config.dls_iterations > 0
+        result = self.solve_batch(goal, lbfgs_fallback=False if fallback else None, **seeds)
+        if fallback and not bool(result.success.any()):
+            result = self.solve_batch(goal, lbfgs_fallback=True, **seeds)
+        return goalset_result(result, rank)
+
+    def goalset_seeds(self, G: int) -> tuple[int, int]:
+        """Seeds per pose ``(num_seeds, dls_seeds)`` of a set of ``G`` poses."""
+        n = max(min(GOALSET_MIN_SEEDS[0], self.config.num_seeds), -(-self.config.num_seeds // G))
+        dls = max(self.config.dls_seeds, self.config.num_seeds)
+        return n, max(GOALSET_MIN_SEEDS[1], -(-dls // G))
 
     def _set_goal(self, goal: Pose) -> None:
         self.rollout.update_params(
@@ -404,8 +432,8 @@ class IKSolver:
             if cost is None:
                 cost = metrics.position_error + metrics.rotation_error
             cost = cost.view(S, n).clamp(max=1e12)
-            distance = distance + torch.where(precise.view(S, n), 0.0, _TIER)
-            key = torch.where(ok, distance, distance.new_full((), 2 * _TIER) + cost)
+            distance = distance + torch.where(precise.view(S, n), 0.0, TIER)
+            key = torch.where(ok, distance, distance.new_full((), 2 * TIER) + cost)
             order = key.argsort(dim=1)
             ranked = q.gather(1, order[..., None].expand(-1, -1, D))
             ranked_ok = ok.gather(1, order)
@@ -429,12 +457,12 @@ class IKSolver:
             solutions_precise=precise.view(S, n).gather(1, order)[:, :keep],
         )
 
-    def _stop_check(self, S: int) -> Callable[[torch.Tensor], torch.Tensor] | None:
+    def _stop_check(self, S: int, n: int) -> Callable[[torch.Tensor], torch.Tensor] | None:
         """The optimizer's stop check of ``stop_after`` (``None`` when off): every seed of a
         goal with at least ``stop_after`` precise, collision-free seeds passes."""
         if self.config.stop_after == 0:
             return None
-        needed = min(self.config.stop_after, self.config.num_seeds)
+        needed = min(self.config.stop_after, n)
 
         def stop_check(actions: torch.Tensor) -> torch.Tensor:
             state = self.rollout.rollout_state(actions)
@@ -516,45 +544,3 @@ class IKSolver:
             f"thresholds {self.config.position_threshold:g} m / "
             f"{self.config.rotation_threshold:g} rad, costs={list(self.rollout.costs)})"
         )
-
-
-def _merge(found: IKResult, solved: IKResult, rows: torch.Tensor, use: torch.Tensor) -> IKResult:
-    """``found`` with its goals ``rows`` replaced by ``solved``'s (in order) where ``use``
-    (``[len(rows)]`` bool)."""
-    rows, picked = rows[use], use.nonzero()[:, 0]
-    merged = {}
-    for name in (
-        "success",
-        "solution",
-        "position_error",
-        "rotation_error",
-        "min_distance",
-        "solutions",
-        "solutions_success",
-        "solutions_precise",
-    ):
-        value = getattr(found, name)
-        if value is not None:
-            value = value.clone()
-            value[rows] = getattr(solved, name)[picked]
-        merged[name] = value
-    distinct = list(found.distinct_solutions)
-    for k, row in zip(picked.tolist(), rows.tolist()):
-        distinct[row] = solved.distinct_solutions[k]
-    return IKResult(
-        **merged,
-        distinct_solutions=distinct,
-        solve_time=solved.solve_time,
-        iterations=solved.iterations,
-    )
-
-
-def distinct_rows(solutions: torch.Tensor, tolerance: float) -> torch.Tensor:
-    """Rows of ``solutions [k, D]`` (ranked) farther than ``tolerance`` from every kept one."""
-    kept: list[torch.Tensor] = []
-    for row in solutions:
-        if all(float((row - other).norm()) > tolerance for other in kept):
-            kept.append(row)
-    if not kept:
-        return solutions[:0]
-    return torch.stack(kept)

@@ -13,7 +13,10 @@ anything".
    precise (``ik={"stop_after": 1}``); no solution gives ``IK_FAIL`` (the offenders: what
    kept the best seed from being valid, its pose error or its contacts). A joint goal
    (:meth:`MotionGen.plan_single_js`) skips the IK: the goal configuration is checked like an
-   IK solution (``INVALID_GOAL_STATE`` with its offenders).
+   IK solution (``INVALID_GOAL_STATE`` with its offenders). A goal set
+   (:meth:`MotionGen.plan_goalset`, several poses such as the grasps of one object) shares the
+   IK's seeds among its poses, and the later stages aim at all of them at once
+   (:mod:`curobo_lite.wrap.motion_gen_goals`).
 3. **Roadmap** (``enable_roadmap``, default on): a lazy roadmap in joint space from the start
    to the distinct IK solutions (:class:`~curobo_lite.wrap.roadmap.RoadmapPlanner`: approach
    chains that back the hand out along its axis, batched samples and checks, shortcuts), every
@@ -75,9 +78,8 @@ from curobo_lite.types import (
     Pose,
     TensorDeviceType,
     check_joint_state,
-    quat_angle_error,
 )
-from curobo_lite.types.errors import InputTypeError, InputValueError
+from curobo_lite.types.errors import InputValueError
 from curobo_lite.wrap.approach_seeds import (
     approach_seed_paths,
     retreat_configs,
@@ -87,15 +89,21 @@ from curobo_lite.wrap.exclusive import exclusive
 from curobo_lite.wrap.graph_planner import GraphPlanResult, OmplPlanner, resample_path
 from curobo_lite.wrap.ik_solver import IKResult, IKSolver, distinct_rows
 from curobo_lite.wrap.mesh_check import coal_available
+from curobo_lite.wrap.motion_gen_checks import (
+    ik_offenders,
+    pose_errors,
+    start_offenders,
+    start_status,
+)
 from curobo_lite.wrap.motion_gen_config import MotionGenConfig, MotionGenResult, MotionGenStatus
-from curobo_lite.wrap.offenders import Offender, millimetres, reach_pose
+from curobo_lite.wrap.motion_gen_goals import MotionGenGoals, cycle_rows
+from curobo_lite.wrap.offenders import Offender
 from curobo_lite.wrap.path_timing import time_polyline
 from curobo_lite.wrap.roadmap import RoadmapConfig, RoadmapPlanner
 from curobo_lite.wrap.robot_world import RobotWorld, as_world_collision, as_world_config
 from curobo_lite.wrap.trajopt import TrajOptResult, TrajOptSolver
 from curobo_lite.wrap.trajopt_seed import min_jerk_profile
 
-_REST_TOL = 1e-6
 #: the IK's damped least-squares steps before its L-BFGS (``ik={"dls_iterations": 0}``: off)
 DLS_ITERATIONS = 16
 #: seeds of that phase (the L-BFGS keeps ``num_ik_seeds``): a grasp whose hand spheres leave
@@ -109,7 +117,7 @@ EXACT_BAND = 0.015
 _MESH_PIECE = 0.05
 
 
-class MotionGen:
+class MotionGen(MotionGenGoals):
     """Collision-free motion generation for one robot in one (editable) world.
 
     Build with :meth:`from_config`; the IK, the trajectory optimizer, the collision checker
@@ -233,7 +241,7 @@ class MotionGen:
         valid = [s for s in range(S) if start_status[s] is None]
         for s in range(S):
             if start_status[s] is not None:
-                offenders = self._start_offenders(start, s, start_status[s])
+                offenders = start_offenders(self.checker, start, s, start_status[s])
                 results[s] = self._failure(
                     start_status[s], t_start, timings, offenders, start.position[s], "start state"
                 )
@@ -259,7 +267,7 @@ class MotionGen:
         if not solved:
             return results
         n = self.config.num_trajopt_seeds
-        configs = torch.stack([_cycle(goal_configs[k], n) for k in solved])
+        configs = torch.stack([cycle_rows(goal_configs[k], n) for k in solved])
         rows = torch.tensor(solved, device=self.tensor_args.device)
         t0 = time.perf_counter()
         first = self.trajopt.solve_from_configs(
@@ -291,75 +299,6 @@ class MotionGen:
             )
         return results
 
-    @exclusive
-    def plan_single_js(self, start_state: JointState, goal_state: JointState) -> MotionGenResult:
-        """Plan from ``start_state [1, D]`` (at rest) to the joint configuration
-        ``goal_state [1, D]`` (or ``[D]``), cuRobo's name. No IK: the goal configuration takes
-        the IK solution's place and is checked like one (within the position limits, free of
-        world and self-collision; else ``INVALID_GOAL_STATE`` and its offenders)."""
-        t_start = time.perf_counter()
-        start = self._check_start_shape(start_state, 1)
-        if not isinstance(goal_state, JointState):
-            raise InputTypeError(f"goal_state: expected a JointState, received {type(goal_state)}")
-        target = (
-            goal_state.position.reshape(-1, self.dof)
-            if goal_state.position.numel() == (self.dof)
-            else None
-        )
-        if target is None:
-            raise InputValueError(
-                f"goal_state: expected position [1, {self.dof}], received "
-                f"{tuple(goal_state.position.shape)}"
-            )
-        target = target.to(**self.tensor_args.as_kwargs())
-        if not bool(torch.isfinite(target).all()):
-            raise InputValueError("goal_state: position contains NaN or infinite values")
-        timings: dict[str, float] = {}
-        t0 = time.perf_counter()
-        status = self._start_status(start)[0]
-        timings["start_check"] = time.perf_counter() - t0
-        if status is not None:
-            offenders = self._start_offenders(start, 0, status)
-            return self._failure(
-                status, t_start, timings, offenders, start.position[0], "start state"
-            )
-        if not bool(self.checker.validate(target)[0]):
-            return self._failure(
-                MotionGenStatus.INVALID_GOAL_STATE,
-                t_start,
-                timings,
-                self.checker.offenders(target),
-                target[0],
-                "goal configuration",
-            )
-        if self.roadmap is not None:
-            graph, stage_timings = self._roadmap_path(start.position[0], target, timings)
-            if graph.success:
-                state = self.checker.kinematics.forward(target, spheres=False)
-                pose = Pose(state.ee_position, state.ee_quaternion)
-                result = self._from_path(graph, pose, t_start, stage_timings)
-                if result.success:
-                    return result
-            timings["roadmap"] = stage_timings["roadmap"]
-        t0 = time.perf_counter()
-        result = self.trajopt.solve_from_configs(start, target[:, None])
-        timings["trajopt"] = time.perf_counter() - t0
-        if bool(result.success[0]) or self.graph_planner is None:
-            status = (
-                MotionGenStatus.SUCCESS
-                if bool(result.success[0])
-                else (MotionGenStatus.TRAJOPT_FAIL)
-            )
-            return self._from_trajopt(result, 0, status, t_start, timings, 1)
-        return self._graph_fallback(start.position[0], target, None, result, 0, t_start, timings)
-
-    @exclusive
-    def plan_joint(self, start_state: JointState, goal_state: JointState) -> MotionGenResult:
-        """:meth:`plan_single_js` (its earlier name)."""
-        return self.plan_single_js(start_state, goal_state)
-
-    # --- stages ----------------------------------------------------------------------------------
-
     def _check_start_shape(self, start_state: Any, batch: int) -> JointState:
         # a moving start is a status (INVALID_START_STATE_NOT_AT_REST), not an error
         start = check_joint_state(start_state, "start_state", self.dof, self.tensor_args, batch)
@@ -372,105 +311,30 @@ class MotionGen:
             )
         return start
 
-    @torch.no_grad()
+    def _single_start_failure(
+        self, start: JointState, t_start: float, timings: dict[str, float]
+    ) -> MotionGenResult | None:
+        """The start check of one problem (timed into ``timings``): its failure result, or
+        ``None`` when ``start [1, D]`` is valid."""
+        t0 = time.perf_counter()
+        status = self._start_status(start)[0]
+        timings["start_check"] = time.perf_counter() - t0
+        if status is None:
+            return None
+        offenders = start_offenders(self.checker, start, 0, status)
+        return self._failure(status, t_start, timings, offenders, start.position[0], "start state")
+
     def _start_status(self, start: JointState) -> list[MotionGenStatus | None]:
         """Per start state ``None`` (valid) or the ``INVALID_START_STATE_*`` reason."""
-        q = start.position
-        moving = (start.velocity.abs().amax(-1) > _REST_TOL) | (
-            start.acceleration.abs().amax(-1) > _REST_TOL
-        )
-        in_limits = self.checker.in_limits(q)
-        world = self.checker.collision_distance(q, max_distance=1e-4) >= 0.0
-        own = self.checker.self_collision_distance(q) >= 0.0
-        if self._exact_band > 0.0 and not bool(world.all()):  # the meshes judge shallow contacts
-            world = world | self.checker.validate(q, self._exact_band)
-        status: list[MotionGenStatus | None] = []
-        for s in range(q.shape[0]):
-            if bool(moving[s]):
-                status.append(MotionGenStatus.INVALID_START_STATE_NOT_AT_REST)
-            elif not bool(in_limits[s]):
-                status.append(MotionGenStatus.INVALID_START_STATE_JOINT_LIMITS)
-            elif not bool(world[s]):
-                status.append(MotionGenStatus.INVALID_START_STATE_WORLD_COLLISION)
-            elif not bool(own[s]):
-                status.append(MotionGenStatus.INVALID_START_STATE_SELF_COLLISION)
-            else:
-                status.append(None)
-        return status
+        return start_status(self.checker, start, self._exact_band)
 
-    @torch.no_grad()
-    def _start_offenders(
-        self, start: JointState, s: int, status: MotionGenStatus
-    ) -> list[Offender]:
-        """Why start state ``s`` got ``status``: the joints that move (not at rest), else the
-        checker's offenders (limits, world, self; the status's kind comes first)."""
-        if status is not MotionGenStatus.INVALID_START_STATE_NOT_AT_REST:
-            return self.checker.offenders(start.position[s])
-        found = []
-        for quantity, unit in (("velocity", "/s"), ("acceleration", "/s²")):
-            values = getattr(start, quantity)[s].tolist()
-            for name, value in zip(self.robot_config.joint_names, values, strict=True):
-                if abs(value) > _REST_TOL:
-                    message = f"{name} has {quantity} {value:.4g}{unit} (a plan starts at rest)"
-                    found.append(Offender("moving", name, quantity, abs(value), message))
-        return sorted(found, key=lambda o: -o.depth)[:3]
-
-    @torch.no_grad()
     def _ik_offenders(
         self, ik: IKResult, k: int, goal: Pose
     ) -> tuple[list[Offender], torch.Tensor, str]:
-        """Why problem ``k``'s IK found no solution: ``(offenders, configuration, which)``.
-
-        1. Among its seeds' results (ranked by cost), the first that reaches ``goal`` within
-           the IK's thresholds was refused for its limits or contacts: those.
-        2. Else the best seed's pose errors beyond the thresholds, then what the robot hits
-           at the goal pose: the best seed moved onto it blind to obstacles
-           (:func:`~curobo_lite.wrap.offenders.reach_pose`; a grasp whose fingers sit inside
-           the object: the collision cost held every seed away from the pose).
-        3. Else (the pose is out of reach from there) the best seed's pose errors and its own
-           limits or contacts."""
-        thresholds = (
-            self.ik_solver.config.position_threshold,
-            self.ik_solver.config.rotation_threshold,
-        )
-        position, rotation = self._pose_errors(ik.solutions[k], goal)
-        reached = ((position <= thresholds[0]) & (rotation <= thresholds[1])).nonzero()
-        if reached.numel():
-            q = ik.solutions[k, int(reached[0, 0])]
-            found = self.checker.offenders(q)
-            if found:
-                return found, q, "best IK seed that reaches the goal pose"
-        ee = self.robot_config.ee_link
-        found = []
-        errors = (float(ik.position_error[k]), float(ik.rotation_error[k]))
-        for other, error, tolerance in zip(
-            ("position", "rotation"), errors, thresholds, strict=True
-        ):
-            if error <= tolerance:
-                continue
-            if other == "position":
-                message = (
-                    f"the best IK seed's {ee} ends {millimetres(error)} from the goal position "
-                    f"(tolerance {millimetres(tolerance)})"
-                )
-            else:
-                message = (
-                    f"the best IK seed's {ee} ends {error:.3g} rad from the goal orientation "
-                    f"(tolerance {tolerance:.3g} rad)"
-                )
-            found.append(Offender("pose", ee, other, error - tolerance, message, error, tolerance))
-        q = reach_pose(self.checker, ik.solution[k], goal.position[0], goal.quaternion[0])
-        position, rotation = self._pose_errors(q[None], goal)
-        if float(position[0]) <= thresholds[0] and float(rotation[0]) <= thresholds[1]:
-            at_goal = self.checker.offenders(q)
-            if at_goal:
-                return (
-                    found + at_goal,
-                    q,
-                    "goal pose, reached from the best IK seed ignoring obstacles",
-                )
-        q = ik.solution[k]
-        return found + self.checker.offenders(q), q, "best IK seed"
+        """Why problem ``k``'s IK found no solution (:func:`ik_offenders`)."""
+        config = self.ik_solver.config
+        thresholds = (config.position_threshold, config.rotation_threshold)
+        return ik_offenders(self.checker, ik, k, goal, thresholds)
 
     def _roadmap_plans(
         self,
@@ -530,27 +394,29 @@ class MotionGen:
             for k in range(goal.batch)
         ]
 
-    def _ik(self, goal: Pose, start: torch.Tensor) -> tuple[IKResult, list[torch.Tensor]]:
+    def _ik(
+        self, goal: Pose, start: torch.Tensor, goalset: bool = False
+    ) -> tuple[IKResult, list[torch.Tensor]]:
         """The IK stage of ``S`` problems: the IK result and per problem its goal
         configurations ``[k_s, D]``. With the exact band on, the pose-only phase's seeds that
         the meshes find clear count before any L-BFGS runs; the L-BFGS phase runs for the
-        problems left without a goal configuration."""
+        problems left without a goal configuration. ``goalset``: the ``S`` poses are one
+        problem's set: they share the seeds (:meth:`IKSolver.goalset_seeds`), and the L-BFGS
+        phase runs only when the pose phase reached none of them."""
+        seeds = {"seed_config": start[:, None], "rank_config": start}
+        if goalset:
+            seeds["num_seeds"], seeds["dls_seeds"] = self.ik_solver.goalset_seeds(goal.batch)
         if self._exact_band <= 0.0 or self.ik_solver.config.dls_iterations == 0:
-            ik = self.ik_solver.solve_batch(goal, seed_config=start[:, None], rank_config=start)
+            ik = self.ik_solver.solve_batch(goal, **seeds)
             return ik, self._goal_configs(ik, goal)
-        quick = self.ik_solver.solve_batch(
-            goal, seed_config=start[:, None], rank_config=start, lbfgs_fallback=False
-        )
+        quick = self.ik_solver.solve_batch(goal, lbfgs_fallback=False, **seeds)
         configs = self._goal_configs(quick, goal)
         left = [k for k in range(goal.batch) if configs[k].shape[0] == 0]
-        if not left:
+        if not left or (goalset and len(left) < goal.batch):
             return quick, configs
         rows = torch.tensor(left, device=start.device)
-        full = self.ik_solver.solve_batch(
-            Pose(goal.position[rows], goal.quaternion[rows]),
-            seed_config=start[rows, None],
-            rank_config=start[rows],
-        )
+        seeds["seed_config"], seeds["rank_config"] = start[rows, None], start[rows]
+        full = self.ik_solver.solve_batch(Pose(goal.position[rows], goal.quaternion[rows]), **seeds)
         for j, k in enumerate(left):
             if bool(full.success[j]):
                 configs[k] = full.distinct_solutions[j]
@@ -655,10 +521,7 @@ class MotionGen:
 
     def _pose_errors(self, q: torch.Tensor, goal: Pose) -> tuple[torch.Tensor, torch.Tensor]:
         """``[n]`` metres and radians from the end effector at ``q [n, D]`` to ``goal``."""
-        state = self.checker.kinematics.forward(q, spheres=False)
-        position = (state.ee_position - goal.position).norm(dim=-1)
-        quaternion = goal.quaternion.expand_as(state.ee_quaternion)
-        return position, quat_angle_error(state.ee_quaternion, quaternion)
+        return pose_errors(self.checker, q, goal)
 
     def _seed_paths(self, start: torch.Tensor, configs: torch.Tensor) -> torch.Tensor | None:
         """``[S, n, H, D]`` seed knots: even seeds straight to their goal configuration, odd
@@ -772,8 +635,3 @@ class MotionGen:
             f"trajopt_seeds={self.config.num_trajopt_seeds}, graph={graph}, "
             f"{self.tensor_args})"
         )
-
-
-def _cycle(rows: torch.Tensor, n: int) -> torch.Tensor:
-    """``[n, D]``: ``rows [k, D]`` repeated in order (``k >= 1``)."""
-    return rows[torch.arange(n, device=rows.device) % rows.shape[0]]

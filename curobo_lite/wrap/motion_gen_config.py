@@ -137,6 +137,10 @@ class MotionGenResult:
             configuration"``, ``"best IK seed that reaches the goal pose"`` (``IK_FAIL`` when
             some seed reached the pose but was refused: what it hits) or ``"best IK seed"``
             (none reached it: its pose error, and what it hits).
+        goalset_index: :meth:`MotionGen.plan_goalset` only: which pose of the set the plan
+            reaches (``None`` otherwise, or when no pose was reached).
+        goalset_reasons: :meth:`MotionGen.plan_goalset` only: per pose of the set, why the
+            plan does not end there (``""`` for the pose it reaches).
     """
 
     success: bool
@@ -157,6 +161,8 @@ class MotionGenResult:
     offenders_config: torch.Tensor | None = field(default=None, repr=False)
     offenders_at: str = ""
     waypoints: torch.Tensor | None = field(default=None, repr=False)
+    goalset_index: int | None = None
+    goalset_reasons: list[str] = field(default_factory=list)
 
     @property
     def status_message(self) -> str:

@@ -1,0 +1,205 @@
+"""MotionGen's goals other than one end-effector pose: a goal set (:meth:`plan_goalset`, the
+best reachable of several poses, e.g. the grasps of one object) and a joint configuration
+(:meth:`plan_single_js`, :meth:`plan_joint`).
+
+:class:`MotionGenGoals` holds these entry points; :class:`~curobo_lite.wrap.motion_gen.MotionGen`
+inherits them and supplies the stages they share with ``plan_batch`` (start check, IK,
+roadmap, trajectory optimization, result building).
+"""
+
+from __future__ import annotations
+
+import time
+
+import torch
+
+from curobo_lite.types import JointState, Pose, check_pose
+from curobo_lite.types.errors import InputTypeError, InputValueError
+from curobo_lite.wrap.exclusive import exclusive
+from curobo_lite.wrap.motion_gen_config import MotionGenResult, MotionGenStatus
+
+
+def cycle_rows(rows: torch.Tensor, n: int) -> torch.Tensor:
+    """``[n, D]``: ``rows [k, D]`` repeated in order (``k >= 1``)."""
+    return rows[torch.arange(n, device=rows.device) % rows.shape[0]]
+
+
+class MotionGenGoals:
+    """Goal sets and joint goals (mixed into :class:`~curobo_lite.wrap.motion_gen.MotionGen`)."""
+
+    @exclusive
+    def plan_goalset(self, start_state: JointState, goal_poses: Pose) -> MotionGenResult:
+        """Plan from ``start_state [1, D]`` (at rest) to the best reachable of ``G``
+        end-effector poses ``goal_poses [G]`` (e.g. the grasps of one object), in one solve,
+        cuRobo's name. The IK shares its seeds among the poses
+        (:meth:`IKSolver.goalset_seeds`); the roadmap searches to every pose's
+        configurations at once and ends at the nearest along it; when it finds nothing, the
+        trajectory optimization tries the reachable poses in one batch and keeps the shortest
+        successful motion. ``result.goalset_index`` is the pose reached, and
+        ``result.goalset_reasons[g]`` says why the plan does not end at pose ``g``."""
+        t_start = time.perf_counter()
+        goal = check_pose(goal_poses, "goal_poses", self.tensor_args)
+        G = goal.batch
+        start = self._check_start_shape(start_state, 1)
+        timings: dict[str, float] = {}
+        failed = self._single_start_failure(start, t_start, timings)
+        if failed is not None:
+            return failed
+        q0 = start.position[0]
+        t0 = time.perf_counter()
+        ik, configs = self._ik(goal, q0.expand(G, self.dof), goalset=True)
+        timings["ik"] = time.perf_counter() - t0
+        reachable = [g for g in range(G) if configs[g].shape[0] > 0]
+        reasons = [""] * G
+        for g in range(G):
+            if g not in reachable:
+                offenders = self._ik_offenders(ik, g, goal[g : g + 1])[0]
+                why = offenders[0].message if offenders else "no collision-free IK solution"
+                reasons[g] = f"IK_FAIL: {why}"
+        if not reachable:
+            best = int((ik.position_error + ik.rotation_error).argmin())
+            result = self._failure(
+                MotionGenStatus.IK_FAIL,
+                t_start,
+                timings,
+                *self._ik_offenders(ik, best, goal[best : best + 1]),
+            )
+            result.goalset_reasons = reasons
+            return result
+        result = self._goalset_roadmap(q0, goal, configs, reachable, t_start, timings)
+        if result is None:
+            result = self._goalset_trajopt(start, goal, configs, reachable, t_start, timings)
+        for g in reachable:
+            if g != result.goalset_index:
+                reasons[g] = (
+                    "reachable; another pose of the set was nearer"
+                    if result.success
+                    else f"reachable; {result.status.value}"
+                )
+        result.goalset_reasons = reasons
+        return result
+
+    def _goalset_roadmap(
+        self,
+        start: torch.Tensor,
+        goal: Pose,
+        configs: list[torch.Tensor],
+        reachable: list[int],
+        t_start: float,
+        timings: dict[str, float],
+    ) -> MotionGenResult | None:
+        """One roadmap search from ``start [D]`` to the configurations of every reachable
+        pose; ``None`` when it finds no plan (its time goes into ``timings``)."""
+        if self.roadmap is None:
+            return None
+        owner = [g for g in reachable for _ in range(configs[g].shape[0])]
+        targets = torch.cat([configs[g] for g in reachable])
+        graph, stage_timings = self._roadmap_path(start, targets, timings)
+        if graph.success:
+            g = owner[graph.goal_index]
+            result = self._from_path(graph, goal[g : g + 1], t_start, stage_timings)
+            if result.success:
+                result.goalset_index = g
+                return result
+        timings["roadmap"] = stage_timings["roadmap"]
+        return None
+
+    def _goalset_trajopt(
+        self,
+        start: JointState,
+        goal: Pose,
+        configs: list[torch.Tensor],
+        reachable: list[int],
+        t_start: float,
+        timings: dict[str, float],
+    ) -> MotionGenResult:
+        """The trajectory optimization toward every reachable pose in one batch: the
+        successful plan of shortest motion, else the best attempt (``TRAJOPT_FAIL``)."""
+        n = self.config.num_trajopt_seeds
+        rows = torch.tensor(reachable, device=self.tensor_args.device)
+        R = len(reachable)
+        q0 = start.position.expand(R, self.dof)
+        seeds = torch.stack([cycle_rows(configs[g], n) for g in reachable])
+        t0 = time.perf_counter()
+        solved = self.trajopt.solve_from_configs(
+            JointState.from_position(q0.clone()),
+            seeds,
+            Pose(goal.position[rows], goal.quaternion[rows]),
+            seed_trajectories=self._seed_paths(q0, seeds),
+        )
+        timings["trajopt"] = time.perf_counter() - t0
+        succeeded = [j for j, ok in enumerate(solved.success.tolist()) if ok]
+        if succeeded:
+            # the shortest motion: the fewest interpolated samples
+            j = min(succeeded, key=lambda j: solved.get_interpolated_plan(j).position.shape[0])
+            status = MotionGenStatus.SUCCESS
+        else:
+            j = int((solved.position_error + solved.rotation_error).argmin())
+            status = MotionGenStatus.TRAJOPT_FAIL
+        result = self._from_trajopt(solved, j, status, t_start, dict(timings), 1)
+        result.goalset_index = reachable[j] if result.success else None
+        return result
+
+    @exclusive
+    def plan_single_js(self, start_state: JointState, goal_state: JointState) -> MotionGenResult:
+        """Plan from ``start_state [1, D]`` (at rest) to the joint configuration
+        ``goal_state [1, D]`` (or ``[D]``), cuRobo's name. No IK: the goal configuration takes
+        the IK solution's place and is checked like one (within the position limits, free of
+        world and self-collision; else ``INVALID_GOAL_STATE`` and its offenders)."""
+        t_start = time.perf_counter()
+        start = self._check_start_shape(start_state, 1)
+        if not isinstance(goal_state, JointState):
+            raise InputTypeError(f"goal_state: expected a JointState, received {type(goal_state)}")
+        target = (
+            goal_state.position.reshape(-1, self.dof)
+            if goal_state.position.numel() == (self.dof)
+            else None
+        )
+        if target is None:
+            raise InputValueError(
+                f"goal_state: expected position [1, {self.dof}], received "
+                f"{tuple(goal_state.position.shape)}"
+            )
+        target = target.to(**self.tensor_args.as_kwargs())
+        if not bool(torch.isfinite(target).all()):
+            raise InputValueError("goal_state: position contains NaN or infinite values")
+        timings: dict[str, float] = {}
+        failed = self._single_start_failure(start, t_start, timings)
+        if failed is not None:
+            return failed
+        if not bool(self.checker.validate(target)[0]):
+            return self._failure(
+                MotionGenStatus.INVALID_GOAL_STATE,
+                t_start,
+                timings,
+                self.checker.offenders(target),
+                target[0],
+                "goal configuration",
+            )
+        if self.roadmap is not None:
+            graph, stage_timings = self._roadmap_path(start.position[0], target, timings)
+            if graph.success:
+                state = self.checker.kinematics.forward(target, spheres=False)
+                pose = Pose(state.ee_position, state.ee_quaternion)
+                result = self._from_path(graph, pose, t_start, stage_timings)
+                if result.success:
+                    return result
+            timings["roadmap"] = stage_timings["roadmap"]
+        t0 = time.perf_counter()
+        result = self.trajopt.solve_from_configs(start, target[:, None])
+        timings["trajopt"] = time.perf_counter() - t0
+        if bool(result.success[0]) or self.graph_planner is None:
+            status = (
+                MotionGenStatus.SUCCESS
+                if bool(result.success[0])
+                else (MotionGenStatus.TRAJOPT_FAIL)
+            )
+            return self._from_trajopt(result, 0, status, t_start, timings, 1)
+        return self._graph_fallback(start.position[0], target, None, result, 0, t_start, timings)
+
+    @exclusive
+    def plan_joint(self, start_state: JointState, goal_state: JointState) -> MotionGenResult:
+        """:meth:`plan_single_js` (its earlier name)."""
+        return self.plan_single_js(start_state, goal_state)
+
+    # --- stages ----------------------------------------------------------------------------------
