@@ -124,6 +124,10 @@ class VoxelWorld:
         self_filter_margin: points within a robot sphere's radius plus this (metres) are
             dropped when an integration is given ``robot_spheres``.
         max_range: depth readings beyond this (metres) are neither integrated nor carved.
+        inflation: metres taken off every queried distance. The grid's distances are within
+            ``sqrt(3)/2`` voxel of the distance to the measured surfaces, on either side;
+            ``inflation = sqrt(3)/2 * voxel_size`` (:meth:`conservative_inflation`) makes
+            them never exceed it, which a planner that must clear the true surfaces wants.
         name: what :meth:`WorldCollision.obstacle_distances` calls the grid.
     """
 
@@ -138,6 +142,7 @@ class VoxelWorld:
         carve_margin: float = 1.0,
         self_filter_margin: float = 0.02,
         max_range: float = math.inf,
+        inflation: float = 0.0,
         name: str = "voxels",
     ) -> None:
         tensor_args = TensorDeviceType() if tensor_args is None else tensor_args
@@ -172,6 +177,11 @@ class VoxelWorld:
         self.carve_margin = float(carve_margin)
         self.self_filter_margin = float(self_filter_margin)
         self.max_range = float(max_range)
+        if isinstance(inflation, bool) or not isinstance(inflation, int | float) or not (
+            0.0 <= inflation < math.inf
+        ):
+            raise InputValueError(f"inflation: expected a number >= 0, received {inflation!r}")
+        self.inflation = float(inflation)
         self.name = name
         wp.init()
         self._wp_device = wp.device_from_torch(self.tensor_args.device)
@@ -179,6 +189,11 @@ class VoxelWorld:
         self._occupancy = torch.zeros(self.shape, **kw)
         self._esdf = torch.full(self.shape, 2.0 * ek.FAR, **kw)
         self._scratch: tuple[torch.Tensor, ...] | None = None
+
+    def conservative_inflation(self) -> float:
+        """``sqrt(3)/2 * voxel_size``: the :attr:`inflation` at which a queried distance at a
+        voxel centre never exceeds the distance to the measured surfaces."""
+        return 0.5 * math.sqrt(3.0) * self.voxel_size
 
     # state ---------------------------------------------------------------------------------------
     @property
@@ -339,7 +354,7 @@ class VoxelWorld:
         camera = [
             wp.mat33f(*rotation.T.reshape(-1).tolist()), position_wp,
             wp.mat33f(*k.reshape(-1).tolist()), depth_wp, scale, self.max_range,
-            (self.carve_margin + 0.5 * math.sqrt(3.0)) * self.voxel_size,
+            self.carve_margin * self.voxel_size,
         ]  # fmt: skip
         grid = [wp.vec3i(*self.shape), self._grid_origin(), self.voxel_size]
 
@@ -514,7 +529,7 @@ class VoxelWorld:
         rows = flat.shape[0]
         flat_wp = as_warp(flat)
         esdf = as_warp(self._esdf)
-        scalars = [float(v) for v in self.bounds_min] + [self.voxel_size]
+        scalars = [float(v) for v in self.bounds_min] + [self.voxel_size, self.inflation]
 
         def make_launch(b0: int, b1: int) -> tuple[int, list]:
             outputs = [as_warp(distance[b0:b1]), as_warp(cost[b0:b1])]

@@ -169,6 +169,31 @@ def depth_to_points(
     points[v * depth.shape[1] + u] = p
 
 
+@wp.func
+def _in_front(
+    point: wp.vec3f,
+    world_to_camera: wp.mat33f,
+    position: wp.vec3f,
+    intrinsics: wp.mat33f,
+    depth: wp.array2d(dtype=wp.float32),
+    depth_scale: float,
+    max_range: float,
+    margin: float,
+):
+    """Whether the pixel that ``point`` projects onto reads a surface more than ``margin``
+    beyond it (False outside the image, behind the camera or without a reading)."""
+    local = world_to_camera @ (point - position)
+    if local[2] <= 0.0:
+        return False
+    pixel = intrinsics @ local
+    u = int(wp.floor(pixel[0] / pixel[2] + 0.5))
+    v = int(wp.floor(pixel[1] / pixel[2] + 0.5))
+    if u < 0 or v < 0 or u >= depth.shape[1] or v >= depth.shape[0]:
+        return False
+    z = depth[v, u] * depth_scale
+    return z > 0.0 and z <= max_range and local[2] + margin < z
+
+
 @wp.kernel
 def carve_projective(
     occupancy: wp.array(dtype=wp.float32),
@@ -185,9 +210,10 @@ def carve_projective(
     offset: int,
 ):
     """Projective carving, one thread per voxel (flat index ``i + offset``): a voxel holding
-    some occupancy whose centre projects onto a pixel that reads farther than the centre's
-    depth plus ``margin`` (metres) lies in front of the measured surface: it becomes free.
-    Voxels outside the image, behind the camera or behind the surface keep their value."""
+    some occupancy whose centre and eight corners all project onto pixels that read farther
+    than themselves plus ``margin`` (metres) lies in front of the measured surfaces: it
+    becomes free. (The corners keep a voxel that a surface's silhouette crosses.) Voxels
+    partly outside the image, behind the camera or behind a surface keep their value."""
     i = wp.tid() + offset
     if occupancy[i] <= 0.0:
         return
@@ -196,16 +222,19 @@ def carve_projective(
     iy = (i - ix * plane) / shape[2]
     iz = i - ix * plane - iy * shape[2]
     centre = origin + voxel * wp.vec3f(float(ix) + 0.5, float(iy) + 0.5, float(iz) + 0.5)
-    local = world_to_camera @ (centre - position)
-    if local[2] <= 0.0:
-        return
-    pixel = intrinsics @ local
-    u = int(wp.floor(pixel[0] / pixel[2] + 0.5))
-    v = int(wp.floor(pixel[1] / pixel[2] + 0.5))
-    if u < 0 or v < 0 or u >= depth.shape[1] or v >= depth.shape[0]:
-        return
-    z = depth[v, u] * depth_scale
-    if z > 0.0 and z <= max_range and local[2] + margin < z:
+    camera = _in_front(
+        centre, world_to_camera, position, intrinsics, depth, depth_scale, max_range, margin
+    )
+    for corner in range(8):
+        if camera:
+            offset_c = wp.vec3f(
+                float(corner % 2) - 0.5, float((corner / 2) % 2) - 0.5, float(corner / 4) - 0.5
+            )
+            camera = _in_front(
+                centre + voxel * offset_c, world_to_camera, position, intrinsics, depth,
+                depth_scale, max_range, margin,
+            )  # fmt: skip
+    if camera:
         occupancy[i] = 0.0
 
 
@@ -492,6 +521,7 @@ def sphere_esdf_distance(
     origin_y: Any,
     origin_z: Any,
     voxel: Any,
+    inflation: Any,
     row_offset: int,
     write_grad: int,
     distance: Array1,
@@ -503,7 +533,8 @@ def sphere_esdf_distance(
 ):
     """Fold the grid's distance and cost of spheres ``[S, 4]`` into ``distance``/``cost``
     ``[S]`` and their gradients (rows, sweep samples and output offsets as in
-    ``sphere_world_distance``): the distance becomes the smaller, the cost the sum."""
+    ``sphere_world_distance``): the distance becomes the smaller, the cost the sum. Every
+    distance is lowered by ``inflation`` (metres)."""
     s = wp.tid() + row_offset
     o = s - row_offset
     zero = activation - activation
@@ -549,7 +580,7 @@ def sphere_esdf_distance(
         sdf, g = esdf_sample(esdf, origin, inv_voxel, voxel, a + t * (c - a))
         if sdf < type(zero)(FAR):
             found = 1
-            dist = sdf - (ra + t * (r - ra))
+            dist = sdf - inflation - (ra + t * (r - ra))
             if dist < best_d:
                 best_d = dist
                 best_gd = g
@@ -583,7 +614,7 @@ def _query_signature(scalar) -> list:
     a1, a2 = wp.array(dtype=scalar), wp.array2d(dtype=scalar)
     return [
         a2, scalar, scalar, int, int, int, scalar, int,
-        Grid, scalar, scalar, scalar, scalar, int, int,
+        Grid, scalar, scalar, scalar, scalar, scalar, int, int,
         a1, a1, a2, a2, a2, a2,
     ]  # fmt: skip
 
