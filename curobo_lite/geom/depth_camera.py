@@ -22,7 +22,7 @@ import trimesh
 import warp as wp
 
 from curobo_lite.geom.obstacle_mesh import obstacle_mesh
-from curobo_lite.geom.voxel_world import _as_frame
+from curobo_lite.geom.voxel_world import pose_frame
 from curobo_lite.geom.world import WorldConfig
 from curobo_lite.kernels.launch import as_warp
 from curobo_lite.kernels.raycast_kernels import render_depth
@@ -118,7 +118,7 @@ class DepthCamera:
     def render(self, camera_pose: Pose | Sequence[float] | torch.Tensor) -> torch.Tensor:
         """``[H, W]`` float32 depth (metres along the optical axis, 0: no surface) seen from
         ``camera_pose`` (a one-row ``Pose`` or ``[7]``, OpenCV axes, base frame)."""
-        rotation, position = _as_frame("camera_pose", camera_pose, torch.device("cpu"))
+        rotation, position = pose_frame("camera_pose", camera_pose, torch.device("cpu"))
         depth = torch.zeros(self.height, self.width, device=self.tensor_args.device)
         if self._mesh is None:
             return depth
@@ -134,6 +134,7 @@ class DepthCamera:
                 as_warp(depth),
             ],
             device=self._wp_device,
+            stream=wp.stream_from_torch(depth.device) if depth.is_cuda else None,
         )
         return depth
 

@@ -85,7 +85,7 @@ def _as_points(name: str, value: Any, device: torch.device, columns: int = 3) ->
     return value
 
 
-def _as_frame(name: str, pose: Any, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+def pose_frame(name: str, pose: Any, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     """``(rotation [3, 3], translation [3])`` float32 of a one-row ``Pose`` or a ``[7]``
     ``x, y, z, qw, qx, qy, qz``."""
     if isinstance(pose, Pose):
@@ -177,8 +177,10 @@ class VoxelWorld:
         self.carve_margin = float(carve_margin)
         self.self_filter_margin = float(self_filter_margin)
         self.max_range = float(max_range)
-        if isinstance(inflation, bool) or not isinstance(inflation, int | float) or not (
-            0.0 <= inflation < math.inf
+        if (
+            isinstance(inflation, bool)
+            or not isinstance(inflation, int | float)
+            or not (0.0 <= inflation < math.inf)
         ):
             raise InputValueError(f"inflation: expected a number >= 0, received {inflation!r}")
         self.inflation = float(inflation)
@@ -241,6 +243,16 @@ class VoxelWorld:
         other._esdf = self._esdf.to(device)
         other._scratch = None
         return other
+
+    def _stream(self) -> dict[str, Any]:
+        """``wp.launch`` keywords: this grid's device and, on CUDA, torch's current stream (the
+        queries and the torch ops on the grid run there)."""
+        if self.tensor_args.device.type == "cuda":
+            return {
+                "device": self._wp_device,
+                "stream": wp.stream_from_torch(self.tensor_args.device),
+            }
+        return {"device": self._wp_device}
 
     def _kw(self) -> dict[str, Any]:
         return {"device": self.tensor_args.device, "dtype": torch.float32}
@@ -341,11 +353,15 @@ class VoxelWorld:
             ek.depth_to_points,
             dim=(height, width),
             inputs=[
-                depth_wp, scale, self.max_range,
+                depth_wp,
+                scale,
+                self.max_range,
                 wp.mat33f(*torch.linalg.inv(k.double()).reshape(-1).tolist()),
-                rotation_wp, position_wp, as_warp(points, wp.vec3f),
+                rotation_wp,
+                position_wp,
+                as_warp(points, wp.vec3f),
             ],  # fmt: skip
-            device=self._wp_device,
+            **self._stream(),
         )
         if self.decay < 1.0:
             self._occupancy.mul_(self.decay)
@@ -369,7 +385,7 @@ class VoxelWorld:
     def _frame(self, name: str, pose: Any) -> tuple[torch.Tensor, torch.Tensor]:
         if pose is None:
             return torch.eye(3, **self._kw()), torch.zeros(3, **self._kw())
-        return _as_frame(name, pose, self.tensor_args.device)
+        return pose_frame(name, pose, self.tensor_args.device)
 
     def _robot_spheres(self, spheres: Any) -> torch.Tensor:
         if spheres is None:
@@ -385,11 +401,15 @@ class VoxelWorld:
             ek.carve_rays,
             dim=points.shape[0],
             inputs=[
-                as_warp(points.contiguous(), wp.vec3f), as_warp(rays),
-                wp.vec3f(*sensor.tolist()), self._grid_origin(), 1.0 / self.voxel_size,
-                self.carve_margin, as_warp(self._occupancy),
+                as_warp(points.contiguous(), wp.vec3f),
+                as_warp(rays),
+                wp.vec3f(*sensor.tolist()),
+                self._grid_origin(),
+                1.0 / self.voxel_size,
+                self.carve_margin,
+                as_warp(self._occupancy),
             ],  # fmt: skip
-            device=self._wp_device,
+            **self._stream(),
         )
 
     def _integrate(self, points: torch.Tensor, spheres: torch.Tensor) -> None:
@@ -405,11 +425,15 @@ class VoxelWorld:
             ek.mark_points,
             dim=points.shape[0],
             inputs=[
-                as_warp(points.contiguous(), wp.vec3f), self._grid_origin(),
-                1.0 / self.voxel_size, as_warp(spheres.contiguous(), wp.vec4f),
-                wp.vec3f(*low), wp.vec3f(*high), as_warp(self._occupancy),
+                as_warp(points.contiguous(), wp.vec3f),
+                self._grid_origin(),
+                1.0 / self.voxel_size,
+                as_warp(spheres.contiguous(), wp.vec4f),
+                wp.vec3f(*low),
+                wp.vec3f(*high),
+                as_warp(self._occupancy),
             ],  # fmt: skip
-            device=self._wp_device,
+            **self._stream(),
         )
 
     def update_esdf(self) -> None:
@@ -561,7 +585,7 @@ class VoxelWorld:
         padding = _positive("padding", padding) if padding != 0 else 0.0
         kwargs.setdefault("tensor_args", TensorDeviceType(device))
         rotation, translation = (
-            _as_frame("frame_pose", frame_pose, device)
+            pose_frame("frame_pose", frame_pose, device)
             if (frame_pose is not None)
             else (torch.eye(3, device=device), torch.zeros(3, device=device))
         )

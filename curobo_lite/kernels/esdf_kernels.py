@@ -565,6 +565,19 @@ def sphere_esdf_distance(
                 if step > zero and length / step < type(zero)(max_sweep_samples):
                     samples = wp.max(int(wp.ceil(length / step)), 1)
                 count = samples + 1
+    # broad phase: one read at the voxel holding the segment's midpoint. The interpolant is
+    # sqrt(3)-Lipschitz (its partial derivatives are averages of 1-Lipschitz differences), so
+    # nothing on the segment comes within reach when this bound clears it
+    reach = wp.max(activation, max_distance)
+    if wp.isfinite(reach):
+        m = (a + c) * type(zero)(0.5) - origin
+        i = wp.clamp(int(wp.floor(m[0] * inv_voxel)), 0, esdf.shape[0] - 1)
+        j = wp.clamp(int(wp.floor(m[1] * inv_voxel)), 0, esdf.shape[1] - 1)
+        k = wp.clamp(int(wp.floor(m[2] * inv_voxel)), 0, esdf.shape[2] - 1)
+        spread = type(zero)(0.5) * wp.length(c - a) + type(zero)(0.8660254) * voxel
+        lower = type(zero)(esdf[i, j, k]) - type(zero)(1.7320508) * spread
+        if lower - inflation - wp.max(r, ra) > reach:
+            return
     best_d = max_distance
     best_gd = vzero
     best_td = one
