@@ -152,3 +152,21 @@ def test_depth_carving_removes_a_moved_box() -> None:
     millimetres = (camera.render(poses[0]) * 1000).round().to(torch.int32)
     again.integrate_depth(millimetres, camera.intrinsics, poses[0], depth_scale=0.001)
     assert again.occupied_centres().shape[0] > 100
+
+
+def test_viewer_draws_a_voxel_world_as_its_occupied_voxels() -> None:
+    """The viewer shows a grid's occupied voxel centres beside the primitives, and a new frame
+    integrated into the shared grid after the next sync."""
+    pytest.importorskip("viser", reason="the viewer needs viser: pip install '.[viz]'")
+    from curobo_lite.viz import Viewer
+
+    grid = VoxelWorld([0.3, -0.3, 0.0], [0.7, 0.3, 0.4], 0.02, name="camera")
+    grid.integrate_points(torch.tensor([[0.505, 0.0, 0.2], [0.525, 0.0, 0.2]]))
+    world = WorldConfig(cuboid=[Cuboid("box", pose=[0.5, 0.4, 0.1, 1, 0, 0, 0])], voxel=[grid])
+    with Viewer("franka", world=world, port=0) as viewer:
+        points = viewer._obstacle_nodes["camera"].points
+        np.testing.assert_allclose(np.sort(points[:, 0]), [0.51, 0.53], atol=1e-3)
+        assert "box" in viewer._obstacle_nodes
+        grid.integrate_points(torch.tensor([[0.4, 0.1, 0.1]]))
+        viewer.sync_world()
+        assert len(viewer._obstacle_nodes["camera"].points) == 3

@@ -352,6 +352,14 @@ class Viewer:
                 node.wxyz = np.asarray(obstacle.pose[3:], np.float64)
                 node.opacity = 1.0 if obstacle.enabled else 0.25
                 self._obstacle_drawn[name] = drawn
+            for grid in self.world_collision.world.voxel:
+                # a voxel world's occupied voxels, redrawn on every sync (new frames)
+                self._obstacle_nodes[grid.name] = self.server.scene.add_point_cloud(
+                    f"/world/{grid.name}",
+                    points=grid.occupied_centres().cpu().numpy(),
+                    colors=_OBSTACLE_COLOR,
+                    point_size=grid.voxel_size,
+                )
 
     def show_goal(self, goal: Pose | Any) -> None:
         """Draw the goal frame: a :class:`Pose` (batch 1) or ``[x, y, z, qw, qx, qy, qz]``."""
