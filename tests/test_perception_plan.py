@@ -1,17 +1,19 @@
 """End to end: MotionGen plans in a world made only from synthetic depth frames, and its plans
 are collision-free against the true boxes by coal; a box moved into the first plan's path and
-the cameras' next frames change the plan."""
+the cameras' next frames change the plan. MPC's closed loop in such a world (slow)."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 from collision_reference import coal_sphere_box_distance
 
 from curobo_lite.geom import Cuboid, Sphere, VoxelWorld, WorldConfig
 from curobo_lite.geom.depth_camera import DepthCamera
+from curobo_lite.sim import IdealTracker, run_closed_loop
 from curobo_lite.types import JointState, Pose
-from curobo_lite.wrap import MotionGen, MotionGenStatus
+from curobo_lite.wrap import MotionGen, MotionGenStatus, MpcSolver
 
 TABLE = {"pose": [0.47, 0.0, -0.02, 1.0, 0.0, 0.0, 0.0], "dims": [1.26, 1.4, 0.04]}
 WALL = {"pose": [0.42, -0.16, 0.45, 1.0, 0.0, 0.0, 0.0], "dims": [0.25, 0.03, 0.3]}
@@ -93,3 +95,24 @@ def test_without_the_self_filter_the_arm_blocks_itself() -> None:
     grid.integrate_depth(camera.render(pose), camera.intrinsics, pose)
     assert float(motion_gen.checker.collision_distance(start)) < 0.0
     assert np.isfinite(float(grid.esdf.min()))
+
+
+@pytest.mark.slow
+def test_mpc_reaches_over_a_table_it_only_sees_through_depth_frames() -> None:
+    """MPC in a grid built from three depth frames of a raised board (and the arm, filtered
+    out): the closed loop reaches low over the board, clear of the true board by coal."""
+    board = {"pose": [0.75, 0.0, 0.2, 1.0, 0.0, 0.0, 0.0], "dims": [0.6, 1.0, 0.04]}
+    grid = VoxelWorld([-0.2, -0.7, -0.1], [1.2, 0.7, 1.0], 0.02)
+    grid.inflation = grid.conservative_inflation()
+    mpc = MpcSolver.from_config(robot="franka", world=grid)
+    start = JointState.from_position(mpc.robot_config.retract_config[None].clone())
+    robot = mpc.kinematics.forward(start.position).link_spheres.detach()[0]
+    _observe(grid, {"board": board}, robot)
+    goal = Pose.from_list([0.55, 0.1, 0.40, 0.0, 1.0, 0.0, 0.0])
+    record = run_closed_loop(mpc, IdealTracker(start), goal, 220)
+    spheres = mpc.kinematics.world_spheres(mpc.kinematics.forward(record.position).link_spheres)
+    spheres = spheres.detach().reshape(-1, 4)
+    spheres = spheres[spheres[:, 3] > 0].double().numpy()
+    clearance = coal_sphere_box_distance(spheres, [(board["pose"], board["dims"])])
+    assert float(clearance.min()) >= 0.0, float(clearance.min())
+    assert float(record.position_error[-1]) < 0.02
