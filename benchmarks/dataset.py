@@ -5,13 +5,16 @@ per shard, worker memory over a long run, and a projection to N machines.
    ``--workers`` count, each on a fresh local Ray of that many CPUs (or GPUs). Reported: wall
    problems/s (worker start and MotionGen build included) and steady problems/s (problems
    stored after every worker returned its first shard, over the time since then), and the
-   speedup over the first count.
+   speedup over the first count. On a machine shared with other work the workers get less
+   than a core each: the table also gives each worker's CPU seconds per problem and the share
+   of a core it got, and the "free-core speedup" W / cpu_s(W) over 1 / cpu_s(1), what the
+   same workers would reach with a core each.
 2. **Driver overhead**: per stored shard, the driver's own time (fetching the result, the
    checksum, the atomic write, the manifest line), and its share of a shard's worker time.
 3. **Memory**: a long run (``--long-problems``, by default with the cheap generator of the
    tests: 4 IK seeds, one scene draw per id) records each worker's resident memory after each
-   shard; growth = last - after its first shard, and the least-squares slope in MB per 1000
-   problems.
+   shard (the worker collects garbage and trims the heap first); growth = last - after its
+   first shard, and the least-squares slope in MB per 1000 problems (all, second half).
 4. **Projection**: throughput on N machines like this one = min(N x steady per machine,
    what one driver stores: shard_size / driver seconds per shard).
 
@@ -78,6 +81,7 @@ def run_once(config: DatasetConfig, workers: int, device: str, gpus_per_worker: 
         first_of.setdefault(s["pid"], s["done_s"])
     warm_from = max(first_of.values())
     warm = [s for s in stats if s["done_s"] > warm_from]
+    warm_stats = [s for s in stats if s["done_s"] > first_of[s["pid"]]] or stats
     steady = sum(s["problems"] for s in warm) / (stats[-1]["done_s"] - warm_from) if warm else None
     return {
         "workers": workers,
@@ -88,9 +92,25 @@ def run_once(config: DatasetConfig, workers: int, device: str, gpus_per_worker: 
         "wall_problems_per_s": summary.problems_per_s,
         "steady_problems_per_s": steady,
         "worker_s_per_problem": statistics.mean(s["seconds"] / s["problems"] for s in stats),
+        # after each worker's first shard (its MotionGen build): CPU time per problem, and the
+        # share of a core the worker got (below 1: the cores were shared with other work)
+        "worker_cpu_s_per_problem": _per_problem(warm_stats, "cpu_seconds"),
+        "worker_core_share": _per_problem(warm_stats, "cpu_seconds")
+        / _per_problem(warm_stats, "seconds"),
         "driver_ms_per_shard": [1000 * d for d in summary.driver_seconds],
         "shard_stats": stats,
     }
+
+
+def _per_problem(stats: list[dict], key: str) -> float:
+    return sum(s[key] for s in stats) / sum(s["problems"] for s in stats)
+
+
+def _slope(points: list[tuple[int, float]]) -> float:
+    """Least-squares slope of ``(x, y)`` points."""
+    mx = statistics.mean(p[0] for p in points)
+    my = statistics.mean(p[1] for p in points)
+    return sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x, _ in points)
 
 
 def memory_growth(stats: list[dict]) -> dict[str, dict]:
@@ -103,18 +123,19 @@ def memory_growth(stats: list[dict]) -> dict[str, dict]:
     out = {}
     for pid, points in per_pid.items():
         points = points[1:]  # from the end of its first shard (MotionGen built, warmed up)
-        if len(points) < 2:
+        if len(points) < 4:
             continue
         xs, ys = [p[0] for p in points], [p[1] for p in points]
-        mx, my = statistics.mean(xs), statistics.mean(ys)
-        slope = sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x in xs)
         out[str(pid)] = {
             "problems": xs[-1],
             "rss_first_mb": ys[0],
             "rss_last_mb": ys[-1],
             "rss_max_mb": max(ys),
             "growth_mb": ys[-1] - ys[0],
-            "slope_mb_per_1000": 1000 * slope,
+            "slope_mb_per_1000": 1000 * _slope(points),
+            # the second half alone: code paths first taken early on (Warp modules, caches
+            # that fill to their bound) are done growing by then
+            "slope_second_half_mb_per_1000": 1000 * _slope(points[len(points) // 2 :]),
         }
     return out
 
@@ -147,7 +168,8 @@ def main() -> None:
     rows = []
     print(
         f"{'workers':>7} {'problems':>8} {'solved':>6} {'wall s':>7} {'wall p/s':>8} "
-        f"{'steady p/s':>10} {'worker s/p':>10} {'driver ms':>9} {'speedup':>7}"
+        f"{'steady p/s':>10} {'worker s/p':>10} {'cpu s/p':>7} {'core':>5} {'driver ms':>9} "
+        f"{'speedup':>7} {'free-core speedup':>17}"
     )
     for workers in args.workers:
         row = run_once(config, workers, args.device, args.gpus_per_worker)
@@ -160,13 +182,20 @@ def main() -> None:
         )
         row["steady_speedup"] = speedup
         row["wall_speedup"] = row["wall_problems_per_s"] / first["wall_problems_per_s"]
+        # what the workers would do with a core each: W / (CPU s per problem), vs the first
+        row["free_core_speedup"] = (
+            workers
+            / row["worker_cpu_s_per_problem"]
+            / (first["workers"] / first["worker_cpu_s_per_problem"])
+        )
         steady = row["steady_problems_per_s"]
         print(
             f"{workers:>7} {row['problems']:>8} {row['successes']:>6} {row['solve_s']:>7.1f} "
             f"{row['wall_problems_per_s']:>8.3f} {steady or float('nan'):>10.3f} "
-            f"{row['worker_s_per_problem']:>10.2f} "
+            f"{row['worker_s_per_problem']:>10.2f} {row['worker_cpu_s_per_problem']:>7.2f} "
+            f"{row['worker_core_share']:>5.2f} "
             f"{statistics.median(row['driver_ms_per_shard']):>9.1f} "
-            f"{speedup or float('nan'):>7.2f}",
+            f"{speedup or float('nan'):>7.2f} {row['free_core_speedup']:>17.2f}",
             flush=True,
         )
     driver_ms = [d for r in rows for d in r["driver_ms_per_shard"]]
@@ -201,7 +230,8 @@ def main() -> None:
             print(
                 f"  worker {pid}: {m['problems']} problems, RSS {m['rss_first_mb']:.1f} -> "
                 f"{m['rss_last_mb']:.1f} MB (max {m['rss_max_mb']:.1f}), growth "
-                f"{m['growth_mb']:+.1f} MB, slope {m['slope_mb_per_1000']:+.2f} MB/1000 problems"
+                f"{m['growth_mb']:+.1f} MB, slope {m['slope_mb_per_1000']:+.2f} MB/1000 problems "
+                f"({m['slope_second_half_mb_per_1000']:+.2f} over the second half)"
             )
     best = max(rows, key=lambda r: r["steady_problems_per_s"] or 0.0)
     per_machine = best["steady_problems_per_s"] or best["wall_problems_per_s"]

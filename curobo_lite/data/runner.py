@@ -61,8 +61,9 @@ class GenerateSummary:
             submission to the last result.
         driver_seconds: per written shard, the driver's own time (fetching the result,
             checking, writing, the manifest line).
-        shard_stats: per written shard ``{shard, pid, host, rss_mb, seconds, problems,
-            done_s}`` (``seconds``: in the worker; ``done_s``: stored, since the first submission).
+        shard_stats: per written shard ``{shard, pid, host, rss_mb, seconds, cpu_seconds,
+            problems, done_s}`` (``seconds``, ``cpu_seconds``: wall and CPU time in the worker;
+            ``done_s``: when it was stored, since the first submission).
         interrupted: the run was stopped (Ctrl-C) before it finished.
     """
 
@@ -332,6 +333,7 @@ def _run(
                         "host": result["host"],
                         "rss_mb": result["rss_mb"],
                         "seconds": result["seconds"],
+                        "cpu_seconds": result["cpu_seconds"],
                         "problems": result["problems"],
                         "done_s": time.perf_counter() - t0,
                     }
