@@ -16,6 +16,10 @@ Task ``mpc:`` section (unknown keys are an error):
   rejects it with an error naming the joint, its value and its limits.
 - ``clamp_to_limits`` (bool, default false): clamp a measured state outside the limits into
   them instead of rejecting it.
+- ``follow_activation_distance`` (m >= 0, default: unchanged): the world collision cost's
+  ``activation_distance`` while a plan is followed (:meth:`MpcSolver.follow`). The followed plan
+  was checked against the world, and a goal close to an obstacle (inside a shelf) lies within
+  the task's margin, which holds the arm that far short of it; MPC alone keeps the task's.
 - ``use_cuda_graph`` (bool, default false): on a CUDA device, capture the plan update (shift,
   MPPI iterations, the command's integration) once and replay it every step
   (:class:`~curobo_lite.opt.cuda_graph.GraphedCall`); a new goal, :meth:`MpcSolver.update_world`,
@@ -75,6 +79,7 @@ class MpcSolverConfig:
     use_cuda_graph: bool = False
     limit_tolerance: float = 0.05
     clamp_to_limits: bool = False
+    follow_activation_distance: float | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> MpcSolverConfig:
@@ -82,7 +87,14 @@ class MpcSolverConfig:
         check_keys(
             _SECTION,
             data,
-            ["shift_steps", "control_dt", "use_cuda_graph", "limit_tolerance", "clamp_to_limits"],
+            [
+                "shift_steps",
+                "control_dt",
+                "use_cuda_graph",
+                "limit_tolerance",
+                "clamp_to_limits",
+                "follow_activation_distance",
+            ],
         )
         config = cls()
         if "shift_steps" in data:
@@ -99,6 +111,10 @@ class MpcSolverConfig:
             )
         if "clamp_to_limits" in data:
             config.clamp_to_limits = as_bool(_SECTION, "clamp_to_limits", data["clamp_to_limits"])
+        if data.get("follow_activation_distance") is not None:
+            config.follow_activation_distance = as_float(
+                _SECTION, "follow_activation_distance", data["follow_activation_distance"], low=0.0
+            )
         return config
 
 
@@ -195,6 +211,7 @@ class MpcSolver:
         self._limit_lows, self._limit_highs = bounds[:, 0, None], bounds[:, 1, None]
         self.goal: Goal | None = None
         self._tracked: TrackedPlan | None = None
+        self._task_activation: float | None = None  # the collision margin of the task file
         # the change of the followed plan's accelerations in the MPPI mean, written each step
         self._feedforward: torch.Tensor | None = None
         self._steps = 0
@@ -284,13 +301,21 @@ class MpcSolver:
         self._plan_revision += 1
 
     @exclusive
-    def follow(self, plan: JointState | None, dt: float | None = None, goal: Pose | None = None):
+    def follow(
+        self,
+        plan: JointState | None,
+        dt: float | None = None,
+        goal: Pose | None = None,
+        speed: float = 1.0,
+    ) -> None:
         """Track ``plan`` (``[T, D]`` states ``dt`` seconds apart, e.g. a
         :class:`~curobo_lite.wrap.MotionGen` result's ``interpolated_plan`` and
         ``interpolation_dt``) from the next step on: the plan's time starts at 0 there and
         advances by ``control_dt`` per step; past the end the plan holds its last state.
         ``goal``: the end-effector goal kept with it (default: the plan's last state's pose by
-        forward kinematics). ``plan=None`` stops following (the goal stays). The collision costs
+        forward kinematics). ``speed`` (0 < speed <= 1) slows the plan down: a time-optimal plan
+        runs at its joints' limits, where the task's ``bound_cost`` already pushes back, so
+        the MPC lags it at full speed. ``plan=None`` stops following (the goal stays). The collision costs
         stay on; the task needs a ``tracking_cost`` section. :meth:`update_goal` alone drops a
         followed plan. A plan whose velocities are all zero while it moves gets
         finite-difference velocities."""
@@ -303,7 +328,7 @@ class MpcSolver:
                 "has one)"
             )
         tracked = TrackedPlan.from_plan(
-            plan, dt, self.dynamics_model.d_action, self.tensor_args, self._horizon_offsets()
+            plan, dt, self.dynamics_model.d_action, self.tensor_args, self._horizon_offsets(), speed
         )
         check_within_limits(self, tracked.position, "plan.position", self.config.limit_tolerance)
         if goal is None:
@@ -312,12 +337,27 @@ class MpcSolver:
         goal = check_pose(goal, "goal", self.tensor_args, batch=1)
         self._set_goal(Goal(goal_pose=goal))
         self._tracked = tracked
+        self._collision_margin(following=True)
 
     def _stop_following(self) -> None:
         if self._tracked is not None:
             self._tracked = None
             self.rollout.update_reference(None)
+            self._collision_margin(following=False)
             self._plan_revision += 1
+
+    def _collision_margin(self, following: bool) -> None:
+        """The world collision cost's activation distance: ``follow_activation_distance``
+        while following, the task's otherwise (a changed config captures anew)."""
+        margin = self.config.follow_activation_distance
+        cost = self.rollout.costs.get("primitive_collision_cost")
+        if margin is None or cost is None:
+            return
+        if self._task_activation is None:
+            self._task_activation = cost.config.activation_distance
+        wanted = margin if following else self._task_activation
+        if cost.config.activation_distance != wanted:
+            cost.config.activation_distance = wanted
 
     @property
     def following(self) -> TrackedPlan | None:

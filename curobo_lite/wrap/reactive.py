@@ -20,12 +20,15 @@ Each :meth:`ReactivePlanner.step`:
 
 When planning fails (e.g. the goal is blocked for now, or the measured state sits in an
 obstacle's margin) the plan is dropped and MPC alone drives towards the goal with its collision
-costs, which keep the robot clear; a new plan is tried every ``retry_interval`` steps. Replans
+costs, which keep the robot clear; a new plan is tried after ``retry_interval`` steps, the
+wait doubling with each failure in a row (up to 16 times). Replans
 run inside :meth:`step` (synchronously): that step takes the planning time too.
 
 Options (keyword arguments of :meth:`ReactivePlanner.from_config`,
 :class:`ReactivePlannerConfig`): ``max_deviation`` (rad, 0.3), ``check_resolution`` (rad,
-0.02), ``retry_interval`` (steps, 10), ``use_plan`` (true; false: MPC alone, for comparisons),
+0.02), ``retry_interval`` (steps, 10), ``plan_speed`` (0.7: MotionGen's time-optimal plans are
+followed this much slower, off the joint limits where the MPC's bound cost pushes back),
+``use_plan`` (true; false: MPC alone, for comparisons),
 ``motion_gen`` (a dict of :meth:`MotionGen.from_config` options), ``mpc`` (a dict of MPPI
 overrides for :meth:`MpcSolver.from_config`, e.g. ``{"num_particles": 200}``).
 """
@@ -62,6 +65,7 @@ class ReactivePlannerConfig:
     max_deviation: float = 0.3
     check_resolution: float = 0.02
     retry_interval: int = 10
+    plan_speed: float = 0.7
     use_plan: bool = True
     motion_gen: dict[str, Any] = field(default_factory=dict)
     mpc: dict[str, Any] = field(default_factory=dict)
@@ -82,6 +86,10 @@ class ReactivePlannerConfig:
         if "retry_interval" in data:
             config.retry_interval = as_int(
                 _SECTION, "retry_interval", data["retry_interval"], minimum=1
+            )
+        if "plan_speed" in data:
+            config.plan_speed = as_float(
+                _SECTION, "plan_speed", data["plan_speed"], low=0.0, low_open=True, high=1.0
             )
         if "use_plan" in data:
             config.use_plan = as_bool(_SECTION, "use_plan", data["use_plan"])
@@ -169,6 +177,7 @@ class ReactivePlanner:
         self._plan_status: MotionGenStatus | None = None
         self._needs_plan = ""  # the reason of the next plan ("" none)
         self._steps_since_attempt = 0
+        self._failures = 0  # failed plans in a row
         self._checked_revision = self.world_collision.revision
         self._band = EXACT_BAND if motion_gen.exact_check else 0.0
 
@@ -271,7 +280,9 @@ class ReactivePlanner:
             return self._needs_plan
         tracked = self.mpc.following
         if tracked is None:  # a replan is pending: retry now and then
-            return "retry" if self._steps_since_attempt >= self.config.retry_interval else ""
+            # each failed attempt doubles the wait (a plan takes ~100 control periods on a CPU)
+            wait = self.config.retry_interval * 2 ** min(self._failures - 1, 4)
+            return "retry" if self._steps_since_attempt >= wait else ""
         revision = self.world_collision.revision
         if revision != self._checked_revision:
             self._checked_revision = revision
@@ -320,8 +331,15 @@ class ReactivePlanner:
         self.last_plan = result
         self._plan_status = result.status
         if result.success:
-            self.mpc.follow(result.interpolated_plan, result.interpolation_dt, self.goal)
+            self._failures = 0
+            self.mpc.follow(
+                result.interpolated_plan,
+                result.interpolation_dt,
+                self.goal,
+                speed=self.config.plan_speed,
+            )
         else:
+            self._failures += 1
             self.mpc.follow(None)
 
     def __repr__(self) -> str:

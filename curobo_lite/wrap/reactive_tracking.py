@@ -52,10 +52,15 @@ class TrackedPlan:
         dof: int,
         tensor_args: TensorDeviceType,
         offsets: torch.Tensor,
+        speed: float = 1.0,
     ) -> TrackedPlan:
         """Check ``plan`` (a :class:`JointState` ``[T, D]``, finite) and ``dt`` (s > 0, needed
-        when ``T > 1``) and copy them. A plan whose velocities are all zero while its positions
-        move gets central finite-difference velocities."""
+        when ``T > 1``) and copy them, slowed to ``speed`` (``0 < speed <= 1``: the samples
+        ``dt / speed`` apart, velocities times ``speed``, accelerations times ``speed²``). A
+        plan whose velocities are all zero while its positions move gets central
+        finite-difference velocities (and accelerations likewise)."""
+        if isinstance(speed, bool) or not isinstance(speed, (int, float)) or not 0.0 < speed <= 1.0:
+            raise InputValueError(f"speed: expected a number in (0, 1], received {speed!r}")
         plan = check_joint_state(plan, "plan", dof, tensor_args)
         steps = plan.position.shape[0]
         if dt is None:
@@ -78,7 +83,13 @@ class TrackedPlan:
         if moves and not bool(acceleration.any()):
             acceleration = torch.gradient(velocity, spacing=float(dt), dim=0)[0]
             acceleration[-1] = 0.0
-        return cls(position, velocity, acceleration, float(dt), offsets.detach().clone())
+        return cls(
+            position,
+            velocity * speed,
+            acceleration * speed**2,
+            float(dt) / speed,
+            offsets.detach().clone(),
+        )
 
     @property
     def duration(self) -> float:
