@@ -49,6 +49,11 @@ from curobo_lite.types.base import require_tensor
 from curobo_lite.types.errors import InputTypeError, InputValueError
 from curobo_lite.types.math import quat_to_matrix
 
+#: sphere rows per thread of a CPU query launch (a Warp CPU thread copies the launch's
+#: arguments first, which costs more than the one grid read of most rows)
+QUERY_ROWS_PER_CPU_THREAD = 32
+#: the same for the integration and ESDF kernels' voxels and points
+CPU_ELEMENTS_PER_THREAD = 64
 #: the most voxels one grid may hold (~1.6 GB of float32 buffers): larger grids are an error
 MAX_VOXELS = 1 << 26
 
@@ -254,6 +259,11 @@ class VoxelWorld:
             }
         return {"device": self._wp_device}
 
+    def _per_thread(self) -> int:
+        """Elements per thread of the per-element kernels: one on CUDA, a block on a CPU (a
+        Warp CPU thread copies the launch's arguments first, costlier than a cheap element)."""
+        return 1 if self.tensor_args.device.type == "cuda" else CPU_ELEMENTS_PER_THREAD
+
     def _kw(self) -> dict[str, Any]:
         return {"device": self.tensor_args.device, "dtype": torch.float32}
 
@@ -374,8 +384,10 @@ class VoxelWorld:
         ]  # fmt: skip
         grid = [wp.vec3i(*self.shape), self._grid_origin(), self.voxel_size]
 
+        per_thread = self._per_thread()
+
         def carve(b0: int, b1: int) -> tuple[int, list]:
-            return b1 - b0, [occupancy, *grid, *camera, b0]
+            return -(-(b1 - b0) // per_thread), [occupancy, *grid, *camera, b0, b1, per_thread]
 
         launch_rows(ek.carve_projective, count, self.tensor_args.device, carve, count)
         self._integrate(points, spheres)
@@ -421,9 +433,10 @@ class VoxelWorld:
             high = (spheres[:, :3] + reach).max(0).values.tolist()
         else:
             low, high = [1.0, 1.0, 1.0], [-1.0, -1.0, -1.0]  # an empty box: no filter
+        per_thread = self._per_thread()
         wp.launch(
             ek.mark_points,
-            dim=points.shape[0],
+            dim=-(-points.shape[0] // per_thread),
             inputs=[
                 as_warp(points.contiguous(), wp.vec3f),
                 self._grid_origin(),
@@ -431,6 +444,7 @@ class VoxelWorld:
                 as_warp(spheres.contiguous(), wp.vec4f),
                 wp.vec3f(*low),
                 wp.vec3f(*high),
+                per_thread,
                 as_warp(self._occupancy),
             ],  # fmt: skip
             **self._stream(),
@@ -474,8 +488,11 @@ class VoxelWorld:
                 launch_rows(ek.edt_pass, count // n, device, make_launch, count * 8)
         esdf = as_warp(self._esdf.view(-1))
 
+        per_thread = self._per_thread()
+
         def finish(b0: int, b1: int) -> tuple[int, list]:
-            return b1 - b0, [occupancy, *fields, self.voxel_size, b0, esdf]
+            count = -(-(b1 - b0) // per_thread)
+            return count, [occupancy, *fields, self.voxel_size, b0, b1, per_thread, esdf]
 
         launch_rows(ek.edt_finish, count, device, finish, count)
 
@@ -555,12 +572,15 @@ class VoxelWorld:
         esdf = as_warp(self._esdf)
         scalars = [float(v) for v in self.bounds_min] + [self.voxel_size, self.inflation]
 
+        per_thread = 1 if flat.is_cuda else QUERY_ROWS_PER_CPU_THREAD
+
         def make_launch(b0: int, b1: int) -> tuple[int, list]:
             outputs = [as_warp(distance[b0:b1]), as_warp(cost[b0:b1])]
             outputs += [as_warp(g[b0:b1]) if g.shape[0] == rows else as_warp(g) for g in grads]
-            return b1 - b0, [
+            return -(-(b1 - b0) // per_thread), [
                 flat_wp, activation, max_distance, sweep, horizon, num_spheres, sweep_spacing,
-                max_sweep_samples, esdf, *scalars, b0, int(write_grad), *outputs,
+                max_sweep_samples, esdf, *scalars, b0, b1, per_thread, int(write_grad),
+                *outputs,
             ]  # fmt: skip
 
         elements = rows * 16 * (max_sweep_samples if sweep else 1)

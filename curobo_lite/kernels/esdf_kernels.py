@@ -68,9 +68,9 @@ def _voxel_of(p: wp.vec3f, origin: wp.vec3f, inv_voxel: float, shape: wp.vec3i):
     return inside, index
 
 
-@wp.kernel
-def mark_points(
-    points: wp.array(dtype=wp.vec3f),
+@wp.func
+def _mark_point(
+    p: wp.vec3f,
     origin: wp.vec3f,
     inv_voxel: float,
     robot_spheres: wp.array(dtype=wp.vec4f),
@@ -78,9 +78,7 @@ def mark_points(
     robot_hi: wp.vec3f,
     occupancy: Grid,
 ):
-    """Occupy the voxel of each finite point ``[N]`` inside the grid, except points within a
-    robot sphere ``(x, y, z, radius + margin)`` (the spheres' box ``robot_lo..robot_hi`` first)."""
-    p = points[wp.tid()]
+    """One point of :func:`mark_points`."""
     if not (wp.isfinite(p[0]) and wp.isfinite(p[1]) and wp.isfinite(p[2])):
         return
     shape = wp.vec3i(occupancy.shape[0], occupancy.shape[1], occupancy.shape[2])
@@ -98,6 +96,25 @@ def mark_points(
             if wp.dot(d, d) <= sphere[3] * sphere[3]:
                 return
     occupancy[index[0], index[1], index[2]] = 1.0
+
+
+@wp.kernel
+def mark_points(
+    points: wp.array(dtype=wp.vec3f),
+    origin: wp.vec3f,
+    inv_voxel: float,
+    robot_spheres: wp.array(dtype=wp.vec4f),
+    robot_lo: wp.vec3f,
+    robot_hi: wp.vec3f,
+    per_thread: int,
+    occupancy: Grid,
+):
+    """Occupy the voxel of each finite point ``[N]`` inside the grid, except points within a
+    robot sphere ``(x, y, z, radius + margin)`` (the spheres' box ``robot_lo..robot_hi``
+    first); ``per_thread`` points per thread (as in :func:`carve_projective`)."""
+    first = wp.tid() * per_thread
+    for i in range(first, wp.min(first + per_thread, points.shape[0])):
+        _mark_point(points[i], origin, inv_voxel, robot_spheres, robot_lo, robot_hi, occupancy)
 
 
 @wp.kernel
@@ -194,6 +211,42 @@ def _in_front(
     return z > 0.0 and z <= max_range and local[2] + margin < z
 
 
+@wp.func
+def _carve_voxel(
+    i: int,
+    shape: wp.vec3i,
+    origin: wp.vec3f,
+    voxel: float,
+    world_to_camera: wp.mat33f,
+    position: wp.vec3f,
+    intrinsics: wp.mat33f,
+    depth: wp.array2d(dtype=wp.float32),
+    depth_scale: float,
+    max_range: float,
+    margin: float,
+):
+    """Whether voxel ``i``'s centre and eight corners all lie in front of the measured
+    surfaces (see :func:`carve_projective`)."""
+    plane = shape[1] * shape[2]
+    ix = i / plane
+    iy = (i - ix * plane) / shape[2]
+    iz = i - ix * plane - iy * shape[2]
+    centre = origin + voxel * wp.vec3f(float(ix) + 0.5, float(iy) + 0.5, float(iz) + 0.5)
+    free = _in_front(
+        centre, world_to_camera, position, intrinsics, depth, depth_scale, max_range, margin
+    )
+    for corner in range(8):
+        if free:
+            offset_c = wp.vec3f(
+                float(corner % 2) - 0.5, float((corner / 2) % 2) - 0.5, float(corner / 4) - 0.5
+            )
+            free = _in_front(
+                centre + voxel * offset_c, world_to_camera, position, intrinsics, depth,
+                depth_scale, max_range, margin,
+            )  # fmt: skip
+    return free
+
+
 @wp.kernel
 def carve_projective(
     occupancy: wp.array(dtype=wp.float32),
@@ -208,34 +261,24 @@ def carve_projective(
     max_range: float,
     margin: float,
     offset: int,
+    end: int,
+    per_thread: int,
 ):
-    """Projective carving, one thread per voxel (flat index ``i + offset``): a voxel holding
-    some occupancy whose centre and eight corners all project onto pixels that read farther
-    than themselves plus ``margin`` (metres) lies in front of the measured surfaces: it
-    becomes free. (The corners keep a voxel that a surface's silhouette crosses.) Voxels
-    partly outside the image, behind the camera or behind a surface keep their value."""
-    i = wp.tid() + offset
-    if occupancy[i] <= 0.0:
-        return
-    plane = shape[1] * shape[2]
-    ix = i / plane
-    iy = (i - ix * plane) / shape[2]
-    iz = i - ix * plane - iy * shape[2]
-    centre = origin + voxel * wp.vec3f(float(ix) + 0.5, float(iy) + 0.5, float(iz) + 0.5)
-    camera = _in_front(
-        centre, world_to_camera, position, intrinsics, depth, depth_scale, max_range, margin
-    )
-    for corner in range(8):
-        if camera:
-            offset_c = wp.vec3f(
-                float(corner % 2) - 0.5, float((corner / 2) % 2) - 0.5, float(corner / 4) - 0.5
-            )
-            camera = _in_front(
-                centre + voxel * offset_c, world_to_camera, position, intrinsics, depth,
+    """Projective carving of the flat voxels ``offset + t * per_thread`` on (up to ``end``)
+    in thread ``t`` (several per thread on a CPU, where a thread first copies the launch's
+    arguments): a voxel holding some occupancy whose centre and eight corners all project
+    onto pixels that read farther than themselves plus ``margin`` (metres) lies in front of
+    the measured surfaces: it becomes free. (The corners keep a voxel that a surface's
+    silhouette crosses.) Voxels partly outside the image, behind the camera or behind a
+    surface keep their value."""
+    first = wp.tid() * per_thread + offset
+    for i in range(first, wp.min(first + per_thread, end)):
+        if occupancy[i] > 0.0:
+            if _carve_voxel(
+                i, shape, origin, voxel, world_to_camera, position, intrinsics, depth,
                 depth_scale, max_range, margin,
-            )  # fmt: skip
-    if camera:
-        occupancy[i] = 0.0
+            ):  # fmt: skip
+                occupancy[i] = 0.0
 
 
 @wp.kernel
@@ -296,17 +339,20 @@ def edt_finish(
     inside: wp.array(dtype=wp.float32),
     voxel: float,
     offset: int,
+    end: int,
+    per_thread: int,
     esdf: wp.array(dtype=wp.float32),
 ):
     """Signed distance from the squared transforms (voxel units): ``v sqrt(outside)`` at a
     free voxel, ``-v (sqrt(inside) - 1)`` at an occupied one (0 on an occupied voxel next to
     a free one: the zero level runs through the centres of the boundary voxels, where a
-    measured surface lies on average)."""
-    i = wp.tid() + offset
-    if occupancy[i] >= OCCUPIED:
-        esdf[i] = -voxel * (wp.sqrt(inside[i]) - 1.0)
-    else:
-        esdf[i] = voxel * wp.sqrt(outside[i])
+    measured surface lies on average). Elements as in :func:`carve_projective`."""
+    first = wp.tid() * per_thread + offset
+    for i in range(first, wp.min(first + per_thread, end)):
+        if occupancy[i] >= OCCUPIED:
+            esdf[i] = -voxel * (wp.sqrt(inside[i]) - 1.0)
+        else:
+            esdf[i] = voxel * wp.sqrt(outside[i])
 
 
 @wp.func
@@ -326,7 +372,9 @@ def _edt_line(
     ``range`` loops over 3-D indices is ~10x slower.)"""
     any_finite = wp.bool(False)
     any_infinite = wp.bool(False)
+    varies = wp.bool(False)
     largest = wp.float32(0.0)
+    first_value = f[first]
     q = wp.int32(0)
     index = first
     while q < n:
@@ -336,10 +384,12 @@ def _edt_line(
             largest = wp.max(largest, fq)
         else:
             any_infinite = True
+        if fq != first_value:
+            varies = True
         q += 1
         index += stride
-    if not any_finite or (largest == 0.0 and not any_infinite):
-        return  # nothing to lower: all INF, or all 0
+    if not any_finite or not varies:
+        return  # nothing to lower: all INF, or all one value (a flat surface's lines)
     base = line * n
     if not any_infinite and largest <= SMALL:
         # small values (the inside of thin occupied shells): only p with (q - p)^2 < f(q)
@@ -506,8 +556,10 @@ def _add4(a: Array2, i: int, v: Any, w: Any):
     a[i, 3] = a[i, 3] + w
 
 
-@wp.kernel
-def sphere_esdf_distance(
+@wp.func
+def _fold_sphere(
+    s: int,
+    o: int,
     spheres: Array2,
     activation: Any,
     max_distance: Any,
@@ -522,7 +574,6 @@ def sphere_esdf_distance(
     origin_z: Any,
     voxel: Any,
     inflation: Any,
-    row_offset: int,
     write_grad: int,
     distance: Array1,
     cost: Array1,
@@ -531,12 +582,7 @@ def sphere_esdf_distance(
     grad_distance_prev: Array2,
     grad_cost_prev: Array2,
 ):
-    """Fold the grid's distance and cost of spheres ``[S, 4]`` into ``distance``/``cost``
-    ``[S]`` and their gradients (rows, sweep samples and output offsets as in
-    ``sphere_world_distance``): the distance becomes the smaller, the cost the sum. Every
-    distance is lowered by ``inflation`` (metres)."""
-    s = wp.tid() + row_offset
-    o = s - row_offset
+    """:func:`sphere_esdf_distance` for row ``s`` of ``spheres``, output row ``o``."""
     zero = activation - activation
     one = zero + type(zero)(1.0)
     r = spheres[s, 3]
@@ -623,11 +669,55 @@ def sphere_esdf_distance(
                 _add4(grad_cost_prev, o, best_gc * (one - best_tc), best_gcr * (one - best_tc))
 
 
+@wp.kernel
+def sphere_esdf_distance(
+    spheres: Array2,
+    activation: Any,
+    max_distance: Any,
+    sweep: int,
+    horizon: int,
+    num_spheres: int,
+    sweep_spacing: Any,
+    max_sweep_samples: int,
+    esdf: Grid,
+    origin_x: Any,
+    origin_y: Any,
+    origin_z: Any,
+    voxel: Any,
+    inflation: Any,
+    row_offset: int,
+    row_end: int,
+    rows_per_thread: int,
+    write_grad: int,
+    distance: Array1,
+    cost: Array1,
+    grad_distance: Array2,
+    grad_cost: Array2,
+    grad_distance_prev: Array2,
+    grad_cost_prev: Array2,
+):
+    """Fold the grid's distance and cost of spheres ``[S, 4]`` into ``distance``/``cost``
+    ``[S]`` and their gradients (rows, sweep samples and output offsets as in
+    ``sphere_world_distance``): the distance becomes the smaller, the cost the sum. Every
+    distance is lowered by ``inflation`` (metres). Thread ``t`` takes rows ``row_offset +
+    t * rows_per_thread`` on, up to ``row_end`` (several per thread on a CPU: a Warp CPU thread
+    copies the launch's arguments, which costs more than most rows' one grid read)."""
+    first = wp.tid() * rows_per_thread + row_offset
+    last = wp.min(first + rows_per_thread, row_end)
+    for s in range(first, last):
+        _fold_sphere(
+            s, s - row_offset, spheres, activation, max_distance, sweep, horizon, num_spheres,
+            sweep_spacing, max_sweep_samples, esdf, origin_x, origin_y, origin_z, voxel,
+            inflation, write_grad, distance, cost, grad_distance, grad_cost,
+            grad_distance_prev, grad_cost_prev,
+        )  # fmt: skip
+
+
 def _query_signature(scalar) -> list:
     a1, a2 = wp.array(dtype=scalar), wp.array2d(dtype=scalar)
     return [
         a2, scalar, scalar, int, int, int, scalar, int,
-        Grid, scalar, scalar, scalar, scalar, scalar, int, int,
+        Grid, scalar, scalar, scalar, scalar, scalar, int, int, int, int,
         a1, a1, a2, a2, a2, a2,
     ]  # fmt: skip
 
