@@ -32,13 +32,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import statistics
 import tempfile
+import time
 from pathlib import Path
 
-import ray
 from timing import write_json
 
 from curobo_lite.data import DatasetConfig, generate_dataset, verify_dataset
@@ -61,6 +62,8 @@ def run_once(config: DatasetConfig, workers: int, device: str, gpus_per_worker: 
         import torch
 
         resources = {"num_cpus": max(workers, 1), "num_gpus": torch.cuda.device_count()}
+    import ray  # the direct mode (--direct) runs without it
+
     ray.init(include_dashboard=False, log_to_driver=False, logging_level="ERROR", **resources)
     try:
         with tempfile.TemporaryDirectory() as folder:
@@ -75,7 +78,37 @@ def run_once(config: DatasetConfig, workers: int, device: str, gpus_per_worker: 
             verified = verify_dataset(folder)
     finally:
         ray.shutdown()
-    stats = sorted(summary.shard_stats, key=lambda s: s["done_s"])
+    return _row(
+        workers,
+        summary.shard_stats,
+        summary.solve_seconds,
+        summary.driver_seconds,
+        summary.complete and verified.ok,
+    )
+
+
+def run_direct(config: DatasetConfig, device: str) -> dict:
+    """One worker without Ray: the shards one after another in this process (what one Ray
+    worker does, less the driver), for a machine without Ray (``--direct``)."""
+    from curobo_lite.data.worker import solve_shard
+
+    stats = []
+    t0 = time.perf_counter()
+    for shard in range(config.num_shards):
+        result = solve_shard(config.to_dict(), shard, device)
+        keys = ("pid", "rss_mb", "seconds", "cpu_seconds", "problems", "successes")
+        stats.append(
+            {"shard": shard, **{k: result[k] for k in keys}, "done_s": time.perf_counter() - t0}
+        )
+    return _row(1, stats, time.perf_counter() - t0, [], True)
+
+
+def _row(
+    workers: int, shard_stats: list[dict], seconds: float, driver_s: list[float], complete: bool
+) -> dict:
+    """The table row of one run from its per-shard records."""
+    stats = sorted(shard_stats, key=lambda s: s["done_s"])
+    problems = sum(s["problems"] for s in stats)
     first_of = {}
     for s in stats:
         first_of.setdefault(s["pid"], s["done_s"])
@@ -85,11 +118,11 @@ def run_once(config: DatasetConfig, workers: int, device: str, gpus_per_worker: 
     steady = sum(s["problems"] for s in warm) / (stats[-1]["done_s"] - warm_from) if warm else None
     return {
         "workers": workers,
-        "problems": summary.problems,
-        "successes": summary.successes,
-        "complete": summary.complete and verified.ok,
-        "solve_s": summary.solve_seconds,
-        "wall_problems_per_s": summary.problems_per_s,
+        "problems": problems,
+        "successes": sum(s.get("successes", 0) for s in stats),
+        "complete": complete,
+        "solve_s": seconds,
+        "wall_problems_per_s": problems / seconds,
         "steady_problems_per_s": steady,
         "worker_s_per_problem": statistics.mean(s["seconds"] / s["problems"] for s in stats),
         # after each worker's first shard (its MotionGen build): CPU time per problem, and the
@@ -97,7 +130,7 @@ def run_once(config: DatasetConfig, workers: int, device: str, gpus_per_worker: 
         "worker_cpu_s_per_problem": _per_problem(warm_stats, "cpu_seconds"),
         "worker_core_share": _per_problem(warm_stats, "cpu_seconds")
         / _per_problem(warm_stats, "seconds"),
-        "driver_ms_per_shard": [1000 * d for d in summary.driver_seconds],
+        "driver_ms_per_shard": [1000 * d for d in driver_s] or [float("nan")],
         "shard_stats": stats,
     }
 
@@ -153,6 +186,11 @@ def main() -> None:
     parser.add_argument("--long-generator", default=json.dumps(CHEAP_GENERATOR))
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument("--gpus-per-worker", type=float, default=1.0)
+    parser.add_argument(
+        "--direct",
+        action="store_true",
+        help="no Ray: one worker's shards in this process (throughput and memory only)",
+    )
     parser.add_argument("--json", default=str(REPO / "out" / "dataset.json"))
     args = parser.parse_args()
     base = {
@@ -171,8 +209,11 @@ def main() -> None:
         f"{'steady p/s':>10} {'worker s/p':>10} {'cpu s/p':>7} {'core':>5} {'driver ms':>9} "
         f"{'speedup':>7} {'free-core speedup':>17}"
     )
-    for workers in args.workers:
-        row = run_once(config, workers, args.device, args.gpus_per_worker)
+    for workers in [1] if args.direct else args.workers:
+        if args.direct:
+            row = run_direct(config, args.device)
+        else:
+            row = run_once(config, workers, args.device, args.gpus_per_worker)
         rows.append(row)
         first = rows[0]
         speedup = (
@@ -219,8 +260,11 @@ def main() -> None:
                 "generator": json.loads(args.long_generator),
             }
         )
-        workers = max(args.workers)
-        long_row = run_once(long_config, workers, args.device, args.gpus_per_worker)
+        workers = 1 if args.direct else max(args.workers)
+        if args.direct:
+            long_row = run_direct(long_config, args.device)
+        else:
+            long_row = run_once(long_config, workers, args.device, args.gpus_per_worker)
         memory = memory_growth(long_row["shard_stats"])
         print(
             f"\nmemory over {args.long_problems} problems ({workers} workers, generator "
@@ -235,7 +279,11 @@ def main() -> None:
             )
     best = max(rows, key=lambda r: r["steady_problems_per_s"] or 0.0)
     per_machine = best["steady_problems_per_s"] or best["wall_problems_per_s"]
-    driver_cap = args.shard_size / (driver["median_ms"] / 1000)
+    driver_cap = (
+        args.shard_size / (driver["median_ms"] / 1000)
+        if math.isfinite(driver["median_ms"])
+        else math.inf  # --direct: no driver measured
+    )
     projection = {n: min(n * per_machine, driver_cap) for n in (1, 4, 16, 64, 256, 1024, 4096)}
     print(
         f"\nprojection ({best['workers']} workers per machine, {per_machine:.3f} problems/s "

@@ -62,8 +62,8 @@ class GenerateSummary:
         driver_seconds: per written shard, the driver's own time (fetching the result,
             checking, writing, the manifest line).
         shard_stats: per written shard ``{shard, pid, host, rss_mb, seconds, cpu_seconds,
-            problems, done_s}`` (``seconds``, ``cpu_seconds``: wall and CPU time in the worker;
-            ``done_s``: when it was stored, since the first submission).
+            problems, successes, done_s}`` (``seconds``, ``cpu_seconds``: wall and CPU time
+            in the worker; ``done_s``: when it was stored, since the first submission).
         interrupted: the run was stopped (Ctrl-C) before it finished.
     """
 
@@ -335,6 +335,7 @@ def _run(
                         "seconds": result["seconds"],
                         "cpu_seconds": result["cpu_seconds"],
                         "problems": result["problems"],
+                        "successes": result["successes"],
                         "done_s": time.perf_counter() - t0,
                     }
                 )
