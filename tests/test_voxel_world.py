@@ -6,6 +6,7 @@ WorldCollision mixed with primitives, live updates)."""
 from __future__ import annotations
 
 import math
+import pickle
 
 import numpy as np
 import pytest
@@ -295,6 +296,12 @@ def test_point_cloud_world_mixes_with_primitives_and_stays_live() -> None:
     world.voxel[0].integrate_points(torch.tensor([[0.3, 0.0, 0.42]]))
     after = float(collision.sphere_distance(above).distance)
     assert after < before - 0.03
+    # a world with a grid pickles (Ray workers, torchrun ranks) and answers the same
+    copied = pickle.loads(pickle.dumps(world))
+    torch.testing.assert_close(
+        WorldCollision(copied).sphere_distance(query).distance,
+        collision.sphere_distance(query).distance,
+    )
     # a VoxelWorld loads as a world of its own
     assert WorldConfig.load(world.voxel[0]).voxel == [world.voxel[0]]
     with pytest.raises(InputTypeError, match=r"WorldConfig.voxel\[0\]"):

@@ -657,6 +657,17 @@ class VoxelWorld:
         grid._occupancy.copy_((grid._esdf < 0).float())
         return grid
 
+    def __getstate__(self) -> dict[str, Any]:
+        # the Warp device handle does not pickle (worlds travel to Ray workers, torchrun ranks)
+        state = {k: v for k, v in self.__dict__.items() if k != "_wp_device"}
+        state["_scratch"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        wp.init()
+        self._wp_device = wp.device_from_torch(self.tensor_args.device)
+
     def __repr__(self) -> str:
         return (
             f"VoxelWorld(name={self.name!r}, shape={list(self.shape)}, "
