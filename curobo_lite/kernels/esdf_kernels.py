@@ -439,18 +439,24 @@ def _edt_line(
             sites[base + k] = q
             values[base + k] = fq
             bounds[zbase + k] = s
-            bounds[zbase + k + 1] = float(INF)
         q += 1
         index += stride
+    bounds[zbase + k + 1] = float(INF)
     j = wp.int32(0)
+    site = float(sites[base])
+    value = values[base]
+    upper = bounds[zbase + 1]
     q = wp.int32(0)
     index = first
     while q < n:
         qf = float(q)
-        while bounds[zbase + j + 1] < qf:
+        while upper < qf:
             j += 1
-        d = qf - float(sites[base + j])
-        f[index] = d * d + values[base + j]
+            upper = bounds[zbase + j + 1]
+            site = float(sites[base + j])
+            value = values[base + j]
+        d = qf - site
+        f[index] = d * d + value
         q += 1
         index += stride
 
