@@ -57,6 +57,16 @@ def test_esdf_equals_scipy_exact_transform(device: str) -> None:
         inside = distance_transform_edt(occupied) * 0.02 - 0.02
         expected = np.where(occupied, -inside, outside)
         np.testing.assert_allclose(grid.esdf.cpu().numpy(), expected, atol=1e-6)
+    # long lines and large squared distances (the transform's integer arithmetic)
+    grid = VoxelWorld([0, 0, 0], [6.0, 0.4, 0.2], 0.02, TensorDeviceType(device))
+    occupied = np.zeros(grid.shape, bool)
+    occupied[0, 0, 0] = occupied[-1, -1, -1] = occupied[150, 5, 3] = True
+    grid.occupancy.copy_(torch.from_numpy(occupied).float())
+    grid.update_esdf()
+    expected = np.where(
+        occupied, 0.0, distance_transform_edt(~occupied) * 0.02
+    )  # single voxels: inside distance 0
+    np.testing.assert_allclose(grid.esdf.cpu().numpy(), expected, rtol=1e-6, atol=1e-6)
 
 
 def test_point_cloud_distances_within_one_voxel_of_the_shapes() -> None:
@@ -262,7 +272,8 @@ def test_bad_inputs_raise_named_errors_and_leave_the_world_unchanged() -> None:
         (([0, 0, 0], [0, 1, 1], 0.1), "bounds_max: expected every coordinate above"),
         (([0, 0, math.nan], [1, 1, 1], 0.1), "bounds_min: expected finite"),
         (([0, 0, 0], [1, 1, 1], 0.0), "voxel_size: expected a number"),
-        (([0, 0, 0], [100, 100, 100], 0.01), "voxel_size: .* more than"),
+        (([0, 0, 0], [30, 30, 30], 0.01), "voxel_size: .* more than 700 along an axis"),
+        (([0, 0, 0], [6, 6, 6], 0.01), "voxel_size: .* more than 67108864"),
     ):
         with pytest.raises(InputValueError, match=match):
             VoxelWorld(*args)

@@ -54,6 +54,9 @@ from curobo_lite.types.math import quat_to_matrix
 QUERY_ROWS_PER_CPU_THREAD = 32
 #: the same for the integration and ESDF kernels' voxels and points
 CPU_ELEMENTS_PER_THREAD = 64
+#: the most voxels along one axis (the transform's exact integer comparisons, about
+#: ``6 n^3``, must fit an int32)
+MAX_AXIS_VOXELS = 700
 #: the most voxels one grid may hold (~1.6 GB of float32 buffers): larger grids are an error
 MAX_VOXELS = 1 << 26
 
@@ -164,6 +167,12 @@ class VoxelWorld:
                 f"received {high.tolist()}"
             )
         shape = np.maximum(np.ceil((high - low) / voxel_size - 1e-9).astype(np.int64), 2)
+        if int(shape.max()) > MAX_AXIS_VOXELS:
+            raise InputValueError(
+                f"voxel_size: {voxel_size} m over {(high - low).tolist()} m makes "
+                f"{shape.tolist()} voxels, more than {MAX_AXIS_VOXELS} along an axis; use "
+                f"larger voxels"
+            )
         if int(np.prod(shape)) > MAX_VOXELS:
             raise InputValueError(
                 f"voxel_size: {voxel_size} m over {(high - low).tolist()} m makes "
@@ -461,7 +470,7 @@ class VoxelWorld:
                 torch.empty(self.shape, **self._kw()),
                 torch.empty(count, device=self.tensor_args.device, dtype=torch.int32),
                 torch.empty(count, **self._kw()),
-                torch.empty(count + lines, **self._kw()),
+                torch.empty(2 * (count + lines), device=self.tensor_args.device, dtype=torch.int32),
             )
         outside, inside, sites, values, bounds = self._scratch
         count = self._occupancy.numel()

@@ -364,11 +364,11 @@ def _edt_line(
     line: int,
     sites: wp.array(dtype=wp.int32),
     values: wp.array(dtype=wp.float32),
-    bounds: wp.array(dtype=wp.float32),
+    bounds: wp.array(dtype=wp.int32),
 ):
     """Felzenszwalb's 1-D transform, in place, of the line ``f[first + q * stride]``,
     ``q < n``; ``sites``/``values`` (``n`` per line) hold the envelope's parabolas, ``bounds``
-    (``n + 1``) their ranges. (Flat indices and while loops: Warp's CPU code for dynamic
+    (``2 (n + 1)``) where each starts. (Flat indices and while loops: Warp's CPU code for dynamic
     ``range`` loops over 3-D indices is ~10x slower.)"""
     any_finite = wp.bool(False)
     any_infinite = wp.bool(False)
@@ -415,47 +415,48 @@ def _edt_line(
             q += 1
             index += stride
         return
-    zbase = line * (n + 1)
+    # the envelope: parabola k has its apex at sites[k] with height values[k] and starts at
+    # the rational s_k = bounds[2 k] / bounds[2 k + 1] (integers: squared voxel distances are
+    # integers, so the comparisons are exact and need no division)
+    zbase = 2 * line * (n + 1)
     k = wp.int32(-1)
     q = wp.int32(0)
     index = first
     while q < n:
         fq = f[index]
         if fq < INF:
-            qf = float(q)
-            s = float(-INF)
+            lift = int(fq) + q * q
+            num = wp.int32(0)
+            den = wp.int32(1)
             searching = k >= 0
             while searching:
-                p = float(sites[base + k])
-                s = ((fq + qf * qf) - (values[base + k] + p * p)) / (2.0 * (qf - p))
-                if s <= bounds[zbase + k]:
+                p = sites[base + k]
+                num = lift - (int(values[base + k]) + p * p)
+                den = 2 * (q - p)
+                # pop parabola k while the new one undercuts it from its start on (k > 0; the
+                # first one starts at -infinity)
+                if k > 0 and num * bounds[zbase + 2 * k + 1] <= bounds[zbase + 2 * k] * den:
                     k -= 1
-                    searching = k >= 0
                 else:
                     searching = False
-            if k < 0:
-                s = float(-INF)
             k += 1
             sites[base + k] = q
             values[base + k] = fq
-            bounds[zbase + k] = s
+            bounds[zbase + 2 * k] = num
+            bounds[zbase + 2 * k + 1] = den
         q += 1
         index += stride
-    bounds[zbase + k + 1] = float(INF)
     j = wp.int32(0)
-    site = float(sites[base])
+    site = sites[base]
     value = values[base]
-    upper = bounds[zbase + 1]
     q = wp.int32(0)
     index = first
     while q < n:
-        qf = float(q)
-        while upper < qf:
+        while j < k and bounds[zbase + 2 * j + 2] < q * bounds[zbase + 2 * j + 3]:
             j += 1
-            upper = bounds[zbase + j + 1]
-            site = float(sites[base + j])
+            site = sites[base + j]
             value = values[base + j]
-        d = qf - site
+        d = float(q - site)
         f[index] = d * d + value
         q += 1
         index += stride
@@ -473,7 +474,7 @@ def edt_pass(
     line_offset: int,
     sites: wp.array(dtype=wp.int32),
     values: wp.array(dtype=wp.float32),
-    bounds: wp.array(dtype=wp.float32),
+    bounds: wp.array(dtype=wp.int32),
 ):
     """The 1-D transform of every line of both flattened fields along one axis (``n``
     voxels ``stride`` apart; line ``a * count_b + b`` starts at ``a * stride_a + b *
