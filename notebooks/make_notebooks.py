@@ -350,18 +350,18 @@ DATASET = [
     ),
     new_markdown_cell(
         "## Generate\n\n"
-        "Nine problems over three bookshelf families, with the cheap generator settings of the "
-        "tests (4 IK seeds, one scene draw per id: an id whose draw has no valid grasp is "
-        "stored as `GENERATION_FAIL`, so none is lost). The same call again would skip every "
-        "shard: the folder's manifest says they are done."
+        "Eight problems over two bookshelf families, with a cheap generator (4 IK seeds, at most "
+        "three scene draws per id: an id whose draws give no valid grasp is stored as "
+        "`GENERATION_FAIL`, so none is lost). The same call again would skip every shard: the "
+        "folder's manifest says they are done."
     ),
     new_code_cell(
         "if FOLDER is None:\n"
         "    FOLDER = tempfile.mkdtemp(prefix='curobo_lite_dataset_')\n"
         "    config = DatasetConfig.from_dict({\n"
-        "        'families': ['bookshelf_small', 'bookshelf_tall', 'bookshelf_thin'],\n"
-        "        'problems': 9, 'seed': 0, 'shard_size': 3,\n"
-        "        'generator': {'ik_seeds': 4, 'max_scenes': 1},\n"
+        "        'families': ['bookshelf_small', 'bookshelf_thin'],\n"
+        "        'problems': 8, 'seed': 0, 'shard_size': 2,\n"
+        "        'generator': {'ik_seeds': 4, 'max_scenes': 3},\n"
         "    })\n"
         "    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, "
         "logging_level='ERROR')\n"

@@ -255,6 +255,16 @@ def test_a_shard_that_keeps_failing_is_reported_and_runs_are_deterministic(
     assert not (out / FAILED_FILE).exists()
     assert verify_dataset(out).ok
     assert _problems(out, list(range(PROBLEMS))) == _problems(reference, list(range(PROBLEMS)))
+    # a shard damaged later: verify names it, deleting it and running again redoes it
+    path = out / shard_file(2)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    assert any("shard-000002" in e and "corrupt" in e for e in verify_dataset(out).errors)
+    path.unlink()
+    summary = generate_dataset(config, out, workers=1, progress=False)
+    assert (summary.written, summary.complete) == (1, True) and verify_dataset(out).ok
+    assert _problems(out, [2]) == _problems(reference, [2])
 
 
 def test_loaded_items_match_independent_references(crashed_dataset):

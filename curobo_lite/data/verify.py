@@ -116,7 +116,10 @@ def verify_dataset(folder: str | Path) -> VerifyReport:
         if line is None or line.get("file") != name:
             report.errors.append(f"{name}: no manifest line (a write that was never recorded)")
         elif file_sha256(folder / name) != line.get("sha256"):
-            report.errors.append(f"{name}: checksum differs from its manifest line (corrupt)")
+            report.errors.append(
+                f"{name}: checksum differs from its manifest line (corrupt: delete the file "
+                "and run the same generate command again to redo it)"
+            )
             continue
         try:
             table = read_shard(folder / name)
