@@ -103,11 +103,12 @@ def main() -> None:
     grid = VoxelWorld(
         [-0.3, -0.75, -0.1], [1.2, 0.75, 0.9], args.voxel_size, tensor_args, decay=0.9
     )
-    primitive = WorldCollision(world, tensor_args)
+    # as the solvers build them (no NaN check of the spheres: a host read per query)
+    primitive = WorldCollision(world, tensor_args, check_finite=False)
     spheres = mpc_spheres(tensor_args)
-    voxel_world = WorldCollision(WorldConfig(voxel=[grid]), tensor_args)
+    voxel_world = WorldCollision(WorldConfig(voxel=[grid]), tensor_args, check_finite=False)
     static = VoxelWorld.from_world(primitive, grid.bounds_min, grid.bounds_max, args.voxel_size)
-    static_world = WorldCollision(WorldConfig(voxel=[static]), tensor_args)
+    static_world = WorldCollision(WorldConfig(voxel=[static]), tensor_args, check_finite=False)
     eta = args.activation_distance
     grid.integrate_depth(depth, camera.intrinsics, pose)
 
