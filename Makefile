@@ -43,11 +43,13 @@ demo: install
 demo-curobo: install
 	$(PY) examples/curobo/motion_gen_example.py
 
-# MPC among obstacles: a post is moved into the arm's path at step 10 and the arm goes around it
+# Reactive control among obstacles: MotionGen plans, MPC tracks the plan; a post is moved onto the
+# rest of the plan at step 10, the plan is found blocked, replanned, and the arm goes around it
 demo-moving: install
 	@mkdir -p out
-	$(VENV)/bin/curobo-lite mpc --robot franka --world moving_post --goal 0.4 -0.3 0.45 0 1 0 0 \
-		--move post 10 0.42 -0.08 0.33 --steps 250 --plot out/mpc_moving.png
+	$(VENV)/bin/curobo-lite mpc --follow --robot franka --world moving_post \
+		--goal 0.4 -0.3 0.45 0 1 0 0 --move post 10 0.42 -0.08 0.33 --steps 250 \
+		--plot out/mpc_moving.png
 
 bench: install
 	$(PIP) install -e ".[bench]"

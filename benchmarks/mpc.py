@@ -1,13 +1,21 @@
-"""MPC benchmark: one MPPI iteration, ours vs pytorch_mppi on the same problem, and our MPC step.
+"""MPC benchmark: our whole MpcSolver.step and one MPPI iteration beside pytorch_mppi's command,
+on the same problem, with and without a world.
 
 Same problem on both sides: the Franka, 400 particles, horizon 30, ACCELERATION control with
 semi-implicit Euler at a uniform 20 ms, and the same costs (end-effector pose with running and
 terminal weights, joint position/velocity bounds, acceleration smoothness) evaluated by our cost
 classes and our forward kinematics. pytorch_mppi rolls out step by step through callables; we roll
-out the whole batch at once with the Warp kernel. Also timed: ``MpcSolver.step`` with the bundled
-``particle_mpc`` task (what the closed loop runs). The two iterations are timed in five
-alternating rounds, and the speedup is the median of the rounds' ratios (with their range), so
-that a drift of the machine's speed during the run weighs on both sides alike.
+out the whole batch at once with the Warp kernel. pytorch_mppi's ``command`` is what a control
+loop pays per step (shift, sampling, rollout, update); ours is the whole ``MpcSolver.step``
+(state checks, filter, shift, MPPI iteration, the limited command and the step's metrics) on a
+task with the same model and costs, and one MPPI iteration (shift + optimize). "world": the
+bundled ``table`` world on both sides (``primitive_collision_cost``, 4 cm activation, weight
+5000; pytorch_mppi's running cost calls the same ``WorldCollision.sphere_distance`` on the
+spheres of our forward kinematics). Ours and theirs are timed in five alternating rounds, and a
+speedup is the median of the rounds' ratios (with their range), so that a drift of the machine's
+speed during the run weighs on both sides alike. Also timed: ``MpcSolver.step`` with the bundled
+``particle_mpc`` task (what the closed loop runs: knot sampling, stop and null-space costs), with
+and without the table.
 
 On CUDA the iteration and the step are also timed replayed from CUDA graphs
 (``use_cuda_graph: true``).
@@ -51,15 +59,30 @@ COSTS = {
 }
 
 
-def problem(tensor_args: TensorDeviceType):
+WORLD = "table"
+COLLISION = {"weight": 5000.0, "activation_distance": 0.04}
+
+
+def same_task(world: bool) -> TaskConfig:
+    """The benchmark's problem as a task: uniform 20 ms steps, the shared costs (and the world
+    collision cost with ``world``), Gaussian sampling, one iteration per step."""
     task = TaskConfig.load("particle_mpc")
     task.model = {
         "horizon": HORIZON,
         "control_space": "ACCELERATION",
         "dt_traj_params": {"base_dt": DT},
     }
-    task.cost = COSTS
+    task.cost = dict(COSTS, **({"primitive_collision_cost": COLLISION} if world else {}))
+    task.mppi = dict(task.mppi, num_particles=PARTICLES, n_iters=1, sample_mode="GAUSSIAN")
+    task.mpc = {"shift_steps": 1, "control_dt": DT}
+    return task
+
+
+def problem(tensor_args: TensorDeviceType, world: bool = False):
+    task = same_task(world)
     reacher = ArmReacher.from_task(task, "franka", tensor_args)
+    if world:
+        reacher.attach_world(WORLD)
     robot = reacher.robot_config
     fk = Kinematics(robot, tensor_args).forward(robot.retract_config[None] + 0.3)
     goal = Pose(fk.ee_position, fk.ee_quaternion)
@@ -83,10 +106,16 @@ def ours_iteration(reacher, mppi_options, cuda_graph: bool = False) -> Callable[
     return GraphedCall(iterate, reacher.tensor_args.device, True, generators=(mppi._gen,))
 
 
-def mpc_solver(tensor_args: TensorDeviceType, goal: Pose, cuda_graph: bool) -> MpcSolver:
-    task = TaskConfig.load("particle_mpc")
+def mpc_solver(
+    tensor_args: TensorDeviceType,
+    goal: Pose,
+    cuda_graph: bool,
+    task: TaskConfig | None = None,
+    world: str | None = None,
+) -> MpcSolver:
+    task = task or TaskConfig.load("particle_mpc")
     task.mpc = dict(task.mpc, use_cuda_graph=cuda_graph)
-    solver = MpcSolver.from_config(robot="franka", task=task, tensor_args=tensor_args)
+    solver = MpcSolver.from_config(robot="franka", task=task, tensor_args=tensor_args, world=world)
     solver.update_goal(goal)
     return solver
 
@@ -102,6 +131,7 @@ def pytorch_mppi_iteration(reacher, goal, mppi_options, tensor_args) -> Callable
         COSTS["bound_cost"], tensor_args, joint_limits=robot.joint_limits
     )
     smooth_cost = SmoothnessCost.from_dict(COSTS["smooth_cost"], tensor_args)
+    world = reacher.world_collision
     run_weights = pose_cost.config.run_weight
     # the bound cost as a pytorch_mppi user writes it (plain torch, per step): BoundCost's
     # formula, sum_q w_q |x - clamp(x, lower_q, upper_q)|^2 over position and velocity
@@ -124,14 +154,22 @@ def pytorch_mppi_iteration(reacher, goal, mppi_options, tensor_args) -> Callable
         q, qd = state[:, None, :dof], state[:, None, dof:]
         return JointState(q, qd, action[:, None])
 
+    def collision_cost(fk):
+        spheres = reacher.dynamics_model.kinematics.world_spheres(fk.link_spheres)
+        act = COLLISION["activation_distance"]
+        result = world.sphere_distance(spheres, activation_distance=act, max_distance=act)
+        return COLLISION["weight"] * result.cost.sum(-1)
+
     def running_cost(state, action):
-        fk = kinematics.forward(state[:, :dof])
+        fk = kinematics.forward(state[:, :dof], spheres=world is not None)
         position_error = (fk.ee_position - goal.position).norm(dim=-1)
         dot = (fk.ee_quaternion * goal.quaternion).sum(-1).abs().clamp(max=1.0)
         rotation_error = 2.0 * torch.acos(dot)
         js = joint_state(state, action)
+        collision = 0.0 if world is None else collision_cost(fk)
         return (
-            run_weights[0] * position_error
+            collision
+            + run_weights[0] * position_error
             + run_weights[1] * rotation_error
             + torch_bound_cost(state[:, :dof], state[:, dof:])
             + smooth_cost.forward(js)[:, 0]
@@ -166,6 +204,59 @@ def pytorch_mppi_iteration(reacher, goal, mppi_options, tensor_args) -> Callable
     return iterate
 
 
+def side_by_side(mine, theirs, device, min_time: float = 0.4) -> tuple[float, float, float, list]:
+    """Alternating rounds: ``(mine, theirs, median ratio, [min ratio, max ratio])``."""
+    rounds = [
+        (timeit(mine, device, min_time=min_time), timeit(theirs, device, min_time=min_time))
+        for _ in range(ROUNDS)
+    ]
+    ratios = sorted(b / a for a, b in rounds)
+    return (
+        statistics.median(a for a, _ in rounds),
+        statistics.median(b for _, b in rounds),
+        statistics.median(ratios),
+        [ratios[0], ratios[-1]],
+    )
+
+
+def compare(tensor_args, device, world: bool) -> dict:
+    """One problem (free space or the table): our step and iteration vs pytorch_mppi."""
+    reacher, goal, mppi_options = problem(tensor_args, world)
+    ours = ours_iteration(reacher, mppi_options)
+    solver = mpc_solver(tensor_args, goal, False, same_task(world), WORLD if world else None)
+    state = JointState.from_position(solver.robot_config.retract_config[None].clone())
+
+    def step():
+        return solver.step(state)
+
+    rows: dict = {}
+    try:
+        baseline = pytorch_mppi_iteration(reacher, goal, mppi_options, tensor_args)
+    except ImportError:
+        print("pytorch_mppi not installed: `pip install --no-deps pytorch-mppi` to compare")
+        rows["ours_mppi_iteration"] = timeit(ours, device)
+        rows["ours_mpc_step"] = timeit(step, device)
+        return rows
+    mine, theirs, ratio, spread = side_by_side(step, baseline, device)
+    rows.update(
+        ours_mpc_step=mine, pytorch_mppi_command=theirs, step_speedup=ratio, step_range=spread
+    )
+    mine, theirs, ratio, spread = side_by_side(ours, baseline, device)
+    rows.update(
+        ours_mppi_iteration=mine,
+        pytorch_mppi_command_iter_rounds=theirs,
+        iteration_speedup=ratio,
+        iteration_range=spread,
+    )
+    if device.type == "cuda":
+        rows["ours_mppi_iteration_cuda_graph"] = timeit(
+            ours_iteration(reacher, mppi_options, cuda_graph=True), device
+        )
+        graphed = mpc_solver(tensor_args, goal, True, same_task(world), WORLD if world else None)
+        rows["ours_mpc_step_cuda_graph"] = timeit(lambda: graphed.step(state), device)
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--device", default="cpu")
@@ -178,63 +269,63 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)
     tensor_args = TensorDeviceType(device=device)
-    reacher, goal, mppi_options = problem(tensor_args)
-    ours = ours_iteration(reacher, mppi_options)
-    try:
-        baseline = pytorch_mppi_iteration(reacher, goal, mppi_options, tensor_args)
-    except ImportError:
-        baseline = None
-        print("pytorch_mppi not installed: `pip install --no-deps pytorch-mppi` to compare")
-    if baseline is None:
-        rows = {"ours_mppi_iteration": timeit(ours, device)}
-    else:
-        # side by side: alternating rounds, so a drift of the machine's speed (up to 2x within
-        # an hour on a shared VM) weighs on both; the speedup is the median of the rounds' ratios
-        rounds = [(timeit(ours, device), timeit(baseline, device)) for _ in range(ROUNDS)]
-        ratios = sorted(theirs / mine for mine, theirs in rounds)
-        rows = {
-            "ours_mppi_iteration": statistics.median(mine for mine, _ in rounds),
-            "pytorch_mppi_iteration": statistics.median(theirs for _, theirs in rounds),
-            "speedup": statistics.median(ratios),
-            "speedup_range": [ratios[0], ratios[-1]],
-        }
-
-    solver = mpc_solver(tensor_args, goal, cuda_graph=False)
-    state = JointState.from_position(solver.robot_config.retract_config[None].clone())
-    rows["mpc_step"] = timeit(lambda: solver.step(state), device, min_time=1.0)
-    if device.type == "cuda":
-        # the same iteration and step replayed from CUDA graphs (use_cuda_graph: true)
-        rows["ours_mppi_iteration_cuda_graph"] = timeit(
-            ours_iteration(reacher, mppi_options, cuda_graph=True), device
-        )
-        graphed = mpc_solver(tensor_args, goal, cuda_graph=True)
-        rows["mpc_step_cuda_graph"] = timeit(lambda: graphed.step(state), device, min_time=1.0)
-    cfg = solver.mppi.config
+    rows: dict = {}
     print(
         f"MPPI on the Franka, {PARTICLES} particles x horizon {HORIZON}, float32, device "
-        f"{device}, torch threads {torch.get_num_threads()} (median ms)"
+        f"{device}, torch threads {torch.get_num_threads()} (median ms; ratios: pytorch_mppi's "
+        f"command / ours, median of {ROUNDS} alternating rounds and their range)"
     )
-    print(f"  one MPPI iteration, curobo_lite : {rows['ours_mppi_iteration'] * 1e3:8.2f}")
-    if "pytorch_mppi_iteration" in rows:
+    for label, world in (("free space", False), (f"world {WORLD!r}", True)):
+        r = rows[label] = compare(tensor_args, device, world)
+        print(f"  {label}:")
+        if "pytorch_mppi_command" not in r:
+            print(
+                f"    MpcSolver.step {r['ours_mpc_step'] * 1e3:.2f}, one MPPI iteration "
+                f"{r['ours_mppi_iteration'] * 1e3:.2f}"
+            )
+            continue
         print(
-            f"  one MPPI iteration, pytorch_mppi: {rows['pytorch_mppi_iteration'] * 1e3:8.2f}"
-            f"   ({rows['speedup']:.1f}x, rounds {rows['speedup_range'][0]:.1f}-"
-            f"{rows['speedup_range'][1]:.1f}x)"
+            f"    MpcSolver.step (whole)      {r['ours_mpc_step'] * 1e3:8.2f}   vs pytorch_mppi "
+            f"command {r['pytorch_mppi_command'] * 1e3:8.2f}   ({r['step_speedup']:.1f}x, "
+            f"rounds {r['step_range'][0]:.1f}-{r['step_range'][1]:.1f}x)"
         )
+        print(
+            f"    one MPPI iteration          {r['ours_mppi_iteration'] * 1e3:8.2f}   vs "
+            f"pytorch_mppi command {r['pytorch_mppi_command_iter_rounds'] * 1e3:8.2f}   "
+            f"({r['iteration_speedup']:.1f}x, rounds {r['iteration_range'][0]:.1f}-"
+            f"{r['iteration_range'][1]:.1f}x)"
+        )
+        if "ours_mpc_step_cuda_graph" in r:
+            print(
+                f"    with use_cuda_graph: MpcSolver.step {r['ours_mpc_step_cuda_graph'] * 1e3:.2f}"
+                f", one MPPI iteration {r['ours_mppi_iteration_cuda_graph'] * 1e3:.2f}"
+            )
+    # the deployed task (knot sampling, stop and null-space costs), as the closed loop runs it
+    goal = problem(tensor_args)[1]
+    for label, world in (("particle_mpc_step", None), ("particle_mpc_step_table", WORLD)):
+        solver = mpc_solver(tensor_args, goal, cuda_graph=False, world=world)
+        state = JointState.from_position(solver.robot_config.retract_config[None].clone())
+        rows[label] = timeit(partial(solver.step, state), device, min_time=1.0)
+        if device.type == "cuda":
+            graphed = mpc_solver(tensor_args, goal, cuda_graph=True, world=world)
+            rows[f"{label}_cuda_graph"] = timeit(partial(graphed.step, state), device)
+    cfg = solver.mppi.config
     print(
-        f"  MpcSolver.step (particle_mpc: {cfg.num_particles} particles, {cfg.n_iters} "
-        f"iteration(s), horizon {solver.dynamics_model.horizon}): {rows['mpc_step'] * 1e3:.2f}"
-    )
-    if "mpc_step_cuda_graph" in rows:
-        print(
-            f"  with use_cuda_graph: one MPPI iteration "
-            f"{rows['ours_mppi_iteration_cuda_graph'] * 1e3:.2f}, MpcSolver.step "
-            f"{rows['mpc_step_cuda_graph'] * 1e3:.2f}"
+        f"  MpcSolver.step, particle_mpc ({cfg.num_particles} particles, {cfg.n_iters} "
+        f"iteration(s), horizon {solver.dynamics_model.horizon}): free space "
+        f"{rows['particle_mpc_step'] * 1e3:.2f}, table {rows['particle_mpc_step_table'] * 1e3:.2f}"
+        + (
+            f"; with use_cuda_graph {rows['particle_mpc_step_cuda_graph'] * 1e3:.2f}, table "
+            f"{rows['particle_mpc_step_table_cuda_graph'] * 1e3:.2f}"
+            if device.type == "cuda"
+            else ""
         )
+    )
     meta = {
         "device": str(device),
         "particles": PARTICLES,
         "horizon": HORIZON,
+        "world": WORLD,
         "mpc_task_particles": cfg.num_particles,
         "mpc_task_iters": cfg.n_iters,
         "unit": "seconds (median)",

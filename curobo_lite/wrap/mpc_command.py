@@ -59,6 +59,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=0.0,
         help="mujoco plant: command latency in seconds, compensated by the loop (default 0)",
     )
+    parser.add_argument(
+        "--follow",
+        action="store_true",
+        help="plan with MotionGen first, then track the plan with MPC (ReactivePlanner: the "
+        "rest of the plan is re-checked after every --move and replanned when blocked)",
+    )
     add_view_arguments(parser)
     parser.set_defaults(func=run)
 
@@ -81,9 +87,18 @@ def run(args: argparse.Namespace) -> int:
         task = TaskConfig.load(args.task)
         if args.cuda_graph:
             task.mpc = {**(task.mpc or {}), "use_cuda_graph": True}
-        solver = MpcSolver.from_config(
-            robot=args.robot, task=task, tensor_args=tensor_args, world=args.world, **overrides
-        )
+        if args.follow:
+            from curobo_lite.wrap.reactive import ReactivePlanner
+
+            planner = ReactivePlanner.from_config(
+                args.robot, args.world, task, tensor_args, mpc=overrides
+            )
+            solver = planner.mpc
+        else:
+            solver = MpcSolver.from_config(
+                robot=args.robot, task=task, tensor_args=tensor_args, world=args.world, **overrides
+            )
+            planner = None
         goal = goal_pose(args, solver.tensor_args)
     except (TypeError, ValueError, FileNotFoundError) as err:
         print(f"curobo-lite mpc: {err}", file=sys.stderr)
@@ -126,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
                 view(step)
 
         record = run_closed_loop(
-            solver,
+            solver if planner is None else planner,
             tracker,
             goal,
             args.steps,
@@ -135,6 +150,9 @@ def run(args: argparse.Namespace) -> int:
             latency_compensation=latency,
         )
     median_ms = statistics.median(record.solve_time.tolist()) * 1e3
+    if planner is not None:
+        status = None if planner.last_plan is None else planner.last_plan.status.value
+        print(f"global plans: {planner.replans} (the last: {status})")
     print(
         f"final position error {float(record.position_error[-1]) * 100:.2f} cm, rotation error "
         f"{float(record.rotation_error[-1]):.4f} rad, final joint speed "

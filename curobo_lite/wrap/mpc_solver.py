@@ -307,6 +307,7 @@ class MpcSolver:
         dt: float | None = None,
         goal: Pose | None = None,
         speed: float = 1.0,
+        checked: bool = True,
     ) -> None:
         """Track ``plan`` (``[T, D]`` states ``dt`` seconds apart, e.g. a
         :class:`~curobo_lite.wrap.MotionGen` result's ``interpolated_plan`` and
@@ -315,10 +316,12 @@ class MpcSolver:
         ``goal``: the end-effector goal kept with it (default: the plan's last state's pose by
         forward kinematics). ``speed`` (0 < speed <= 1) slows the plan down: a time-optimal plan
         runs at its joints' limits, where the task's ``bound_cost`` already pushes back, so
-        the MPC lags it at full speed. ``plan=None`` stops following (the goal stays). The collision costs
-        stay on; the task needs a ``tracking_cost`` section. :meth:`update_goal` alone drops a
-        followed plan. A plan whose velocities are all zero while it moves gets
-        finite-difference velocities."""
+        the MPC lags it at full speed. ``checked``: the plan was checked against the world, so
+        the world collision margin is ``mpc.follow_activation_distance``; ``False`` keeps
+        the task's (e.g. a "hold here" plan while a replan is pending). ``plan=None`` stops
+        following (the goal stays). The collision costs stay on; the task needs a
+        ``tracking_cost`` section. :meth:`update_goal` alone drops a followed plan. A plan
+        whose velocities are all zero while it moves gets finite-difference velocities."""
         if plan is None:
             self._stop_following()
             return
@@ -337,7 +340,7 @@ class MpcSolver:
         goal = check_pose(goal, "goal", self.tensor_args, batch=1)
         self._set_goal(Goal(goal_pose=goal))
         self._tracked = tracked
-        self._collision_margin(following=True)
+        self._collision_margin(following=checked)
 
     def _stop_following(self) -> None:
         if self._tracked is not None:

@@ -18,9 +18,11 @@ Each :meth:`ReactivePlanner.step`:
    at the earliest ``retry_interval`` steps after the last plan;
 4. runs one MPC step that tracks the plan (:meth:`MpcSolver.follow`) with its collision costs.
 
-When planning fails (e.g. the goal is blocked for now, or the measured state sits in an
-obstacle's margin) the plan is dropped and MPC alone drives towards the goal with its collision
-costs, which keep the robot clear; a new plan is tried after ``retry_interval`` steps, the
+When the rest of the plan is blocked, or planning fails (e.g. the goal is blocked for now, or
+the measured state sits in an obstacle's margin), the plan is dropped and MPC alone brakes and
+holds the measured position (a one-sample plan, the task's collision margin and costs on, the
+MPPI spread restored so that it finds the way out of an obstacle's margin) until a plan is
+found; a new plan is tried after ``retry_interval`` steps, the
 wait doubling with each failure in a row (up to 16 times). Replans
 run inside :meth:`step` (synchronously): that step takes the planning time too.
 
@@ -50,7 +52,7 @@ from curobo_lite.rollout import TaskConfig
 from curobo_lite.types import JointState, Pose, TensorDeviceType, check_pose
 from curobo_lite.types.errors import InputTypeError, InputValueError
 from curobo_lite.wrap.exclusive import exclusive
-from curobo_lite.wrap.motion_gen import EXACT_BAND, MotionGen
+from curobo_lite.wrap.motion_gen import MotionGen
 from curobo_lite.wrap.motion_gen_config import MotionGenResult, MotionGenStatus
 from curobo_lite.wrap.mpc_solver import MpcResult, MpcSolver
 from curobo_lite.wrap.robot_world import as_world_collision, as_world_config
@@ -140,6 +142,11 @@ class ReactiveStepResult:
     solve_time: float
     mpc: MpcResult = field(repr=False)
 
+    @property
+    def metrics(self) -> dict[str, float]:
+        """The MPC step's metrics (:class:`MpcResult`) and ``replanned`` (0 or 1)."""
+        return {**self.mpc.metrics, "replanned": float(self.replanned)}
+
     def __repr__(self) -> str:
         status = None if self.plan_status is None else self.plan_status.value
         return (
@@ -179,7 +186,7 @@ class ReactivePlanner:
         self._steps_since_attempt = 0
         self._failures = 0  # failed plans in a row
         self._checked_revision = self.world_collision.revision
-        self._band = EXACT_BAND if motion_gen.exact_check else 0.0
+        self._band = motion_gen._exact_band if motion_gen.exact_check else 0.0
 
     @classmethod
     def from_config(
@@ -199,7 +206,12 @@ class ReactivePlanner:
             robot = RobotConfig.load(robot)
         tensor_args = tensor_args or robot.tensor_args
         world_collision = as_world_collision(world, tensor_args)
-        motion_gen = MotionGen.from_config(robot, world_collision, tensor_args, **config.motion_gen)
+        # plans whose spheres stay clear: the MPC's collision costs see the spheres too, and a
+        # plan through MotionGen's exact band (spheres up to 15 mm deep, meshes clear) would
+        # hold the MPC's margin against its own reference
+        options = dict(config.motion_gen)
+        options["roadmap"] = {"exact_band": 0.0, **options.get("roadmap", {})}
+        motion_gen = MotionGen.from_config(robot, world_collision, tensor_args, **options)
         mpc = MpcSolver.from_config(robot, task, tensor_args, world=world_collision, **config.mpc)
         return cls(config, motion_gen, mpc)
 
@@ -230,11 +242,23 @@ class ReactivePlanner:
         self.goal = goal
         self._needs_plan = "goal"
 
+    # what run_closed_loop (curobo_lite.sim) reads of a solver
+    update_goal = set_goal
+
+    @property
+    def control_dt(self) -> float:
+        """Seconds between control steps (the MPC's)."""
+        return self.mpc.control_dt
+
+    def pose_error(self, state: JointState) -> tuple[float, float]:
+        """``(position error m, rotation error rad)`` of ``state``'s end effector to the goal."""
+        return self.mpc.pose_error(state)
+
     @property
     def plan(self) -> JointState | None:
-        """The plan being tracked, ``[T, D]`` (``None``: MPC alone)."""
+        """The plan being tracked, ``[T, D]`` (``None``: MPC alone, holding)."""
         tracked = self.mpc.following
-        if tracked is None:
+        if tracked is None or tracked.position.shape[0] == 1:
             return None
         return JointState(tracked.position, tracked.velocity, tracked.acceleration)
 
@@ -267,7 +291,7 @@ class ReactivePlanner:
             replanned=bool(reason),
             replan_reason=reason,
             plan_status=self._plan_status,
-            following=tracked is not None,
+            following=tracked is not None and tracked.position.shape[0] > 1,
             tracking_error=metrics.get("tracking_error", float("nan")),
             plan_time=float("nan") if tracked is None else tracked.time - self.mpc.control_dt,
             solve_time=time.perf_counter() - t_start,
@@ -279,7 +303,7 @@ class ReactivePlanner:
         if self._needs_plan:
             return self._needs_plan
         tracked = self.mpc.following
-        if tracked is None:  # a replan is pending: retry now and then
+        if tracked is None or tracked.position.shape[0] == 1:  # a replan pending: retry
             # each failed attempt doubles the wait (a plan takes ~100 control periods on a CPU)
             wait = self.config.retry_interval * 2 ** min(self._failures - 1, 4)
             return "retry" if self._steps_since_attempt >= wait else ""
@@ -327,6 +351,8 @@ class ReactivePlanner:
         self._needs_plan = ""
         self._steps_since_attempt = 0
         self._checked_revision = self.world_collision.revision
+        if reason == "blocked":  # brake first: the motion under way heads into the obstacle
+            self._hold(position)
         result = self.motion_gen.plan_single(JointState.from_position(position.clone()), self.goal)
         self.last_plan = result
         self._plan_status = result.status
@@ -340,7 +366,15 @@ class ReactivePlanner:
             )
         else:
             self._failures += 1
-            self.mpc.follow(None)
+            self._hold(position)
+
+    def _hold(self, position: torch.Tensor) -> None:
+        """MPC alone: brake and hold ``position [1, D]`` with the task's collision margin."""
+        if self.mpc.following is not None and self.mpc.following.position.shape[0] == 1:
+            return  # holding already
+        self.mpc.follow(JointState.from_position(position.clone()), None, self.goal, checked=False)
+        mppi = self.mpc.mppi
+        mppi.cov_action.copy_(mppi._init_cov)  # explore again: the spread shrank on the plan
 
     def __repr__(self) -> str:
         return (
