@@ -22,7 +22,7 @@ import trimesh
 import warp as wp
 
 from curobo_lite.geom.obstacle_mesh import obstacle_mesh
-from curobo_lite.geom.voxel_world import pose_frame
+from curobo_lite.geom.perception_inputs import pose_frame
 from curobo_lite.geom.world import WorldConfig
 from curobo_lite.kernels.launch import as_warp
 from curobo_lite.kernels.raycast_kernels import render_depth

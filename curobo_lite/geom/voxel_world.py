@@ -8,7 +8,7 @@ the Euclidean signed distance field (ESDF) computed from it:
   that moved leaves no ghost), drop the points that lie on the robot's own spheres (plus
   :attr:`VoxelWorld.self_filter_margin`), and refresh the ESDF;
 - the ESDF is the exact Euclidean distance transform of the occupancy (Felzenszwalb's separable
-  transform along z, y and x, in :mod:`curobo_lite.kernels.esdf_kernels`): at a free voxel the
+  transform along z, y and x, in :mod:`curobo_lite.kernels.edt_kernels`): at a free voxel the
   distance from its centre to the nearest occupied voxel's centre, at an occupied one minus
   (the distance to the nearest free voxel's centre less one voxel). The zero level runs
   through the centres of the occupied voxels at the boundary, each of which holds a measured
@@ -41,13 +41,15 @@ import numpy as np
 import torch
 import warp as wp
 
+from curobo_lite.geom.perception_inputs import as_points, pose_frame, positive_number, vector3
 from curobo_lite.geom.sphere_query import SphereWorldQuery, WorldDistance, check_ranges
-from curobo_lite.kernels import esdf_kernels as ek
+from curobo_lite.kernels import edt_kernels as edt
+from curobo_lite.kernels import esdf_query_kernels as qk
+from curobo_lite.kernels import voxel_kernels as vk
 from curobo_lite.kernels.launch import as_warp, launch_rows
 from curobo_lite.types import Pose, TensorDeviceType
 from curobo_lite.types.base import require_tensor
 from curobo_lite.types.errors import InputTypeError, InputValueError
-from curobo_lite.types.math import quat_to_matrix
 
 #: sphere rows per thread of a CPU query launch (a Warp CPU thread copies the launch's
 #: arguments first, which costs more than the one grid read of most rows)
@@ -59,63 +61,6 @@ CPU_ELEMENTS_PER_THREAD = 64
 MAX_AXIS_VOXELS = 700
 #: the most voxels one grid may hold (~1.6 GB of float32 buffers): larger grids are an error
 MAX_VOXELS = 1 << 26
-
-
-def _vector3(name: str, value: Any) -> np.ndarray:
-    array = np.asarray(value.tolist() if isinstance(value, torch.Tensor) else value, dtype=float)
-    if array.shape != (3,):
-        raise InputValueError(f"{name}: expected shape [3], received {list(array.shape)}")
-    if not np.isfinite(array).all():
-        raise InputValueError(f"{name}: expected finite values, received {array.tolist()}")
-    return array
-
-
-def _positive(name: str, value: Any, upper: float = math.inf) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < upper:
-        raise InputValueError(f"{name}: expected a number in (0, {upper:g}), received {value!r}")
-    return float(value)
-
-
-def _as_points(name: str, value: Any, device: torch.device, columns: int = 3) -> torch.Tensor:
-    """A checked ``[N, columns]`` float32 tensor on ``device`` from a tensor or array."""
-    if isinstance(value, np.ndarray):
-        value = torch.from_numpy(value)
-    require_tensor(name, value)
-    if not (value.dtype.is_floating_point or value.dtype in (torch.int32, torch.int64)):
-        raise InputTypeError(f"{name}: expected a float tensor, received {value.dtype}")
-    if value.ndim < 2 or value.shape[-1] != columns:
-        raise InputValueError(
-            f"{name}: expected shape [N, {columns}], received {list(value.shape)}"
-        )
-    value = value.detach().reshape(-1, columns).to(device=device, dtype=torch.float32)
-    if not bool(torch.isfinite(value).all()):
-        raise InputValueError(f"{name}: expected finite values, received NaN or inf")
-    return value
-
-
-def pose_frame(name: str, pose: Any, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(rotation [3, 3], translation [3])`` float32 of a one-row ``Pose`` or a ``[7]``
-    ``x, y, z, qw, qx, qy, qz``."""
-    if isinstance(pose, Pose):
-        if pose.position.shape[0] != 1:
-            raise InputValueError(
-                f"{name}: expected a Pose with one row, received batch {pose.position.shape[0]}"
-            )
-        values = torch.cat((pose.position[0], pose.quaternion[0])).detach()
-    else:
-        if isinstance(pose, np.ndarray | list | tuple):
-            pose = torch.as_tensor(np.asarray(pose, dtype=float))
-        require_tensor(name, pose)
-        if pose.shape not in ((7,), (1, 7)):
-            raise InputValueError(f"{name}: expected shape [7], received {list(pose.shape)}")
-        values = pose.detach().reshape(7)
-    values = values.to(device=device, dtype=torch.float32)
-    if not bool(torch.isfinite(values).all()):
-        raise InputValueError(f"{name}: expected a finite pose, received {values.tolist()}")
-    norm = values[3:].norm()
-    if not float(norm) > 1e-6:
-        raise InputValueError(f"{name}: expected a unit quaternion, received {values.tolist()}")
-    return quat_to_matrix((values[3:] / norm)[None])[0], values[:3]
 
 
 class VoxelWorld:
@@ -158,9 +103,9 @@ class VoxelWorld:
             raise InputTypeError(
                 f"tensor_args: expected TensorDeviceType, received {type(tensor_args).__name__}"
             )
-        low = _vector3("bounds_min", bounds_min)
-        high = _vector3("bounds_max", bounds_max)
-        voxel_size = _positive("voxel_size", voxel_size, 10.0)
+        low = vector3("bounds_min", bounds_min)
+        high = vector3("bounds_max", bounds_max)
+        voxel_size = positive_number("voxel_size", voxel_size, 10.0)
         if not (high > low).all():
             raise InputValueError(
                 f"bounds_max: expected every coordinate above bounds_min {low.tolist()}, "
@@ -203,7 +148,7 @@ class VoxelWorld:
         self._wp_device = wp.device_from_torch(self.tensor_args.device)
         kw = {"device": self.tensor_args.device, "dtype": torch.float32}
         self._occupancy = torch.zeros(self.shape, **kw)
-        self._esdf = torch.full(self.shape, 2.0 * ek.FAR, **kw)
+        self._esdf = torch.full(self.shape, 2.0 * vk.FAR, **kw)
         self._scratch: tuple[torch.Tensor, ...] | None = None
 
     def conservative_inflation(self) -> float:
@@ -221,7 +166,7 @@ class VoxelWorld:
     @property
     def esdf(self) -> torch.Tensor:
         """``[nx, ny, nz]`` signed distance (metres) at the voxel centres; values from
-        :data:`~curobo_lite.kernels.esdf_kernels.FAR` mean "nothing occupied"."""
+        :data:`~curobo_lite.kernels.voxel_kernels.FAR` mean "nothing occupied"."""
         return self._esdf
 
     def voxel_centres(self) -> torch.Tensor:
@@ -234,12 +179,12 @@ class VoxelWorld:
 
     def occupied_centres(self) -> torch.Tensor:
         """``[M, 3]`` centres of the occupied voxels (for viewers and checks)."""
-        return self.voxel_centres()[self._occupancy >= ek.OCCUPIED]
+        return self.voxel_centres()[self._occupancy >= vk.OCCUPIED]
 
     def clear(self) -> None:
         """Forget every measurement: all voxels free, the ESDF empty."""
         self._occupancy.zero_()
-        self._esdf.fill_(2.0 * ek.FAR)
+        self._esdf.fill_(2.0 * vk.FAR)
 
     def to(self, device: str | torch.device) -> VoxelWorld:
         """This grid if it lives on ``device``, else a copy there (later integrations into
@@ -305,7 +250,7 @@ class VoxelWorld:
         Every argument is checked before the grid changes: bad input leaves it as it was.
         """
         device = self.tensor_args.device
-        local = _as_points("points", points, device)
+        local = as_points("points", points, device)
         if local.shape[0] == 0:
             raise InputValueError("points: expected at least one point, received an empty cloud")
         rotation, translation = self._frame("frame_pose", frame_pose)
@@ -354,8 +299,8 @@ class VoxelWorld:
             raise InputValueError("depth: expected finite values, received NaN or inf")
         if bool((depth < 0).any()):
             raise InputValueError(f"depth: expected values >= 0, received {float(depth.min())}")
-        scale = _positive("depth_scale", depth_scale)
-        k = _as_points("intrinsics", intrinsics, device)
+        scale = positive_number("depth_scale", depth_scale)
+        k = as_points("intrinsics", intrinsics, device)
         if k.shape != (3, 3) or not (float(k[0, 0]) > 0 and float(k[1, 1]) > 0):
             raise InputValueError(
                 f"intrinsics: expected a [3, 3] pinhole matrix with fx, fy > 0, received "
@@ -369,7 +314,7 @@ class VoxelWorld:
         position_wp = wp.vec3f(*translation.tolist())
         depth_wp = as_warp(depth)
         wp.launch(
-            ek.depth_to_points,
+            vk.depth_to_points,
             dim=(height, width),
             inputs=[
                 depth_wp,
@@ -398,7 +343,7 @@ class VoxelWorld:
         def carve(b0: int, b1: int) -> tuple[int, list]:
             return -(-(b1 - b0) // per_thread), [occupancy, *grid, *camera, b0, b1, per_thread]
 
-        launch_rows(ek.carve_projective, count, self.tensor_args.device, carve, count)
+        launch_rows(vk.carve_projective, count, self.tensor_args.device, carve, count)
         self._integrate(points, spheres)
         if update_esdf:
             self.update_esdf()
@@ -411,7 +356,7 @@ class VoxelWorld:
     def _robot_spheres(self, spheres: Any) -> torch.Tensor:
         if spheres is None:
             return torch.zeros(0, 4, **self._kw())
-        spheres = _as_points("robot_spheres", spheres, self.tensor_args.device, columns=4)
+        spheres = as_points("robot_spheres", spheres, self.tensor_args.device, columns=4)
         spheres = spheres[spheres[:, 3] >= 0]
         return torch.cat((spheres[:, :3], spheres[:, 3:] + self.self_filter_margin), -1)
 
@@ -419,7 +364,7 @@ class VoxelWorld:
         """Free the voxels on the segments from ``sensor [3]`` to ``points [N, 3]``."""
         rays = torch.arange(points.shape[0], device=points.device, dtype=torch.int32)
         wp.launch(
-            ek.carve_rays,
+            vk.carve_rays,
             dim=points.shape[0],
             inputs=[
                 as_warp(points.contiguous(), wp.vec3f),
@@ -444,7 +389,7 @@ class VoxelWorld:
             low, high = [1.0, 1.0, 1.0], [-1.0, -1.0, -1.0]  # an empty box: no filter
         per_thread = self._per_thread()
         wp.launch(
-            ek.mark_points,
+            vk.mark_points,
             dim=-(-points.shape[0] // per_thread),
             inputs=[
                 as_warp(points.contiguous(), wp.vec3f),
@@ -492,9 +437,9 @@ class VoxelWorld:
                 return b1 - b0, [*fields, *line, b0, *scratch]
 
             if axis == 2:  # the contiguous axis, from the occupancy
-                launch_rows(ek.edt_first_pass, count // n, device, first, count * 4)
+                launch_rows(edt.edt_first_pass, count // n, device, first, count * 4)
             else:
-                launch_rows(ek.edt_pass, count // n, device, make_launch, count * 8)
+                launch_rows(edt.edt_pass, count // n, device, make_launch, count * 8)
         esdf = as_warp(self._esdf.view(-1))
 
         per_thread = self._per_thread()
@@ -503,7 +448,7 @@ class VoxelWorld:
             count = -(-(b1 - b0) // per_thread)
             return count, [occupancy, *fields, self.voxel_size, b0, b1, per_thread, esdf]
 
-        launch_rows(ek.edt_finish, count, device, finish, count)
+        launch_rows(edt.edt_finish, count, device, finish, count)
 
     # queries -------------------------------------------------------------------------------------
     def sphere_distance(
@@ -521,7 +466,7 @@ class VoxelWorld:
             raise InputValueError(
                 f"spheres: expected shape [..., N, 4], received {tuple(spheres.shape)}"
             )
-        if spheres.dtype not in ek.SCALAR_TYPES:
+        if spheres.dtype not in qk.SCALAR_TYPES:
             raise InputTypeError(f"spheres: expected float32 or float64, received {spheres.dtype}")
         if spheres.device != self.tensor_args.device:
             raise InputValueError(
@@ -593,7 +538,7 @@ class VoxelWorld:
             ]  # fmt: skip
 
         elements = rows * 16 * (max_sweep_samples if sweep else 1)
-        launch_rows(ek.query_kernel(flat.dtype), rows, flat.device, make_launch, elements)
+        launch_rows(qk.query_kernel(flat.dtype), rows, flat.device, make_launch, elements)
 
     # construction --------------------------------------------------------------------------------
     @classmethod
@@ -608,10 +553,10 @@ class VoxelWorld:
         """A grid around a cloud ``[N, 3]`` (its box grown by ``padding`` metres), on the
         points' device, with the cloud integrated; ``kwargs`` go to the constructor."""
         device = points.device if isinstance(points, torch.Tensor) else torch.device("cpu")
-        local = _as_points("points", points, device)
+        local = as_points("points", points, device)
         if local.shape[0] == 0:
             raise InputValueError("points: expected at least one point, received an empty cloud")
-        padding = _positive("padding", padding) if padding != 0 else 0.0
+        padding = positive_number("padding", padding) if padding != 0 else 0.0
         kwargs.setdefault("tensor_args", TensorDeviceType(device))
         rotation, translation = (
             pose_frame("frame_pose", frame_pose, device)
@@ -662,7 +607,7 @@ class VoxelWorld:
             spheres = torch.cat((centres[i], torch.zeros_like(centres[i][..., :1])), -1)
             spheres = spheres.reshape(-1, 4).to(**world.tensor_args.as_kwargs())
             distance = world.sphere_distance(spheres, max_distance=math.inf).distance
-            grid._esdf[i] = distance.reshape(grid.shape[1:]).clamp(max=2.0 * ek.FAR)
+            grid._esdf[i] = distance.reshape(grid.shape[1:]).clamp(max=2.0 * vk.FAR)
         grid._occupancy.copy_((grid._esdf < 0).float())
         return grid
 
