@@ -71,9 +71,11 @@ def _curobo_dict(config: RobotConfig, urdf_path: str, version: float) -> dict:
     locked = dict(config.lock_joints)
     names = [*config.joint_names, *locked]
     dof = len(names)
+    reserved = config.collision.extra_spheres  # written as cuRobo does: a count per link
+    own = [link for link in config.collision.link_names if link not in reserved]
     spheres = {
         link: [{"center": row[:3], "radius": row[3]} for row in config.collision.spheres[link]]
-        for link in config.collision.link_names
+        for link in own
     }
     kin = {
         "usd_path": "robot/non_shipping/robot.usda",  # another tool's keys: reported, ignored
@@ -82,13 +84,14 @@ def _curobo_dict(config: RobotConfig, urdf_path: str, version: float) -> dict:
         "urdf_path": urdf_path,
         "asset_root_path": "",
         "base_link": config.base_link,
-        "collision_link_names": list(config.collision.link_names),
+        "collision_link_names": own,
         "collision_spheres": spheres,
         "collision_sphere_buffer": 0.004,
         "self_collision_ignore": dict(config.collision.self_collision_ignore),
-        "self_collision_buffer": {config.collision.link_names[-1]: 0.02},
+        "self_collision_buffer": {own[-1]: 0.02},
         "lock_joints": locked or None,
         "mesh_link_names": list(config.collision.link_names[:2]),
+        **({"extra_collision_spheres": dict(reserved)} if reserved else {}),
         "cspace": {
             "joint_names": names,
             "null_space_weight": [1.0] * dof,
@@ -172,6 +175,9 @@ def test_fk_and_spheres_match_an_independent_reference(tmp_path, name, version):
         expected = place_spheres(frames, links, local)
         expected[:, 3] += buffer
         got = state.link_spheres[b].numpy()
+        reserved = got[:, 3] < 0  # extra_collision_spheres: disabled until an object is held
+        assert reserved.sum() == sum(config.collision.extra_spheres.values())
+        got = got[~reserved]
         assert got.shape == expected.shape
         # same set of spheres (the order is the kinematics' own)
         gap = np.linalg.norm(got[None, :, :] - expected[:, None, :], axis=-1).min(1)
@@ -231,21 +237,22 @@ def test_lock_on_the_chain_extra_links_buffers_and_disabled_spheres(tmp_path):
     def edit(kin):
         kin["lock_joints"]["panda_joint7"] = 0.3  # on the chain: folded into a fixed joint
         kin["extra_links"] = {
-            "attached_object": {
+            # the bundled tree already has attached_object: a second link for held objects
+            "held_object": {
                 "parent_link_name": "panda_hand",
-                "link_name": "attached_object",
+                "link_name": "held_object",
                 "fixed_transform": [0.0, 0.0, 0.1, 0.7071068, 0.0, 0.7071068, 0.0],
                 "joint_type": "FIXED",
                 "joint_name": "attach_joint",
             }
         }
-        kin["collision_link_names"] += ["attached_object"]
-        kin["collision_spheres"]["attached_object"] = [
+        kin["collision_link_names"] += ["held_object"]
+        kin["collision_spheres"]["held_object"] = [
             {"center": [0.05, 0.0, 0.0], "radius": 0.02},
             {"center": [0.0, 0.0, 0.0], "radius": -0.01},  # disabled in cuRobo: dropped
         ]
-        kin["extra_collision_spheres"] = {"attached_object": 4}
-        kin["collision_sphere_buffer"] = {"attached_object": 0.01, "panda_link1": 0.005}
+        kin["extra_collision_spheres"] = {"held_object": 4}
+        kin["collision_sphere_buffer"] = {"held_object": 0.01, "panda_link1": 0.005}
 
     robot_file, urdf = _write(tmp_path, "franka", edit=edit)
     config = _load(robot_file)
@@ -260,8 +267,10 @@ def test_lock_on_the_chain_extra_links_buffers_and_disabled_spheres(tmp_path):
     # the attached object's sphere: 5 cm along x of a frame 10 cm above the hand, turned 90
     # degrees about y, radius 0.02 + its buffer
     names = Kinematics(config).sphere_link_names
-    rows = state.link_spheres[0][torch.tensor([n == "attached_object" for n in names])]
-    assert rows.shape[0] == 1
+    rows = state.link_spheres[0][torch.tensor([n == "held_object" for n in names])]
+    # its own sphere, then the 4 of extra_collision_spheres, reserved and disabled
+    assert rows.shape[0] == 5 and bool((rows[1:, 3] < 0).all())
+    assert config.collision.extra_spheres == {"held_object": 4}
     values = {**dict(zip(config.joint_names, q6[0].tolist())), "panda_joint7": 0.3}
     values.update(config.lock_joints)
     hand = UrdfFK(urdf).link_transforms("panda_link0", values)["panda_hand"]

@@ -525,6 +525,13 @@ def test_urdf_yaml_round_trip_gives_equal_fk(tmp_path):
 def test_urdf_path_in_robot_file(tmp_path):
     data = RobotConfig.load("franka").to_dict()
     del data["joints"]
+    # the Panda URDF has no attached_object link: no spheres reserved for it
+    del data["extra_collision_spheres"]
+    data["self_collision_ignore"] = {
+        link: [o for o in others if o != "attached_object"]
+        for link, others in data["self_collision_ignore"].items()
+        if link != "attached_object"
+    }
     data["urdf_path"] = "franka_panda.urdf"
     (tmp_path / "franka_panda.urdf").write_text(PANDA_URDF.read_text())
     path = tmp_path / "panda_urdf.yml"

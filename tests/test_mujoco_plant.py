@@ -61,16 +61,22 @@ def test_body_and_sphere_poses_equal_our_forward_kinematics(name):
             np.testing.assert_allclose(
                 data.xmat[body].reshape(3, 3), quat_to_matrix(fk.link_quaternion[0, i]), atol=1e-6
             )
+        # the spheres reserved for a held object (radius < 0, disabled) have no geom
         names = [
             f"{link}/sphere{i}"
             for link in robot.collision.link_names
-            for i in range(len(robot.collision.spheres[link]))
+            for i, row in enumerate(robot.collision.spheres[link])
+            if row[3] > 0
         ]
         geoms = [mujoco.mj_name2id(plant.model, mujoco.mjtObj.mjOBJ_GEOM, n) for n in names]
-        np.testing.assert_allclose(data.geom_xpos[geoms], fk.link_spheres[0, :, :3], atol=1e-6)
+        assert min(geoms) >= 0
+        enabled = fk.link_spheres[0, :, 3] > 0
+        np.testing.assert_allclose(
+            data.geom_xpos[geoms], fk.link_spheres[0, enabled, :3], atol=1e-6
+        )
         np.testing.assert_allclose(
             plant.model.geom_size[geoms, 0],
-            fk.link_spheres[0, :, 3] - robot.collision.sphere_buffer,
+            fk.link_spheres[0, enabled, 3] - robot.collision.sphere_buffer,
             atol=1e-9,
         )
 

@@ -47,20 +47,25 @@ def test_franka_collision_keys_parse():
     config = RobotConfig.load("franka")
     col = config.collision
     assert col is not None
-    assert col.link_names[0] == "panda_link0" and col.link_names[-2:] == [
+    assert col.link_names[0] == "panda_link0" and col.link_names[-3:] == [
         "panda_leftfinger",
         "panda_rightfinger",
+        "attached_object",
     ]
     assert config.lock_joints == {"panda_finger_joint1": 0.04, "panda_finger_joint2": 0.04}
     assert col.num_spheres == sum(len(v) for v in col.spheres.values())
-    assert all(r[3] > 0 for rows in col.spheres.values() for r in rows)
+    # reserved for a held object: disabled until something is attached
+    assert col.extra_spheres == {"attached_object": 16}
+    assert all(r[3] < 0 for r in col.spheres["attached_object"])
+    own = [rows for link, rows in col.spheres.items() if link not in col.extra_spheres]
+    assert all(r[3] > 0 for rows in own for r in rows)
     # the ignore list is symmetric whichever way round the file wrote it
     for link, others in col.self_collision_ignore.items():
         for other in others:
             assert link in col.self_collision_ignore[other]
     assert col.ignores("panda_link0", "panda_link1") and col.ignores("panda_link1", "panda_link0")
     assert not col.ignores("panda_link0", "panda_hand")
-    assert set(col.self_collision_buffer) == set(col.link_names)
+    assert set(col.self_collision_buffer) == set(col.link_names) - set(col.extra_spheres)
 
 
 @pytest.mark.parametrize("name", ["franka", "ur5e", "iiwa", "planar3"])
@@ -92,7 +97,8 @@ def test_default_link_names_buffer_and_to_dict_round_trip(tmp_path):
     del data["collision_link_names"]
     data["collision_sphere_buffer"] = 0.005
     config = _load(data)
-    assert config.collision.link_names == list(data["collision_spheres"])
+    reserved = list(data["extra_collision_spheres"])  # after the links with spheres
+    assert config.collision.link_names == list(data["collision_spheres"]) + reserved
     again = _load(config.to_dict())
     assert again.collision.spheres == config.collision.spheres
     assert again.collision.self_collision_ignore == config.collision.self_collision_ignore
@@ -207,7 +213,7 @@ def test_collision_keys_without_spheres_are_refused():
     with pytest.raises(ValueError, match="given without 'collision_spheres'"):
         _load(data)
     for key in ("collision_link_names", "collision_sphere_buffer", "self_collision_ignore",
-                "self_collision_buffer"):  # fmt: skip
+                "self_collision_buffer", "extra_collision_spheres"):  # fmt: skip
         del data[key]
     config = _load(data)
     assert config.collision is None
@@ -297,7 +303,8 @@ def test_link_spheres_gradcheck(backend, device):
     assert torch.autograd.gradcheck(spheres_and_pose, (q,), fast_mode=True)
     assert torch.autograd.gradcheck(lambda q: kin.forward(q).link_spheres, (q,), fast_mode=True)
     # and the full Jacobian on a few spheres of the hand and fingers
-    hand = slice(kin.num_spheres - 8, kin.num_spheres)
+    hand = [i for i, n in enumerate(kin.sphere_link_names) if "finger" in n or n == "panda_hand"]
+    hand = torch.tensor(hand[-8:])
     assert torch.autograd.gradcheck(lambda q: kin.forward(q).link_spheres[:, hand], (q,))
 
 
@@ -330,6 +337,8 @@ def test_gradients_of_unused_outputs(backend):
     # only the spheres used: matches central differences of the numpy reference
     data = _franka_dict()
     weights = torch.randn(kin.num_spheres, 3, dtype=torch.float64)
+    # the reference places the file's spheres; the reserved ones (disabled) weigh nothing
+    weights[torch.tensor([n in config.collision.extra_spheres for n in kin.sphere_link_names])] = 0
     q0 = q[0].clone().requires_grad_(True)
     (kin.forward(q0[None]).link_spheres[0, :, :3] * weights).sum().backward()
     order = [kin.sphere_link_names[i] for i in range(kin.num_spheres)]
@@ -589,7 +598,8 @@ def test_checker_from_joint_positions(device):
     with pytest.raises(ValueError, match="no collision spheres"):
         data = _franka_dict()
         for key in ("collision_spheres", "collision_link_names", "collision_sphere_buffer",
-                    "self_collision_ignore", "self_collision_buffer"):  # fmt: skip
+                    "self_collision_ignore", "self_collision_buffer",
+                    "extra_collision_spheres"):  # fmt: skip
             del data[key]
         SelfCollisionChecker(Kinematics(_load(data)))
 

@@ -156,9 +156,10 @@ def test_from_urdf_reads_tree_and_limits():
         assert (a.name, a.type, a.parent, a.child) == (b.name, b.type, b.parent, b.child)
         assert a.origin_xyz == pytest.approx(b.origin_xyz, abs=1e-12)
         assert a.origin_rpy == pytest.approx(b.origin_rpy, abs=1e-12)
-    # off-chain finger joints are dropped (the bundled file keeps them, locked, for spheres)
-    fingers = {"panda_finger_joint1", "panda_finger_joint2"}
-    assert {j.name for j in config.joints} == {j.name for j in bundled.joints} - fingers
+    # off-chain finger joints are dropped (the bundled file keeps them, locked, for spheres),
+    # and the Panda URDF has no link for held objects (the bundled file adds attached_object)
+    extra = {"panda_finger_joint1", "panda_finger_joint2", "attached_object_joint"}
+    assert {j.name for j in config.joints} == {j.name for j in bundled.joints} - extra
     torch.testing.assert_close(config.joint_limits.position, bundled.joint_limits.position)
     torch.testing.assert_close(config.joint_limits.velocity, bundled.joint_limits.velocity)
     # URDF has no acceleration / jerk: documented defaults, symmetric

@@ -89,6 +89,8 @@ def test_per_sphere_self_distance_agrees_with_pairwise_loop_and_kernel():
     s = spheres[2].double()
     loop = torch.full((kin.num_spheres,), math.inf, dtype=torch.float64)
     for (i, j), b in zip(pairs.tolist(), buffer.tolist()):
+        if s[i, 3] < 0 or s[j, 3] < 0:  # disabled (reserved for a held object): in no pair
+            continue
         d = float((s[i, :3] - s[j, :3]).norm() - s[i, 3] - s[j, 3] - b)
         loop[i], loop[j] = min(loop[i], d), min(loop[j], d)
     torch.testing.assert_close(per_sphere[2].double(), loop, atol=1e-5, rtol=0)
@@ -109,10 +111,15 @@ def test_sphere_colours_follow_distance_to_table_and_self(franka_viewer):
     kin = viewer.kinematics
     # the base (moved by no joint) stands on the table: left out of world clearances
     world[np.array([n == "panda_link0" for n in kin.sphere_link_names])] = np.inf
+    # the spheres reserved for a held object are disabled (drawn with size 0): in no pair
+    disabled = kin.forward(torch.tensor(NEAR_TABLE)[None]).link_spheres[0, :, 3].numpy() < 0
+    world[disabled] = np.inf
     own = np.full(len(radii), np.inf)
     for (i, j), b in zip(
         kin.self_collision_pairs.tolist(), kin.self_collision_pair_buffer.tolist()
     ):
+        if disabled[i] or disabled[j]:
+            continue
         d = np.linalg.norm(centres[i] - centres[j]) - radii[i] - radii[j] - b
         own[i], own[j] = min(own[i], d), min(own[j], d)
     reference = np.minimum(np.minimum(world, own), SAFE)

@@ -25,7 +25,13 @@ COLLISION_KEYS = (
     "self_collision_ignore",
     "self_collision_buffer",
     "world_collision_fixed_links",
+    "extra_collision_spheres",
 )
+
+#: largest sphere budget of one ``extra_collision_spheres`` link
+MAX_EXTRA_SPHERES = 1024
+#: a placeholder sphere (disabled: negative radius) of an ``extra_collision_spheres`` link
+DISABLED_SPHERE = [0.0, 0.0, 0.0, -1.0]
 
 
 @dataclass
@@ -40,6 +46,10 @@ class RobotCollisionConfig:
         self_collision_ignore: ``{link: sorted links}`` closed under symmetry.
         self_collision_buffer: ``{link: metres}`` added to the link's radii for self-collision.
         spheres_file: the separate spheres file the spheres were read from, if any.
+        extra_spheres: ``{link: count}`` (``extra_collision_spheres``, cuRobo's key): spheres
+            reserved for an object attached to the link (``attached_object``), allocated
+            disabled (radius -1) after the link's own spheres (a link without spheres joins
+            ``link_names``), so that attaching writes into them without rebuilding anything.
         world_collision_fixed_links: check the spheres of links that no active joint moves
             (the base and what is rigidly fixed to it) against the world too. Off by default,
             as MoveIt's allowed-collision matrix leaves the base and the table it stands on
@@ -54,6 +64,7 @@ class RobotCollisionConfig:
     self_collision_buffer: dict[str, float] = field(default_factory=dict)
     spheres_file: str | None = None
     world_collision_fixed_links: bool = False
+    extra_spheres: dict[str, int] = field(default_factory=dict)
 
     @property
     def num_spheres(self) -> int:
@@ -121,6 +132,24 @@ class RobotCollisionConfig:
                 rows.append([*center, radius])
             spheres[str(link)] = rows
 
+        extra = reader.mapping(
+            data.get("extra_collision_spheres") or {},
+            "extra_collision_spheres",
+            (),
+            list(data.get("extra_collision_spheres") or {})
+            if isinstance(data.get("extra_collision_spheres"), Mapping)
+            else (),
+        )
+        extra_spheres: dict[str, int] = {}
+        for link, count in extra.items():
+            extra_key = f"extra_collision_spheres.{link}"
+            reader.string(link, extra_key)
+            count = reader.number(count, extra_key, integer=True, low=1, high=MAX_EXTRA_SPHERES)
+            extra_spheres[str(link)] = int(count)
+            # after the link's own spheres, if any (cuRobo adds them to the link's count)
+            spheres.setdefault(str(link), [])
+            spheres[str(link)] += [list(DISABLED_SPHERE) for _ in range(int(count))]
+
         if data.get("collision_link_names") is None:
             link_names = list(spheres)
         else:
@@ -135,8 +164,11 @@ class RobotCollisionConfig:
         buffer = 0.0
         if data.get("collision_sphere_buffer") is not None:
             buffer = reader.number(data["collision_sphere_buffer"], "collision_sphere_buffer")
+        link_names += [link for link in extra_spheres if link not in link_names]
         for link in link_names:
-            for i, row in enumerate(spheres[link]):
+            for i, row in enumerate(
+                spheres[link][: len(spheres[link]) - extra_spheres.get(link, 0)]
+            ):
                 if row[3] + buffer <= 0.0:
                     raise reader.error(
                         "collision_sphere_buffer",
@@ -174,18 +206,25 @@ class RobotCollisionConfig:
             self_collision_buffer=self_buffer,
             spheres_file=spheres_file,
             world_collision_fixed_links=fixed_links,
+            extra_spheres=extra_spheres,
         )
 
     def to_dict(self) -> dict[str, Any]:
         """The robot-file keys, spheres written inline."""
+        own = {
+            link: self.spheres[link][: len(self.spheres[link]) - self.extra_spheres.get(link, 0)]
+            for link in self.link_names
+        }
+        links = [link for link in self.link_names if own[link]]
         out: dict[str, Any] = {
-            "collision_link_names": list(self.link_names),
+            "collision_link_names": links,
             "collision_spheres": {
-                link: [{"center": row[:3], "radius": row[3]} for row in self.spheres[link]]
-                for link in self.link_names
+                link: [{"center": row[:3], "radius": row[3]} for row in own[link]] for link in links
             },
             "collision_sphere_buffer": self.sphere_buffer,
         }
+        if self.extra_spheres:
+            out["extra_collision_spheres"] = dict(self.extra_spheres)
         if self.self_collision_ignore:
             # each pair once, under the link listed first
             written: dict[str, list[str]] = {}

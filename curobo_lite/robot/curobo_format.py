@@ -609,6 +609,10 @@ def _collision(
         return out
     out["collision_spheres"] = out_spheres
     out["collision_link_names"] = list(out_spheres)
+    # reserved for attached objects: allocated disabled (RobotCollisionConfig.extra_spheres)
+    reserved = {link: int(count) for link, count in extra_spheres.items() if count > 0}
+    if reserved:
+        out["extra_collision_spheres"] = reserved
     out["collision_sphere_buffer"] = buffer
     # cuRobo checks every collision link against the world, the base's too
     out["world_collision_fixed_links"] = True
@@ -784,5 +788,7 @@ def robot_to_curobo(
         kin["collision_sphere_buffer"] = written["collision_sphere_buffer"]
         kin["self_collision_ignore"] = written.get("self_collision_ignore", {})
         kin["self_collision_buffer"] = written.get("self_collision_buffer", {})
+        if written.get("extra_collision_spheres"):
+            kin["extra_collision_spheres"] = written["extra_collision_spheres"]
     kin["cspace"] = cspace
     return {"robot_cfg": {"kinematics": kin}}

@@ -36,6 +36,7 @@ from torch.autograd.function import once_differentiable
 from curobo_lite.kernels.launch import as_warp, launch_rows
 from curobo_lite.robot import fk_kernels
 from curobo_lite.robot.config import RobotConfig
+from curobo_lite.robot.geometry import rotate_quadratic_form_np
 from curobo_lite.robot.kinematics_tables import build_chain_tables
 from curobo_lite.robot.kinematics_torch import frames_torch, grad_q_torch, spheres_torch
 from curobo_lite.types import Pose, TensorDeviceType, check_dtype_device, quat_rotate
@@ -192,6 +193,54 @@ class Kinematics:
     def num_spheres(self) -> int:
         """``S``: the number of collision spheres (0 when the robot has none)."""
         return len(self.sphere_link_names)
+
+    def reserved_spheres(self, link: str) -> tuple[int, int]:
+        """``[begin, end)``: the rows of ``link``'s reserved spheres (the robot file's
+        ``extra_collision_spheres``) among the ``S`` spheres."""
+        collision = self.robot_config.collision
+        count = 0 if collision is None else collision.extra_spheres.get(link, 0)
+        if count == 0:
+            reserved = {} if collision is None else collision.extra_spheres
+            raise InputValueError(
+                f"link_name: expected a link with reserved spheres (extra_collision_spheres: "
+                f"{reserved}), received {link!r}"
+            )
+        end = max(i for i, name in enumerate(self.sphere_link_names) if name == link) + 1
+        return end - count, end
+
+    @torch.no_grad()
+    def set_reserved_spheres(self, link: str, spheres: torch.Tensor | None) -> None:
+        """Write ``spheres [n, 4]`` (centres in ``link``'s frame, radii) into ``link``'s
+        reserved spheres, in place (graphs and buffers stay valid); the rest of them, or all
+        with ``None``, are disabled (radius -1). The robot file's ``collision_sphere_buffer``
+        is added to the radii, as for every sphere."""
+        begin, end = self.reserved_spheres(link)
+        tables = self.tables
+        rows = torch.zeros(end - begin, 4, dtype=torch.float64)
+        rows[:, 3] = -1.0
+        if spheres is not None:
+            spheres = torch.as_tensor(spheres, dtype=torch.float64).cpu()
+            if spheres.ndim != 2 or spheres.shape[1] != 4 or spheres.shape[0] > end - begin:
+                raise InputValueError(
+                    f"spheres: expected [n <= {end - begin}, 4] (the reserved spheres of "
+                    f"{link!r}), received {tuple(spheres.shape)}"
+                )
+            if not bool(torch.isfinite(spheres).all()) or bool((spheres[:, 3] <= 0).any()):
+                raise InputValueError("spheres: expected finite centres and radii > 0")
+            frame, to_frame = tables.sphere_link_frames[link]
+            transform = torch.as_tensor(to_frame)
+            n = spheres.shape[0]
+            rows[:n, :3] = spheres[:, :3] @ transform[:3, :3].T + transform[:3, 3]
+            rows[:n, 3] = spheres[:, 3]
+        buffer = self.robot_config.collision.sphere_buffer
+        rows[:, 3] += buffer
+        tables.sphere_local[begin:end] = rows.to(tables.sphere_local)
+        # the torch backend's per-frame quadratic forms of the same centres
+        for _, first, last, form in tables.sphere_forms:
+            for i in range(max(begin, first), min(end, last)):
+                centre = rows[i - begin, :3].numpy()
+                block = torch.as_tensor(rotate_quadratic_form_np(centre))
+                form[:, 3 * (i - first) : 3 * (i - first + 1)] = block.to(form)
 
     def world_spheres(self, link_spheres: torch.Tensor | None) -> torch.Tensor | None:
         """``link_spheres [..., S, 4]`` as the world checks see them: spheres of links that no

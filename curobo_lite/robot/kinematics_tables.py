@@ -68,6 +68,8 @@ class ChainTables:
         sphere_forms: ``(frame, begin, end, form [16, 3 (end - begin)])`` per frame with
             spheres: the torch backend's one GEMM per frame.
         sphere_groups: ``[G, 2]`` the ``[begin, end)`` sphere range of each link.
+        sphere_link_frames: ``{link: (frame, T [4, 4])}``: the moving frame a sphere link
+            rides on (-1: the base) and the link's constant transform in it (float64).
         sphere_world_mask: ``[S]`` bool: the sphere is checked against the world (False for
             spheres of links that no active joint moves, unless the robot file's
             ``world_collision_fixed_links`` is true).
@@ -100,6 +102,7 @@ class ChainTables:
     sphere_forms: list[tuple[int, int, int, torch.Tensor]]
     sphere_groups: torch.Tensor
     sphere_world_mask: torch.Tensor
+    sphere_link_frames: dict[str, tuple[int, np.ndarray]]
     self_collision_pairs: torch.Tensor
     self_collision_pair_buffer: torch.Tensor
     self_collision_blocks: torch.Tensor
@@ -232,6 +235,7 @@ def _sphere_tables(
     index = {"dtype": torch.int32, "device": ta.device}
     long = {"dtype": torch.long, "device": ta.device}
     rows = []  # (frame, link position in collision.link_names, link, [x, y, z, r])
+    link_frames: dict[str, tuple[int, np.ndarray]] = {}
     if collision is not None:
         for order, link in enumerate(collision.link_names):
             anchor, attach = config.rigid_attachment(link)
@@ -240,6 +244,7 @@ def _sphere_tables(
             to_frame[:3, :3] = quat_to_matrix_np(q0)
             to_frame[:3, 3] = p0
             to_frame = to_frame @ attach
+            link_frames[link] = (frame, to_frame)
             for x, y, z, r in collision.spheres[link]:
                 centre = to_frame[:3, :3] @ np.array([x, y, z]) + to_frame[:3, 3]
                 rows.append((frame, order, link, [*centre, r + collision.sphere_buffer]))
@@ -293,6 +298,7 @@ def _sphere_tables(
     return {
         "sphere_link_names": names,
         "sphere_world_mask": torch.as_tensor(world_mask, dtype=torch.bool, device=ta.device),
+        "sphere_link_frames": link_frames,
         "sphere_local": ta.to_device(local),
         "sphere_start": torch.as_tensor(start, **index),
         "sphere_forms": forms,

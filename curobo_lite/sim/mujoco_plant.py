@@ -191,6 +191,8 @@ def _add_robot(spec: Any, robot: RobotConfig, config: MujocoPlantConfig, mujoco:
             body.ipos = list(inertial.com)
             body.fullinertia = list(inertial.inertia)
         for i, (x, y, z, r) in enumerate(spheres.get(link, [])):
+            if r <= 0.0:  # reserved for a held object (extra_collision_spheres): disabled
+                continue
             body.add_geom(
                 name=f"{link}/sphere{i}",
                 type=mujoco.mjtGeom.mjGEOM_SPHERE,

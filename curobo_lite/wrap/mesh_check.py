@@ -73,9 +73,17 @@ class MeshCheck:
         robot_config: a robot with ``collision_geometry_path``.
         kinematics: the robot's kinematics (its ``link_names`` are the frames used).
         world: the obstacles (:class:`~curobo_lite.geom.WorldConfig` or ``None``).
+        extra_shapes: ``{link: [LinkShape]}`` more shapes in link frames, e.g. an attached
+            object's (:mod:`curobo_lite.wrap.attach`).
     """
 
-    def __init__(self, robot_config: RobotConfig, kinematics: Kinematics, world: Any) -> None:
+    def __init__(
+        self,
+        robot_config: RobotConfig,
+        kinematics: Kinematics,
+        world: Any,
+        extra_shapes: dict[str, list[LinkShape]] | None = None,
+    ) -> None:
         path = robot_config.collision_geometry_path
         if path is None:
             raise InputValueError(no_geometry_message(robot_config))
@@ -106,6 +114,9 @@ class MeshCheck:
         self.fixed_links: list[str] = []
         unattached: list[str] = []
         link_shapes: dict[str, list[LinkShape]] = {}
+        shapes = {link: [LinkShape(**item) for item in items] for link, items in shapes.items()}
+        for link, extra in (extra_shapes or {}).items():
+            shapes[link] = shapes.get(link, []) + list(extra)
         for link, items in shapes.items():
             try:
                 anchor, attach = robot_config.rigid_attachment(link)
@@ -120,7 +131,7 @@ class MeshCheck:
             self.link_names.append(link)
             self._frame.append(frame)
             self._offset.append(offset @ attach)
-            link_shapes[link] = [LinkShape(**item) for item in items]
+            link_shapes[link] = items
         if unattached:
             warnings.warn(
                 f"{robot_config.source}: collision_geometry: links {sorted(unattached)} move "

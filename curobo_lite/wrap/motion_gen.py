@@ -85,6 +85,7 @@ from curobo_lite.wrap.approach_seeds import (
     retreat_configs,
     straight_seed_paths,
 )
+from curobo_lite.wrap.attach import HoldsObjects
 from curobo_lite.wrap.exclusive import exclusive
 from curobo_lite.wrap.graph_planner import GraphPlanResult, OmplPlanner, resample_path
 from curobo_lite.wrap.ik_solver import IKResult, IKSolver, distinct_rows
@@ -117,7 +118,7 @@ EXACT_BAND = 0.015
 _MESH_PIECE = 0.05
 
 
-class MotionGen(MotionGenGoals):
+class MotionGen(MotionGenGoals, HoldsObjects):
     """Collision-free motion generation for one robot in one (editable) world.
 
     Build with :meth:`from_config`; the IK, the trajectory optimizer, the collision checker

@@ -21,7 +21,7 @@ as a cost in a user's own optimization.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
@@ -31,6 +31,13 @@ from curobo_lite.geom.exact_collision import ExactDistance
 from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.types import TensorDeviceType
 from curobo_lite.types.errors import InputTypeError, InputValueError
+from curobo_lite.wrap.attach import (
+    ATTACHED_LINK,
+    AttachedObjects,
+    attach_objects,
+    detach_objects,
+    hold,
+)
 from curobo_lite.wrap.mesh_check import DEFAULT_SWEEP_RESOLUTION, MeshCheck, no_geometry_message
 from curobo_lite.wrap.offenders import (
     OFFENDER_KINDS,
@@ -82,6 +89,8 @@ class RobotWorld:
             self.self_collision_model = SelfCollisionModel.from_kinematics(self.kinematics)
         self._mesh_check: MeshCheck | None = None  # built on the first mesh query
         self._mesh_revision = -1
+        #: objects held, per link (:meth:`attach_objects_to_robot`)
+        self.attached: dict[str, AttachedObjects] = {}
 
     @classmethod
     def from_config(
@@ -102,6 +111,48 @@ class RobotWorld:
         """Replace the obstacles (no rebuild of the robot side)."""
         self.world_collision.update_world(as_world_config(world))
 
+    # --- held objects ----------------------------------------------------------------------------
+
+    def attach_objects_to_robot(
+        self,
+        joint_state: Any,
+        object_names: Sequence[str],
+        link_name: str = ATTACHED_LINK,
+        surface_sphere_radius: float = 0.001,
+        kinematics: Sequence[Kinematics] = (),
+    ) -> AttachedObjects:
+        """Hold the obstacles ``object_names`` on ``link_name`` (cuRobo's name): spheres fitted
+        to their shapes at ``joint_state`` fill the link's reserved spheres, they leave the
+        world, and their true shapes join the mesh check (:mod:`curobo_lite.wrap.attach`).
+        ``kinematics``: other copies of the robot's spheres to update too (a solver's)."""
+        everyone = [self.kinematics, *kinematics]
+        held = attach_objects(
+            self.world_collision,
+            everyone,
+            joint_state,
+            object_names,
+            link_name,
+            surface_sphere_radius,
+        )
+        if link_name in self.attached:  # only now: a refused call changes nothing
+            self.detach_object_from_robot(link_name, kinematics)
+        hold(self.world_collision, everyone, held)
+        self.attached[link_name] = held
+        self._mesh_check = None  # rebuilt with the objects' shapes
+        return held
+
+    def detach_object_from_robot(
+        self, link_name: str = ATTACHED_LINK, kinematics: Sequence[Kinematics] = ()
+    ) -> None:
+        """Let go of what ``link_name`` holds: its spheres are disabled and the objects
+        return to the world where they were attached (nothing held: no change)."""
+        held = self.attached.pop(link_name, None)
+        if held is None:
+            self.kinematics.reserved_spheres(link_name)  # names a link without reserved spheres
+            return
+        detach_objects(self.world_collision, [self.kinematics, *kinematics], held)
+        self._mesh_check = None
+
     # --- exact checks on the collision meshes (coal) ----------------------------------------------
 
     @property
@@ -115,7 +166,8 @@ class RobotWorld:
         if self._mesh_check is None:
             if not self.has_collision_geometry:
                 raise InputValueError(no_geometry_message(self.robot_config))
-            self._mesh_check = MeshCheck(self.robot_config, self.kinematics, None)
+            extra = {link: held.shapes for link, held in self.attached.items()}
+            self._mesh_check = MeshCheck(self.robot_config, self.kinematics, None, extra)
         if self._mesh_revision != self.world_collision.revision:
             self._mesh_check.update_world(self.world_collision.world)
             self._mesh_revision = self.world_collision.revision
