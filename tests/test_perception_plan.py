@@ -116,3 +116,19 @@ def test_mpc_reaches_over_a_table_it_only_sees_through_depth_frames() -> None:
     clearance = coal_sphere_box_distance(spheres, [(board["pose"], board["dims"])])
     assert float(clearance.min()) >= 0.0, float(clearance.min())
     assert float(record.position_error[-1]) < 0.02
+
+
+def test_plan_command_plans_in_what_depth_cameras_see(capsys) -> None:
+    """``curobo-lite plan --depth 3``: MotionGen in the voxel world three synthetic cameras
+    see of the table scene; the printed clearance to the true obstacles is positive, and an
+    empty ``--depth`` world is refused naming the option."""
+    from curobo_lite.cli import main
+
+    goal = ["--goal", "0.5", "-0.3", "0.25", "0", "1", "0", "0"]
+    assert main(["plan", "--world", "table", *goal, "--depth", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "SUCCESS" in out
+    clearance = float(out.split("clearance to the true obstacles ")[1].split(" mm")[0])
+    assert clearance > 0.0
+    assert main(["plan", *goal, "--depth", "2"]) == 2
+    assert "--depth: expected a --world" in capsys.readouterr().err

@@ -23,7 +23,8 @@ import warp as wp
 
 from curobo_lite.geom.obstacle_mesh import obstacle_mesh
 from curobo_lite.geom.perception_inputs import pose_frame
-from curobo_lite.geom.world import WorldConfig
+from curobo_lite.geom.voxel_world import VoxelWorld
+from curobo_lite.geom.world import Sphere, WorldConfig
 from curobo_lite.kernels.launch import as_warp
 from curobo_lite.kernels.raycast_kernels import render_depth
 from curobo_lite.types import Pose, TensorDeviceType
@@ -164,3 +165,53 @@ class DepthCamera:
             f"DepthCamera({self.width}x{self.height}, max_range={self.max_range}, "
             f"{self.tensor_args})"
         )
+
+
+def depth_world(
+    world: WorldConfig | str,
+    cameras: int = 3,
+    voxel_size: float = 0.02,
+    robot_spheres: torch.Tensor | None = None,
+    width: int = 320,
+    height: int = 240,
+    tensor_args: TensorDeviceType | None = None,
+) -> VoxelWorld:
+    """What ``cameras`` synthetic depth cameras see of ``world``: a :class:`VoxelWorld`
+    (``conservative_inflation``) over the box of the world's enabled obstacles (grown by 0.2 m
+    and cut to 2 m around the robot's base), integrated from ``width x height`` frames taken
+    from a ring around and above the box's centre, looking at it. ``robot_spheres``: drawn
+    into the scene (a real camera sees the arm) and filtered out of the frames."""
+    if isinstance(cameras, bool) or not isinstance(cameras, int) or cameras < 1:
+        raise InputValueError(f"cameras: expected an integer >= 1, received {cameras!r}")
+    world = WorldConfig.load(world)
+    boxes = []
+    for obstacle in world.objects:
+        if obstacle.enabled:
+            mesh = obstacle_mesh(obstacle)
+            transform = trimesh.transformations.quaternion_matrix(obstacle.pose[3:])
+            transform[:3, 3] = obstacle.pose[:3]
+            boxes.append(mesh.apply_transform(transform).bounds)
+    if not boxes:
+        raise InputValueError("world: expected at least one enabled obstacle to look at")
+    low = np.maximum(np.min([b[0] for b in boxes], 0) - 0.2, -2.0)
+    high = np.minimum(np.max([b[1] for b in boxes], 0) + 0.2, 2.0)
+    grid = VoxelWorld(low, np.maximum(high, low + 4 * voxel_size), voxel_size, tensor_args)
+    grid.inflation = grid.conservative_inflation()
+    seen = world.copy()
+    if robot_spheres is not None:
+        for i, (x, y, z, r) in enumerate(robot_spheres.detach().reshape(-1, 4).tolist()):
+            if r > 0:
+                seen.add(Sphere(f"robot_sphere_{i}", pose=[x, y, z, 1, 0, 0, 0], radius=r))
+    camera = DepthCamera(seen, width, height, tensor_args=tensor_args)
+    centre = 0.5 * (low + high)
+    reach = float(np.linalg.norm(high - low))
+    for k in range(cameras):
+        angle = 2.0 * math.pi * (k + 0.5) / cameras
+        eye = centre + reach * np.array([math.cos(angle), math.sin(angle), 0.6])
+        pose = DepthCamera.look_at(eye.tolist(), centre.tolist())
+        grid.integrate_depth(
+            camera.render(pose), camera.intrinsics, pose, robot_spheres=robot_spheres,
+            update_esdf=False,
+        )  # fmt: skip
+    grid.update_esdf()
+    return grid

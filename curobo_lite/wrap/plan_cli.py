@@ -12,6 +12,7 @@ Examples::
 
     curobo-lite plan --world table --goal 0.5 -0.3 0.25 0 1 0 0
     curobo-lite plan --start 0 -0.8 0 -2.2 0 1.6 0.8 --goal-joints 0.8 -0.8 0 -2.2 0 1.6 0.8
+    curobo-lite plan --world table --goal 0.5 -0.3 0.25 0 1 0 0 --depth 3   # seen by 3 cameras
 """
 
 from __future__ import annotations
@@ -41,6 +42,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_device_arguments(parser, cuda_graph=True)
     parser.add_argument("--save", metavar="YAML", help="write the interpolated plan here")
     parser.add_argument("--plot", metavar="PNG", help="plot the plan's joint curves here")
+    parser.add_argument(
+        "--depth",
+        type=int,
+        default=0,
+        metavar="N",
+        help="plan in what N synthetic depth cameras see of --world (a voxel world, the robot "
+        "filtered out) and report the clearance to the true obstacles",
+    )
     add_view_arguments(parser)
     parser.set_defaults(func=run)
 
@@ -54,9 +63,12 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         tensor_args = device_tensor_args(args)
+        world = args.world
+        if args.depth:
+            world = _depth_world(args, tensor_args)
         motion_gen = MotionGen.from_config(
             args.robot,
-            args.world,
+            world,
             tensor_args=tensor_args,
             task=args.task,
             use_cuda_graph=args.cuda_graph,
@@ -96,6 +108,10 @@ def run(args: argparse.Namespace) -> int:
         f"{result.rotation_error:.4f} rad, smallest clearance {result.min_distance * 1000:.1f} mm"
         f"{meshes}"
     )
+    if args.depth and result.interpolated_plan is not None:
+        print(
+            f"  clearance to the true obstacles {_true_clearance(args, motion_gen, result):.1f} mm"
+        )
     stages = ", ".join(f"{k} {v:.3f}" for k, v in result.timings.items())
     print(
         f"  motion time {result.motion_time:.2f} s; solve time {result.solve_time:.3f} s "
@@ -121,6 +137,31 @@ def run(args: argparse.Namespace) -> int:
             viewer.show_plan(result)
         serve(viewer)
     return 0 if result.success else 1
+
+
+def _depth_world(args: argparse.Namespace, tensor_args: Any) -> Any:
+    """``--depth``: the voxel world that ``args.depth`` cameras see of ``--world``, the robot
+    (at the start configuration) drawn into the scene and filtered out."""
+    from curobo_lite.geom.depth_camera import depth_world
+    from curobo_lite.robot import Kinematics, RobotConfig
+
+    if args.world is None:
+        raise ValueError("--depth: expected a --world for the cameras to look at")
+    if args.depth < 1:
+        raise ValueError(f"--depth: expected a number of cameras >= 1, received {args.depth}")
+    robot = RobotConfig.load(args.robot, tensor_args)
+    q = robot.retract_config[None]
+    spheres = Kinematics(robot, tensor_args).forward(q).link_spheres[0]
+    return depth_world(args.world, args.depth, robot_spheres=spheres, tensor_args=tensor_args)
+
+
+def _true_clearance(args: argparse.Namespace, motion_gen: Any, result: Any) -> float:
+    """Millimetres between the plan's spheres and ``--world``'s own obstacles."""
+    from curobo_lite.geom import WorldCollision, WorldConfig
+
+    truth = WorldCollision(WorldConfig.load(args.world), motion_gen.tensor_args)
+    spheres = motion_gen.checker.get_world_spheres(result.interpolated_plan.position)
+    return float(truth.sphere_distance(spheres.detach()).distance.min()) * 1000
 
 
 def _plot(result: Any, path: str, motion_gen: Any, title: str) -> Any:
