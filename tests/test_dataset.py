@@ -54,7 +54,9 @@ CONFIG = {
     "seed": 0,
     "shard_size": 1,
     "generator": {"ik_seeds": 4, "max_scenes": 1},
-    "motion_gen": {"roadmap": {"time_limit": 1.0}},
+    # ids 0 and 3 plan in 0.3-0.6 s on a quiet core; the roadmap's limit is wall time, so it
+    # is generous for a loaded machine (a made problem left unsolved would cost it in full)
+    "motion_gen": {"roadmap": {"time_limit": 10.0}},
 }
 DEADLINE_S = 120.0
 
@@ -88,9 +90,29 @@ def _cli_command(out: Path, address: str) -> list[str]:
     ]
 
 
+def _parent(pid: int) -> int:
+    """The parent pid (0 when the process is gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0
+    return int(stat.rsplit(")", 1)[1].split()[1])
+
+
+def _descends_from_us(pid: int) -> bool:
+    """Whether ``pid`` is a descendant of this process (the Ray this module started: its
+    raylet is our child, the workers are the raylet's)."""
+    while pid > 1:
+        pid = _parent(pid)
+        if pid == os.getpid():
+            return True
+    return False
+
+
 def busy_workers(prefix: str = "ray::shard-") -> dict[int, str]:
-    """pid -> process title of the Ray workers running one of our shard tasks now (a worker
-    is titled ``ray::<task name>`` while it runs a task)."""
+    """pid -> process title of this module's Ray workers running one of our shard tasks now
+    (a worker is titled ``ray::<task name>`` while it runs a task; other Ray instances on
+    the machine are left alone)."""
     found = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -99,7 +121,7 @@ def busy_workers(prefix: str = "ray::shard-") -> dict[int, str]:
             title = (entry / "cmdline").read_bytes().split(b"\0")[0].decode()
         except OSError:
             continue
-        if title.startswith(prefix):
+        if title.startswith(prefix) and _descends_from_us(int(entry.name)):
             found[int(entry.name)] = title
     return found
 
@@ -277,7 +299,8 @@ def test_loaded_items_match_independent_references(crashed_dataset):
     items = [dataset[i] for i in range(len(dataset))]
     assert sorted(item["problem_id"] for item in items) == list(range(PROBLEMS))
     solved = [item for item in items if item["success"]]
-    assert solved, "the test dataset should hold at least one solved problem"
+    statuses = [(item["problem_id"], item["status"], item["timings"]) for item in items]
+    assert len(solved) == 2, statuses  # ids 0 and 3 (1 and 2: no valid grasp in one draw)
     robot = RobotConfig.load("franka")
     for item in items:
         assert item["family"] == "bookshelf_small"
