@@ -94,7 +94,7 @@ def test_goal_keeps_curobos_fields_and_refuses_batches():
         Goal(current_state=state)
 
 
-def test_options_map_to_this_packages_and_the_rest_are_named_errors():
+def test_options_map_to_this_packages_and_the_rest_are_named_errors(monkeypatch):
     from curobo_lite.wrap.reacher.ik_solver import IKSolverConfig
     from curobo_lite.wrap.reacher.motion_gen import MotionGenConfig
     from curobo_lite.wrap.reacher.mpc import MpcSolverConfig
@@ -118,6 +118,11 @@ def test_options_map_to_this_packages_and_the_rest_are_named_errors():
         MotionGenConfig.load_from_robot_config("franka", None, trajopt_tsteps=32)
     with pytest.raises(InputValueError, match=r"self_collision_check=False"):
         MotionGenConfig.load_from_robot_config("franka", None, self_collision_check=False)
+    # the warning comes once per process and option: forget earlier tests' (the ported
+    # examples pass collision_cache too)
+    from curobo_lite.wrap.reacher import _compat
+
+    monkeypatch.setattr(_compat, "_warned", set())
     with pytest.warns(CuroboOptionIgnored, match="collision_cache"):
         MotionGenConfig.load_from_robot_config("ur5e", None, collision_cache={"obb": 10})
 
