@@ -99,12 +99,13 @@ def test_without_the_self_filter_the_arm_blocks_itself() -> None:
 
 @pytest.mark.slow
 def test_mpc_reaches_over_a_table_it_only_sees_through_depth_frames() -> None:
-    """MPC in a grid built from three depth frames of a raised board (and the arm, filtered
-    out): the closed loop reaches low over the board, clear of the true board by coal."""
+    """MPC (100 particles) in a grid built from three depth frames of a raised board (and the
+    arm, filtered out): the closed loop reaches low over the board, clear of the true board by
+    coal."""
     board = {"pose": [0.75, 0.0, 0.2, 1.0, 0.0, 0.0, 0.0], "dims": [0.6, 1.0, 0.04]}
     grid = VoxelWorld([-0.2, -0.7, -0.1], [1.2, 0.7, 1.0], 0.02)
     grid.inflation = grid.conservative_inflation()
-    mpc = MpcSolver.from_config(robot="franka", world=grid)
+    mpc = MpcSolver.from_config(robot="franka", world=grid, num_particles=100)
     start = JointState.from_position(mpc.robot_config.retract_config[None].clone())
     robot = mpc.kinematics.forward(start.position).link_spheres.detach()[0]
     _observe(grid, {"board": board}, robot)

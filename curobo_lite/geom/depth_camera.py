@@ -45,6 +45,17 @@ def pinhole_intrinsics(width: int, height: int, fov_y_degrees: float) -> torch.T
     )
 
 
+def placed_meshes(world: WorldConfig) -> list[trimesh.Trimesh]:
+    """The surfaces of ``world``'s enabled obstacles in the base frame (their poses applied)."""
+    parts = []
+    for obstacle in world.objects:
+        if obstacle.enabled:
+            transform = trimesh.transformations.quaternion_matrix(obstacle.pose[3:])
+            transform[:3, 3] = obstacle.pose[:3]
+            parts.append(obstacle_mesh(obstacle).apply_transform(transform))
+    return parts
+
+
 class DepthCamera:
     """Renders depth images of a world's enabled obstacles.
 
@@ -93,15 +104,7 @@ class DepthCamera:
 
     def update_world(self, world: WorldConfig | str) -> None:
         """Render ``world`` from now on (its enabled obstacles, merged into one mesh)."""
-        world = WorldConfig.load(world)
-        parts = []
-        for obstacle in world.objects:
-            if not obstacle.enabled:
-                continue
-            mesh = obstacle_mesh(obstacle)
-            transform = trimesh.transformations.quaternion_matrix(obstacle.pose[3:])
-            transform[:3, 3] = obstacle.pose[:3]
-            parts.append(mesh.apply_transform(transform))
+        parts = placed_meshes(WorldConfig.load(world))
         self._mesh = None
         if parts:
             merged = trimesh.util.concatenate(parts)
@@ -184,13 +187,7 @@ def depth_world(
     if isinstance(cameras, bool) or not isinstance(cameras, int) or cameras < 1:
         raise InputValueError(f"cameras: expected an integer >= 1, received {cameras!r}")
     world = WorldConfig.load(world)
-    boxes = []
-    for obstacle in world.objects:
-        if obstacle.enabled:
-            mesh = obstacle_mesh(obstacle)
-            transform = trimesh.transformations.quaternion_matrix(obstacle.pose[3:])
-            transform[:3, 3] = obstacle.pose[:3]
-            boxes.append(mesh.apply_transform(transform).bounds)
+    boxes = [mesh.bounds for mesh in placed_meshes(world)]
     if not boxes:
         raise InputValueError("world: expected at least one enabled obstacle to look at")
     low = np.maximum(np.min([b[0] for b in boxes], 0) - 0.2, -2.0)
