@@ -715,4 +715,3 @@ class WorldCollision:
             f"WorldCollision({self._world!r}, capacity={self.capacity}, "
             f"broad_phase={self._broad_phase!r}, {self.tensor_args})"
         )
-
