@@ -172,3 +172,23 @@ def test_follow_errors_name_the_argument_and_change_nothing():
     mpc.follow(None)
     assert mpc.following is None and mpc.rollout.reference is None
     assert torch.equal(mpc.goal.goal_pose.position, goal)  # the goal stays
+
+
+def test_the_viewer_draws_the_followed_plans_hand_path():
+    pytest.importorskip("viser", reason="the viewer needs viser: pip install '.[viz]'")
+    from curobo_lite.robot import Kinematics
+    from curobo_lite.viz import Viewer
+
+    mpc = _solver(num_particles=32)
+    retract = mpc.robot_config.retract_config[None].clone()
+    plan = _joint_plan(retract[0], retract[0] + 0.3, 0.5, 0.01)
+    mpc.follow(plan, 0.01)
+    with Viewer(mpc.robot_config, port=0) as viewer:
+        view = viewer.mpc_callback(mpc, max_rate_hz=1e6, num_traces=2)
+        mpc.step(JointState.from_position(retract))
+        view(0)
+        points = viewer.server.scene.get_handle_by_name("/mpc/plan").points  # [T - 1, 2, 3]
+    # the plan's hand path by the torch forward kinematics (not the Warp one the view uses)
+    hand = Kinematics(mpc.robot_config, backend="torch").forward(plan.position).ee_position
+    np.testing.assert_allclose(points[:, 0], hand[:-1].detach().numpy(), atol=1e-5)
+    np.testing.assert_allclose(points[-1, 1], hand[-1].detach().numpy(), atol=1e-5)

@@ -1,5 +1,6 @@
-"""Live view of a running MPC loop: the robot, MPC's predicted end-effector path and the
-end-effector traces of the particles it sampled.
+"""Live view of a running MPC loop: the robot, MPC's predicted end-effector path, the
+end-effector traces of the particles it sampled and, while the solver follows a plan
+(``MpcSolver.follow``, ``ReactivePlanner``), the plan's end-effector path.
 
 Call the view after every control step (it takes the step index, so it fits
 :func:`~curobo_lite.sim.run_closed_loop`'s ``on_step``); it redraws at most ``max_rate_hz``
@@ -22,6 +23,7 @@ from curobo_lite.types.errors import InputValueError
 
 _BEST_COLOR = (220, 0, 200)
 _SAMPLE_COLOR = (90, 160, 255)
+_PLAN_COLOR = (0, 170, 80)
 
 
 class MpcView:
@@ -65,6 +67,7 @@ class MpcView:
         self._last_update = -math.inf
         self._lines: dict[str, Any] = {}
         self._goal = None
+        self._plan = None  # the followed plan last drawn
         if solver.world_collision is not None:
             viewer.show_world(solver.world_collision)
 
@@ -124,6 +127,13 @@ class MpcView:
             self._goal = goal
         if solver.world_collision is viewer.world_collision:
             viewer.sync_world()
+        tracked = getattr(solver, "following", None)
+        if tracked is not None and tracked is not self._plan and tracked.position.shape[0] > 1:
+            self._plan = tracked  # drawn once per plan: its end-effector path
+            q = tracked.position[:: max(1, tracked.position.shape[0] // 100)].to("cpu")
+            ee = self.viewer.kinematics.forward(q, spheres=False).ee_position
+            plan_segments = torch.stack((ee[:-1], ee[1:]), dim=1).numpy()
+            self._draw_segments("/mpc/plan", plan_segments, _PLAN_COLOR, 0.004)
         self.best_path, self.sample_paths = paths[0], paths[1:]
         # segments [K, H - 1, 2, 3]: consecutive points of each path
         segments = torch.stack((paths[:, :-1], paths[:, 1:]), dim=2).numpy()
