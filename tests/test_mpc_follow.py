@@ -192,3 +192,29 @@ def test_the_viewer_draws_the_followed_plans_hand_path():
     hand = Kinematics(mpc.robot_config, backend="torch").forward(plan.position).ee_position
     np.testing.assert_allclose(points[:, 0], hand[:-1].detach().numpy(), atol=1e-5)
     np.testing.assert_allclose(points[-1, 1], hand[-1].detach().numpy(), atol=1e-5)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a CUDA device")
+def test_a_followed_plan_replays_from_the_cuda_graph_as_it_runs_eagerly():
+    """The reference is written in place each step: the captured plan update (use_cuda_graph)
+    reads every step's samples and a second plan's, so its commands equal the eager ones."""
+    cuda = TensorDeviceType(device=torch.device("cuda"))
+    solvers = []
+    for graph in (False, True):
+        task = TaskConfig.load("particle_mpc")
+        task.mpc = dict(task.mpc, use_cuda_graph=graph)
+        solvers.append(
+            MpcSolver.from_config(robot="franka", task=task, tensor_args=cuda, num_particles=100)
+        )
+    retract = solvers[0].robot_config.retract_config[None].clone()
+    plans = [
+        _joint_plan(retract[0], retract[0] + 0.3, 0.5, 0.01).to(cuda),
+        _joint_plan(retract[0], retract[0] - 0.2, 0.4, 0.01).to(cuda),
+    ]
+    states = [JointState.from_position(retract).to(cuda) for _ in solvers]
+    for k in range(12):
+        for i, solver in enumerate(solvers):
+            if k in (0, 6):
+                solver.follow(plans[k // 6], 0.01)
+            states[i] = solver.step(states[i]).action
+        torch.testing.assert_close(states[1].position, states[0].position, atol=1e-4, rtol=0)
