@@ -334,3 +334,27 @@ def test_swept_query_catches_a_thin_wall_between_steps() -> None:
     assert bool((plain > 0.1).all())
     assert float(swept[0, 1, 0]) < 0.0
     assert bool((swept <= plain + 1e-6).all())
+
+
+def test_exact_band_does_not_let_the_meshes_judge_a_voxel_contact():
+    """RobotWorld.validate's exact band hands shallow sphere contacts to the mesh check, which
+    does not see voxel grids: with a grid in the world a contact stays a contact. A plate of
+    points 4 mm into the lowest sphere of the retract pose (its depth by the grid within one
+    voxel of 4 mm) is refused with and without the band."""
+    from curobo_lite.wrap import RobotWorld
+
+    free = RobotWorld.from_config("franka", None)
+    q = free.robot_config.retract_config[None]
+    spheres = free.get_world_spheres(q)[0]
+    spheres = spheres[spheres[:, 3] > 0]
+    bottom = spheres[:, 2] - spheres[:, 3]
+    lowest = spheres[int(bottom.argmin())]
+    grid = torch.linspace(-0.1, 0.1, 41)
+    x, y = torch.meshgrid(grid + float(lowest[0]), grid + float(lowest[1]), indexing="ij")
+    top = float(bottom.min()) + 0.004
+    points = torch.stack((x.reshape(-1), y.reshape(-1), torch.full((41 * 41,), top)), -1)
+    world = RobotWorld.from_config("franka", WorldConfig.from_point_cloud(points, 0.01))
+    depth = float(world.collision_distance(q)[0])
+    assert -0.015 < depth < 0.0 and abs(depth + 0.004) <= 0.01
+    assert not bool(world.validate(q)[0])
+    assert not bool(world.validate(q, exact_band=0.015)[0])

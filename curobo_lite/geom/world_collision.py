@@ -390,6 +390,12 @@ class WorldCollision:
         return self._revision
 
     @property
+    def num_voxel_worlds(self) -> int:
+        """Voxel signed-distance grids among the obstacles (the exact mesh checks do not see
+        them: a grid has no true surface to check against)."""
+        return len(self._voxel_worlds)
+
+    @property
     def num_enabled(self) -> int:
         """Obstacles currently enabled, voxel worlds included (host-side count: reading it
         costs no device sync)."""

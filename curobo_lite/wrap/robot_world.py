@@ -303,9 +303,12 @@ class RobotWorld:
         the collision meshes instead (:meth:`validate_mesh`; the robot file must name them).
         The spheres over-approximate the links by up to their fit tolerance (1.5 cm on the
         Franka's arm): in an opening a few centimetres wider than the arm, that margin alone
-        closes the way that the meshes leave open. Clear or deep cases never reach coal."""
+        closes the way that the meshes leave open. Clear or deep cases never reach coal. In a
+        world with a voxel grid the band is off (the meshes do not see grids)."""
         flat = q.reshape(-1, q.shape[-1])
         spheres = self.get_link_spheres(flat)
+        if self.world_collision.num_voxel_worlds:
+            exact_band = 0.0  # the meshes cannot judge a contact with a voxel grid: spheres
         if exact_band <= 0.0:
             return self._valid(flat, spheres).reshape(q.shape[:-1])
         ok, world = self._valid(flat, spheres, world_range=exact_band)
