@@ -57,6 +57,7 @@ bench: install
 	$(PY) benchmarks/kinematics.py
 	$(PY) benchmarks/rollout.py
 	$(PY) benchmarks/mpc.py
+	$(PY) benchmarks/reactive.py
 	$(PY) benchmarks/trajopt.py
 	$(PY) benchmarks/collision.py
 	$(PY) benchmarks/self_collision.py
