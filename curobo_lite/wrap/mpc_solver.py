@@ -17,9 +17,8 @@ Task ``mpc:`` section (unknown keys are an error):
 - ``clamp_to_limits`` (bool, default false): clamp a measured state outside the limits into
   them instead of rejecting it.
 - ``follow_activation_distance`` (m >= 0, default: unchanged): the world collision cost's
-  ``activation_distance`` while a plan is followed (:meth:`MpcSolver.follow`). The followed plan
-  was checked against the world, and a goal close to an obstacle (inside a shelf) lies within
-  the task's margin, which holds the arm that far short of it; MPC alone keeps the task's.
+  ``activation_distance`` while a checked plan is followed (:meth:`MpcSolver.follow`): the
+  task's margin holds the arm short of a goal that close to an obstacle (inside a shelf).
 - ``use_cuda_graph`` (bool, default false): on a CUDA device, capture the plan update (shift,
   MPPI iterations, the command's integration) once and replay it every step
   (:class:`~curobo_lite.opt.cuda_graph.GraphedCall`); a new goal, :meth:`MpcSolver.update_world`,
@@ -30,9 +29,8 @@ Task ``mpc:`` section (unknown keys are an error):
 Following a plan: :meth:`MpcSolver.follow` makes the particles track a time-indexed joint
 reference (e.g. a :class:`~curobo_lite.wrap.MotionGen` result's ``interpolated_plan``) with the
 task's ``tracking_cost`` (:class:`~curobo_lite.rollout.cost.TrackingCost`), on top of the pose
-goal and the collision costs: each step samples the plan at the times of the horizon's steps
-into one preallocated reference ``[1, H, D]`` written in place (what a captured CUDA graph
-reads), so a running plan costs no recapture. Past its end the plan holds its last state.
+goal and the collision costs: each step samples the plan at its horizon's times into one
+reference ``[1, H, D]`` written in place (what a captured CUDA graph reads): no recapture.
 
 Obstacles: ``MpcSolver.from_config(world=...)`` and :meth:`MpcSolver.update_world`; obstacles can
 also be moved, added or switched off between steps through :attr:`MpcSolver.world_collision`
@@ -330,8 +328,9 @@ class MpcSolver:
                 "follow: the task has no tracking_cost section (configs/task/particle_mpc.yml "
                 "has one)"
             )
+        model = self.dynamics_model
         tracked = TrackedPlan.from_plan(
-            plan, dt, self.dynamics_model.d_action, self.tensor_args, self._horizon_offsets(), speed
+            plan, dt, model.d_action, self.tensor_args, model.traj_dt, speed
         )
         check_within_limits(self, tracked.position, "plan.position", self.config.limit_tolerance)
         if goal is None:
@@ -366,11 +365,6 @@ class MpcSolver:
     def following(self) -> TrackedPlan | None:
         """The followed plan (its samples, ``dt`` and the current plan time), or ``None``."""
         return self._tracked
-
-    def _horizon_offsets(self) -> torch.Tensor:
-        """``[H]`` seconds from the start state to each step of the horizon."""
-        traj_dt = self.dynamics_model.traj_dt
-        return torch.cat((traj_dt.new_zeros(1), traj_dt[1:].cumsum(0)))
 
     @exclusive
     def reset(self) -> None:

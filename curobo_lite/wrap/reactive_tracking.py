@@ -33,7 +33,8 @@ class TrackedPlan:
     Attributes:
         position, velocity, acceleration: ``[T, D]`` the plan's samples.
         dt: seconds between samples.
-        offsets: ``[H]`` seconds from the start state to each step of the MPC's horizon.
+        offsets: ``[H]`` seconds from the start state to each step of the MPC's horizon
+            (from its ``traj_dt [H]``, whose entry 0 is unused).
         time: plan time (s) of the next control step's measured state.
     """
 
@@ -51,7 +52,7 @@ class TrackedPlan:
         dt: float | None,
         dof: int,
         tensor_args: TensorDeviceType,
-        offsets: torch.Tensor,
+        traj_dt: torch.Tensor,
         speed: float = 1.0,
     ) -> TrackedPlan:
         """Check ``plan`` (a :class:`JointState` ``[T, D]``, finite) and ``dt`` (s > 0, needed
@@ -88,7 +89,7 @@ class TrackedPlan:
             velocity * speed,
             acceleration * speed**2,
             float(dt) / speed,
-            offsets.detach().clone(),
+            torch.cat((traj_dt.new_zeros(1), traj_dt[1:].cumsum(0))).detach(),
         )
 
     @property
