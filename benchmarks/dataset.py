@@ -21,7 +21,7 @@ per shard, worker memory over a long run, and a projection to N machines.
 Usage::
 
     python benchmarks/dataset.py [--problems 24] [--workers 1 2] [--families bookshelf_small]
-        [--shard-size 4] [--long-problems 200] [--device cpu|cuda] [--gpus-per-worker 1]
+        [--shard-size 2] [--long-problems 200] [--device cpu|cuda] [--gpus-per-worker 1]
         [--json out/dataset.json]
 
 On a CUDA machine: ``--device cuda --workers 1 --gpus-per-worker 1`` and ``... 0.25
@@ -178,7 +178,7 @@ def main() -> None:
     parser.add_argument("--families", nargs="+", default=["bookshelf_small"])
     parser.add_argument("--problems", type=int, default=24)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--shard-size", type=int, default=4)
+    parser.add_argument("--shard-size", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--generator", default="{}", help="ProblemGenerator options (JSON)")
     parser.add_argument("--motion-gen", default="{}", help="MotionGen options (JSON)")
