@@ -75,7 +75,7 @@ def test_spheres_cover_the_object_and_the_grasp_becomes_valid(retract):
     assert not bool(world.validate(q)[0])  # the box sits between the fingers: "in collision"
     held = world.attach_objects_to_robot(JointState.from_position(q), ["box"])
     assert bool(world.validate(q)[0])
-    assert held.spheres.shape[0] <= 16
+    assert held.spheres.shape[0] <= 12
     # every point of the box's surface (trimesh samples in the base frame) is in some sphere
     spheres = world.get_link_spheres(q)[0].double()
     begin, end = world.kinematics.reserved_spheres("attached_object")
@@ -164,3 +164,33 @@ def test_plan_while_holding_keeps_the_true_box_clear_of_the_wall(retract):
     assert clearance >= -1e-3
     motion_gen.detach_object_from_robot()
     assert not bool(motion_gen.checker.validate(q)[0])  # the box is back between the fingers
+
+
+def test_mpc_holds_the_object_in_every_copy_of_the_spheres(retract):
+    """MpcSolver (no RobotWorld of its own) holds the box in its world and in every Kinematics
+    it has (its rollout's among them): the reserved spheres equal the RobotWorld's fit, and
+    detaching disables them and returns the box to the world."""
+    from curobo_lite.wrap import MpcSolver
+    from curobo_lite.wrap.attach import solver_kinematics
+
+    q, names = retract
+    world = _world(q[0], names)
+    mpc = MpcSolver.from_config(robot="franka", world=world)
+    checker = RobotWorld.from_config("franka", world)
+    expected = checker.attach_objects_to_robot(q, ["box"]).spheres
+    held = mpc.attach_objects_to_robot(JointState.from_position(q), ["box"])
+    torch.testing.assert_close(held.spheres, expected)
+    copies = solver_kinematics(mpc, depth=8)
+    assert len(copies) >= 2
+    for kin in copies:
+        begin, end = kin.reserved_spheres("attached_object")
+        rows = kin.forward(q).link_spheres[0, begin:end]
+        torch.testing.assert_close(
+            rows, checker.get_link_spheres(q)[0, begin:end].to(rows.dtype), atol=1e-5, rtol=0
+        )
+    assert not mpc.world_collision.world.get("box").enabled
+    mpc.detach_object_from_robot()
+    assert mpc.world_collision.world.get("box").enabled
+    for kin in copies:
+        begin, end = kin.reserved_spheres("attached_object")
+        assert bool((kin.forward(q).link_spheres[0, begin:end, 3] < 0).all())

@@ -55,7 +55,7 @@ def test_franka_collision_keys_parse():
     assert config.lock_joints == {"panda_finger_joint1": 0.04, "panda_finger_joint2": 0.04}
     assert col.num_spheres == sum(len(v) for v in col.spheres.values())
     # reserved for a held object: disabled until something is attached
-    assert col.extra_spheres == {"attached_object": 16}
+    assert col.extra_spheres == {"attached_object": 12}
     assert all(r[3] < 0 for r in col.spheres["attached_object"])
     own = [rows for link, rows in col.spheres.items() if link not in col.extra_spheres]
     assert all(r[3] > 0 for rows in own for r in rows)

@@ -253,15 +253,11 @@ def _link_pose(kinematics: Kinematics, q: torch.Tensor, link: str) -> np.ndarray
 
 
 class HoldsObjects:
-    """``attach_objects_to_robot`` / ``detach_object_from_robot`` (cuRobo's names) for a solver
-    that checks with a :class:`~curobo_lite.wrap.RobotWorld` (``_holding_checker()``): the
-    checker holds the objects, and every other copy of the robot's spheres in the solver (its
-    IK's, its optimizer's rollouts') gets the same spheres."""
-
-    checker: Any  # the solver's RobotWorld
-
-    def _holding_checker(self) -> Any:
-        return self.checker
+    """``attach_objects_to_robot`` / ``detach_object_from_robot`` (cuRobo's names) for a solver.
+    A solver with a :class:`~curobo_lite.wrap.RobotWorld` ``checker`` (MotionGen) has it hold
+    the objects (its mesh check then sees their shapes); one without (MpcSolver) holds them
+    itself, in ``world_collision``. Every other copy of the robot's spheres in the solver (its
+    IK's, its optimizer's or MPPI's rollouts) gets the same spheres."""
 
     def attach_objects_to_robot(
         self,
@@ -272,14 +268,40 @@ class HoldsObjects:
     ) -> AttachedObjects:
         """Hold the world's obstacles ``object_names`` on ``link_name`` from ``joint_state``
         on (see :mod:`curobo_lite.wrap.attach`); returns what is held."""
-        checker = self._holding_checker()
-        others = [k for k in solver_kinematics(self, depth=8) if k is not checker.kinematics]
-        return checker.attach_objects_to_robot(
-            joint_state, object_names, link_name, surface_sphere_radius, others
+        checker = getattr(self, "checker", None)
+        if checker is not None:
+            others = [k for k in solver_kinematics(self, depth=8) if k is not checker.kinematics]
+            return checker.attach_objects_to_robot(
+                joint_state, object_names, link_name, surface_sphere_radius, others
+            )
+        world, everyone, held = self._holding()
+        new = attach_objects(
+            world, everyone, joint_state, object_names, link_name, surface_sphere_radius
         )
+        if link_name in held:  # only now: a refused call changes nothing
+            detach_objects(world, everyone, held.pop(link_name))
+        hold(world, everyone, new)
+        held[link_name] = new
+        return new
 
     def detach_object_from_robot(self, link_name: str = ATTACHED_LINK) -> None:
         """Let go of what ``link_name`` holds; the objects return to the world."""
-        checker = self._holding_checker()
-        others = [k for k in solver_kinematics(self, depth=8) if k is not checker.kinematics]
-        checker.detach_object_from_robot(link_name, others)
+        checker = getattr(self, "checker", None)
+        if checker is not None:
+            others = [k for k in solver_kinematics(self, depth=8) if k is not checker.kinematics]
+            checker.detach_object_from_robot(link_name, others)
+            return
+        world, everyone, held = self._holding()
+        if link_name in held:
+            detach_objects(world, everyone, held.pop(link_name))
+        else:
+            everyone[0].reserved_spheres(link_name)  # names a link without reserved spheres
+
+    def _holding(self) -> tuple[WorldCollision, list[Kinematics], dict[str, AttachedObjects]]:
+        world = getattr(self, "world_collision", None)
+        if world is None:
+            raise InputValueError(
+                f"{type(self).__name__} has no world: the objects to hold come from its world"
+            )
+        held = self.__dict__.setdefault("attached", {})
+        return world, solver_kinematics(self, depth=8), held

@@ -62,6 +62,7 @@ from curobo_lite.types import (
     quat_angle_error,
 )
 from curobo_lite.types.errors import InputTypeError, InputValueError
+from curobo_lite.wrap.attach import HoldsObjects
 from curobo_lite.wrap.exclusive import exclusive
 from curobo_lite.wrap.offenders import check_within_limits
 from curobo_lite.wrap.reactive_tracking import TrackedPlan
@@ -147,7 +148,7 @@ class MpcResult:
         )
 
 
-class MpcSolver:
+class MpcSolver(HoldsObjects):
     """Reactive reaching with MPPI. Build with :meth:`from_config`.
 
     Args:
