@@ -219,6 +219,11 @@ def _reacher_with_goals(task: TaskConfig, franka: RobotConfig) -> ArmReacher:
     start = JointState.from_position(torch.tensor(_COLLIDING_STARTS))
     goal_state = JointState.from_position(franka.retract_config[None] + 0.2)
     rollout.update_params(Goal(goal_pose=reachable_goal(franka), goal_state=goal_state), start)
+    if "tracking_cost" in rollout.costs:  # it pulls towards a followed plan: give it one
+        horizon = rollout.action_horizon
+        offsets = torch.linspace(0.0, 0.3, horizon)[None, :, None]
+        plan = franka.retract_config[None, None] + offsets.expand(1, horizon, franka.dof)
+        rollout.update_reference(JointState.from_position(plan))
     return rollout
 
 
