@@ -381,9 +381,14 @@ class MotionGen(MotionGenGoals, HoldsObjects):
         return graph, stage_timings
 
     @property
-    def _exact_band(self) -> float:
-        """Metres of sphere contact the meshes judge instead (0: spheres only)."""
+    def exact_band(self) -> float:
+        """Metres of sphere contact the meshes judge instead (0: spheres only): the band of
+        :meth:`RobotWorld.validate` that this planner's checks use."""
         return self.roadmap.config.exact_band if self.roadmap is not None else 0.0
+
+    @property
+    def _exact_band(self) -> float:
+        return self.exact_band
 
     def _goal_configs(self, ik: IKResult, goal: Pose) -> list[torch.Tensor]:
         """Per problem of ``ik``: its distinct solutions, or where it failed, the seeds that

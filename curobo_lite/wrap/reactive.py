@@ -186,7 +186,7 @@ class ReactivePlanner:
         self._steps_since_attempt = 0
         self._failures = 0  # failed plans in a row
         self._checked_revision = self.world_collision.revision
-        self._band = motion_gen._exact_band if motion_gen.exact_check else 0.0
+        self._band = motion_gen.exact_band if motion_gen.exact_check else 0.0
 
     @classmethod
     def from_config(
@@ -269,9 +269,9 @@ class ReactivePlanner:
         """One control step from the measured ``state [1, D]``: plan or replan when needed,
         then one MPC step; returns the command and the step's metrics."""
         t_start = time.perf_counter()
+        position = self.mpc._check_state(state).position  # the argument is named first
         if self.goal is None:
             raise InputValueError("step: call set_goal(pose) first")
-        position = self.mpc._check_state(state).position
         reason = self._replan_reason(position) if self.config.use_plan else ""
         if reason:
             self._replan(position, reason)
