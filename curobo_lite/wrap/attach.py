@@ -252,6 +252,42 @@ def _link_pose(kinematics: Kinematics, q: torch.Tensor, link: str) -> np.ndarray
     return matrix @ to_frame
 
 
+def take_hold(
+    world: WorldCollision,
+    kinematics: Sequence[Kinematics],
+    held: dict[str, AttachedObjects],
+    joint_state: Any,
+    object_names: Sequence[str],
+    link_name: str,
+    surface_sphere_radius: float,
+) -> AttachedObjects:
+    """Attach (:func:`attach_objects`, every argument checked first), let go of what
+    ``link_name`` held before, then :func:`hold`; ``held`` (link -> objects) records it. A
+    refused call changes nothing."""
+    new = attach_objects(
+        world, kinematics, joint_state, object_names, link_name, surface_sphere_radius
+    )
+    let_go(world, kinematics, held, link_name)
+    hold(world, kinematics, new)
+    held[link_name] = new
+    return new
+
+
+def let_go(
+    world: WorldCollision,
+    kinematics: Sequence[Kinematics],
+    held: dict[str, AttachedObjects],
+    link_name: str,
+) -> bool:
+    """Detach what ``held`` records on ``link_name``; whether anything was held (nothing: no
+    change, but a link without reserved spheres is named)."""
+    if link_name in held:
+        detach_objects(world, kinematics, held.pop(link_name))
+        return True
+    kinematics[0].reserved_spheres(link_name)
+    return False
+
+
 class HoldsObjects:
     """``attach_objects_to_robot`` / ``detach_object_from_robot`` (cuRobo's names) for a solver.
     A solver with a :class:`~curobo_lite.wrap.RobotWorld` ``checker`` (MotionGen) has it hold
@@ -270,32 +306,25 @@ class HoldsObjects:
         on (see :mod:`curobo_lite.wrap.attach`); returns what is held."""
         checker = getattr(self, "checker", None)
         if checker is not None:
-            others = [k for k in solver_kinematics(self, depth=8) if k is not checker.kinematics]
             return checker.attach_objects_to_robot(
-                joint_state, object_names, link_name, surface_sphere_radius, others
+                joint_state, object_names, link_name, surface_sphere_radius, self._others(checker)
             )
         world, everyone, held = self._holding()
-        new = attach_objects(
-            world, everyone, joint_state, object_names, link_name, surface_sphere_radius
+        return take_hold(
+            world, everyone, held, joint_state, object_names, link_name, surface_sphere_radius
         )
-        if link_name in held:  # only now: a refused call changes nothing
-            detach_objects(world, everyone, held.pop(link_name))
-        hold(world, everyone, new)
-        held[link_name] = new
-        return new
 
     def detach_object_from_robot(self, link_name: str = ATTACHED_LINK) -> None:
         """Let go of what ``link_name`` holds; the objects return to the world."""
         checker = getattr(self, "checker", None)
         if checker is not None:
-            others = [k for k in solver_kinematics(self, depth=8) if k is not checker.kinematics]
-            checker.detach_object_from_robot(link_name, others)
+            checker.detach_object_from_robot(link_name, self._others(checker))
             return
-        world, everyone, held = self._holding()
-        if link_name in held:
-            detach_objects(world, everyone, held.pop(link_name))
-        else:
-            everyone[0].reserved_spheres(link_name)  # names a link without reserved spheres
+        let_go(*self._holding(), link_name)
+
+    def _others(self, checker: Any) -> list[Kinematics]:
+        """The solver's copies of the robot's spheres besides its checker's."""
+        return [k for k in solver_kinematics(self, depth=8) if k is not checker.kinematics]
 
     def _holding(self) -> tuple[WorldCollision, list[Kinematics], dict[str, AttachedObjects]]:
         world = getattr(self, "world_collision", None)

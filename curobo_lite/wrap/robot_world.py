@@ -31,13 +31,7 @@ from curobo_lite.geom.exact_collision import ExactDistance
 from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.types import TensorDeviceType
 from curobo_lite.types.errors import InputTypeError, InputValueError
-from curobo_lite.wrap.attach import (
-    ATTACHED_LINK,
-    AttachedObjects,
-    attach_objects,
-    detach_objects,
-    hold,
-)
+from curobo_lite.wrap.attach import ATTACHED_LINK, AttachedObjects, let_go, take_hold
 from curobo_lite.wrap.mesh_check import DEFAULT_SWEEP_RESOLUTION, MeshCheck, no_geometry_message
 from curobo_lite.wrap.offenders import (
     OFFENDER_KINDS,
@@ -125,19 +119,15 @@ class RobotWorld:
         to their shapes at ``joint_state`` fill the link's reserved spheres, they leave the
         world, and their true shapes join the mesh check (:mod:`curobo_lite.wrap.attach`).
         ``kinematics``: other copies of the robot's spheres to update too (a solver's)."""
-        everyone = [self.kinematics, *kinematics]
-        held = attach_objects(
+        held = take_hold(
             self.world_collision,
-            everyone,
+            [self.kinematics, *kinematics],
+            self.attached,
             joint_state,
             object_names,
             link_name,
             surface_sphere_radius,
         )
-        if link_name in self.attached:  # only now: a refused call changes nothing
-            self.detach_object_from_robot(link_name, kinematics)
-        hold(self.world_collision, everyone, held)
-        self.attached[link_name] = held
         self._mesh_check = None  # rebuilt with the objects' shapes
         return held
 
@@ -146,12 +136,9 @@ class RobotWorld:
     ) -> None:
         """Let go of what ``link_name`` holds: its spheres are disabled and the objects
         return to the world where they were attached (nothing held: no change)."""
-        held = self.attached.pop(link_name, None)
-        if held is None:
-            self.kinematics.reserved_spheres(link_name)  # names a link without reserved spheres
-            return
-        detach_objects(self.world_collision, [self.kinematics, *kinematics], held)
-        self._mesh_check = None
+        everyone = [self.kinematics, *kinematics]
+        if let_go(self.world_collision, everyone, self.attached, link_name):
+            self._mesh_check = None
 
     # --- exact checks on the collision meshes (coal) ----------------------------------------------
 
