@@ -267,17 +267,13 @@ class MotionGen(MotionGenGoals, HoldsObjects):
             )
         if not solved:
             return results
-        n = self.config.num_trajopt_seeds
-        configs = torch.stack([cycle_rows(goal_configs[k], n) for k in solved])
         rows = torch.tensor(solved, device=self.tensor_args.device)
-        t0 = time.perf_counter()
-        first = self.trajopt.solve_from_configs(
-            JointState.from_position(sub_start[rows]),
-            configs,
+        first = self._optimize(
+            sub_start[rows],
+            [goal_configs[k] for k in solved],
             Pose(sub_goal.position[rows], sub_goal.quaternion[rows]),
-            seed_trajectories=self._seed_paths(sub_start[rows], configs),
+            timings,
         )
-        timings["trajopt"] = time.perf_counter() - t0
         for j, k in enumerate(solved):
             s = valid[k]
             stage_timings = dict(timings)
@@ -528,6 +524,28 @@ class MotionGen(MotionGenGoals, HoldsObjects):
     def _pose_errors(self, q: torch.Tensor, goal: Pose) -> tuple[torch.Tensor, torch.Tensor]:
         """``[n]`` metres and radians from the end effector at ``q [n, D]`` to ``goal``."""
         return pose_errors(self.checker, q, goal)
+
+    def _optimize(
+        self,
+        start: torch.Tensor,
+        goal_configs: list[torch.Tensor],
+        goal: Pose,
+        timings: dict[str, float],
+    ) -> TrajOptResult:
+        """One batched trajectory optimization of ``R`` problems: from ``start [R, D]`` to
+        each problem's goal configurations (``[k, D]``, cycled to ``num_trajopt_seeds``) and
+        ``goal [R]``, seeded by :meth:`_seed_paths`; its time goes into ``timings``."""
+        n = self.config.num_trajopt_seeds
+        configs = torch.stack([cycle_rows(c, n) for c in goal_configs])
+        t0 = time.perf_counter()
+        result = self.trajopt.solve_from_configs(
+            JointState.from_position(start),
+            configs,
+            goal,
+            seed_trajectories=self._seed_paths(start, configs),
+        )
+        timings["trajopt"] = time.perf_counter() - t0
+        return result
 
     def _seed_paths(self, start: torch.Tensor, configs: torch.Tensor) -> torch.Tensor | None:
         """``[S, n, H, D]`` seed knots: even seeds straight to their goal configuration, odd

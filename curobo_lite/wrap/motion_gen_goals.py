@@ -115,19 +115,13 @@ class MotionGenGoals:
     ) -> MotionGenResult:
         """The trajectory optimization toward every reachable pose in one batch: the
         successful plan of shortest motion, else the best attempt (``TRAJOPT_FAIL``)."""
-        n = self.config.num_trajopt_seeds
         rows = torch.tensor(reachable, device=self.tensor_args.device)
-        R = len(reachable)
-        q0 = start.position.expand(R, self.dof)
-        seeds = torch.stack([cycle_rows(configs[g], n) for g in reachable])
-        t0 = time.perf_counter()
-        solved = self.trajopt.solve_from_configs(
-            JointState.from_position(q0.clone()),
-            seeds,
+        solved = self._optimize(
+            start.position.expand(len(reachable), self.dof).clone(),
+            [configs[g] for g in reachable],
             Pose(goal.position[rows], goal.quaternion[rows]),
-            seed_trajectories=self._seed_paths(q0, seeds),
+            timings,
         )
-        timings["trajopt"] = time.perf_counter() - t0
         succeeded = [j for j, ok in enumerate(solved.success.tolist()) if ok]
         if succeeded:
             # the shortest motion: the fewest interpolated samples
