@@ -45,6 +45,19 @@ def smooth_hinge_grad(x: Any, eta: Any):
     return value
 
 
+@wp.func
+def sweep_samples(length: Any, step: Any, max_samples: int):
+    """Samples of a swept sphere's segment of ``length`` metres, one every ``step`` metres (a
+    fraction of the smaller radius), at most ``max_samples``; 1 for a segment of length 0 (the
+    world and the voxel-grid sweeps share this rule)."""
+    samples = wp.int32(1)
+    if length > type(length)(0.0):
+        samples = max_samples
+        if step > type(step)(0.0) and length / step < type(length)(max_samples):
+            samples = wp.max(int(wp.ceil(length / step)), 1)
+    return samples
+
+
 def smooth_hinge_torch(x: torch.Tensor, eta: float) -> torch.Tensor:
     """The same penalty in torch (differentiable by autograd), for references and tests."""
     if eta <= 0.0:

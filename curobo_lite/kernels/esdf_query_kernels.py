@@ -20,7 +20,7 @@ from typing import Any
 import torch
 import warp as wp
 
-from curobo_lite.kernels.collision_common import smooth_hinge, smooth_hinge_grad
+from curobo_lite.kernels.collision_common import smooth_hinge, smooth_hinge_grad, sweep_samples
 from curobo_lite.kernels.voxel_kernels import FAR, Grid
 from curobo_lite.kernels.warp_types import Array1, Array2
 
@@ -153,11 +153,8 @@ def _fold_sphere(
             a = wp.vector(spheres[p, 0], spheres[p, 1], spheres[p, 2])
             ra = spheres[p, 3]
             length = wp.length(c - a)
-            step = sweep_spacing * wp.min(r, ra)
             if length > zero:
-                samples = max_sweep_samples
-                if step > zero and length / step < type(zero)(max_sweep_samples):
-                    samples = wp.max(int(wp.ceil(length / step)), 1)
+                samples = sweep_samples(length, sweep_spacing * wp.min(r, ra), max_sweep_samples)
                 count = samples + 1
     # broad phase: one read at the voxel holding the segment's midpoint. The interpolant is
     # sqrt(3)-Lipschitz (its partial derivatives are averages of 1-Lipschitz differences), so

@@ -45,7 +45,7 @@ from typing import Any
 import torch
 import warp as wp
 
-from curobo_lite.kernels.collision_common import smooth_hinge, smooth_hinge_grad
+from curobo_lite.kernels.collision_common import smooth_hinge, smooth_hinge_grad, sweep_samples
 from curobo_lite.kernels.warp_types import Array1, Array2, IndexArray
 
 wp.config.log_level = 30  # WARNING
@@ -559,11 +559,8 @@ def sphere_world_distance(
             )
             ra = rp
             length = wp.length(c - a)
-            step = sweep_spacing * wp.min(r, rp)
             if length > zero:
-                samples = max_sweep_samples
-                if step > zero and length / step < type(zero)(max_sweep_samples):
-                    samples = wp.max(int(wp.ceil(length / step)), 1)
+                samples = sweep_samples(length, sweep_spacing * wp.min(r, rp), max_sweep_samples)
                 count = samples + 1
     reach = wp.max(activation, max_distance)
     if r < zero or not _segment_in_reach(a, c, wp.max(r, ra), reach, world, use_bvh):
