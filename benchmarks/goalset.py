@@ -26,7 +26,8 @@ import torch
 from mbm import DATA, judge, load_problems
 from timing import write_json
 
-from curobo_lite.scenes import family_rng, sample_scene
+from curobo_lite.scenes import family_rng
+from curobo_lite.scenes.problems import draw_scene
 from curobo_lite.types import JointState, Pose, TensorDeviceType
 from curobo_lite.wrap import MotionGen, RobotWorld
 
@@ -39,9 +40,7 @@ def grasp_set(problem, draws: int = 20) -> list[list[float]] | None:
     until the one that holds the problem's goal pose (``None`` when none does)."""
     rng = family_rng(problem.family, problem.seed, problem.index)
     for _ in range(draws):
-        scene = sample_scene(problem.family, rng)
-        targets = sorted(scene.grasps)
-        target = targets[int(rng.integers(len(targets)))]
+        scene, target = draw_scene(problem.family, rng)
         if target != problem.target:
             continue
         grasps = [list(map(float, g)) for g in scene.grasps[target]]

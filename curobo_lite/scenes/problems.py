@@ -34,7 +34,7 @@ import torch
 
 from curobo_lite.geom import WorldConfig
 from curobo_lite.robot import RobotConfig
-from curobo_lite.scenes.families import FAMILIES, family_rng, sample_scene
+from curobo_lite.scenes.families import FAMILIES, SceneSample, family_rng, sample_scene
 from curobo_lite.types import Pose, TensorDeviceType
 from curobo_lite.types.errors import CuroboLiteError, InputValueError
 from curobo_lite.wrap.ik_solver import IKSolver
@@ -119,6 +119,14 @@ class MbmProblem:
             target=data["target"],
             check=data.get("check", "mesh"),
         )
+
+
+def draw_scene(family: str, rng: np.random.Generator) -> tuple[SceneSample, str]:
+    """One draw of :meth:`ProblemGenerator.make`: a scene of ``family`` and its target object
+    (replaying ``rng`` replays a problem's scenes)."""
+    scene = sample_scene(family, rng)
+    targets = sorted(scene.grasps)
+    return scene, targets[int(rng.integers(len(targets)))]
 
 
 class ProblemGenerator:
@@ -224,9 +232,7 @@ class ProblemGenerator:
             raise InputValueError(f"family: expected one of {list(FAMILIES)}, received {family!r}")
         rng = family_rng(family, seed, index)
         for attempt in range(1, self.max_scenes + 1):
-            scene = sample_scene(family, rng)
-            targets = sorted(scene.grasps)
-            target = targets[int(rng.integers(len(targets)))]
+            scene, target = draw_scene(family, rng)
             self.checker.update_world(scene.world)
             # the start
             if scene.start_pose is None:
