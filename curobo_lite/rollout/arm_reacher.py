@@ -17,6 +17,12 @@ from curobo_lite.debug import active_session, track
 from curobo_lite.geom import SelfCollisionModel, WorldCollision, WorldConfig
 from curobo_lite.opt.base import RolloutResult
 from curobo_lite.robot import RobotConfig
+from curobo_lite.rollout.convergence import (
+    COLLISION_CHECK_RANGE,
+    ConvergenceMetrics,
+    ReachCriteria,
+    smallest_clearance,
+)
 from curobo_lite.rollout.cost import (
     BoundCost,
     CostBase,
@@ -32,137 +38,28 @@ from curobo_lite.rollout.dynamics_model import (
     KinematicModelConfig,
     KinematicModelState,
 )
+from curobo_lite.rollout.goal import Goal
+from curobo_lite.rollout.graph_buffers import (
+    JOINT_FIELDS,
+    POSE_FIELDS,
+    tensor_addresses,
+    write_in_place,
+)
 from curobo_lite.rollout.task import TaskConfig
 from curobo_lite.types import JointState, Pose, TensorDeviceType, check_joint_state
 from curobo_lite.types.base import Forwarded
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
-#: Range (m) of the collision checks in :meth:`ArmReacher.convergence`: obstacles farther than
-#: this from every sphere are not looked at, and such distances read as the range.
-COLLISION_CHECK_RANGE = 1.0
-
-
-@dataclass
-class Goal:
-    """What the rollout aims at, per problem.
-
-    Attributes:
-        goal_pose: end-effector poses, batch ``G`` (1, or one per problem).
-        goal_state: joint-space goals ``[G, D]`` (position used by ``cspace_cost``).
-    """
-
-    goal_pose: Pose | None = None
-    goal_state: JointState | None = None
-
-    def __post_init__(self) -> None:
-        if self.goal_pose is None and self.goal_state is None:
-            raise InputValueError("Goal: give goal_pose, goal_state or both; received neither")
-        if self.goal_pose is not None and not isinstance(self.goal_pose, Pose):
-            raise InputTypeError(
-                f"Goal.goal_pose: expected a Pose, received {type(self.goal_pose)}"
-            )
-        if self.goal_state is not None:
-            if not isinstance(self.goal_state, JointState):
-                raise InputTypeError(
-                    f"Goal.goal_state: expected a JointState, received {type(self.goal_state)}"
-                )
-            if self.goal_state.position.ndim == 1:
-                self.goal_state = self.goal_state.unsqueeze(0)
-
-
-def smallest_clearance(
-    world_distance: torch.Tensor | None, self_distance: torch.Tensor | None
-) -> torch.Tensor | None:
-    """``[B]`` the smaller of two clearances, either of which may be absent (``None``: both)."""
-    if world_distance is None or self_distance is None:
-        return self_distance if world_distance is None else world_distance
-    return torch.minimum(world_distance, self_distance)
-
-
-@dataclass
-class ConvergenceMetrics:
-    """Per-trajectory quality of a rollout (no gradient).
-
-    Attributes:
-        position_error: ``[B]`` metres at the last step (``None`` without a pose goal).
-        rotation_error: ``[B]`` radians at the last step (``None`` without a pose goal).
-        cspace_error: ``[B]`` joint-space distance at the last step (``None`` without a
-            joint goal).
-        limit_violation: ``{position|velocity|acceleration|jerk: [B]}`` largest violation of
-            the robot's limits along the trajectory (0 when within).
-        world_distance: ``[B]`` smallest signed distance (m) of any robot sphere to any
-            obstacle along the trajectory, negative in collision (``None`` without a world or
-            without spheres); distances beyond ``COLLISION_CHECK_RANGE`` read as that range.
-        self_distance: ``[B]`` smallest signed distance between robot spheres that may collide
-            (``None`` for a robot without spheres).
-    """
-
-    position_error: torch.Tensor | None
-    rotation_error: torch.Tensor | None
-    cspace_error: torch.Tensor | None
-    limit_violation: dict[str, torch.Tensor]
-    world_distance: torch.Tensor | None = None
-    self_distance: torch.Tensor | None = None
-
-    @property
-    def collision_free(self) -> torch.Tensor | None:
-        """``[B]`` bool: no world or self collision along the trajectory (``None`` when the
-        robot has no collision spheres)."""
-        distance = self.min_distance
-        return None if distance is None else distance >= 0.0
-
-    @property
-    def min_distance(self) -> torch.Tensor | None:
-        """``[B]`` the smaller of ``world_distance`` and ``self_distance``."""
-        return smallest_clearance(self.world_distance, self.self_distance)
-
-    def __repr__(self) -> str:
-        def stat(t: torch.Tensor | None) -> str:
-            return "None" if t is None else f"min {float(t.min()):.4g} max {float(t.max()):.4g}"
-
-        violations = {k: round(float(v.max()), 6) for k, v in self.limit_violation.items()}
-        return (
-            f"ConvergenceMetrics(position_error: {stat(self.position_error)}, rotation_error: "
-            f"{stat(self.rotation_error)}, cspace_error: {stat(self.cspace_error)}, "
-            f"max limit violation: {violations}, world_distance: {stat(self.world_distance)}, "
-            f"self_distance: {stat(self.self_distance)})"
-        )
-
-
-@dataclass(frozen=True)
-class ReachCriteria:
-    """When a trajectory is good enough to stop optimizing it: its last step within
-    ``position_threshold`` m and ``rotation_threshold`` rad of a pose goal (or within
-    ``cspace_threshold`` of a joint goal), no step outside the position limits, and every
-    sphere at least ``clearance`` m from the obstacles and from the robot's other links
-    (checked on the segments between steps).
-
-    Tighter than a solver's success thresholds, so the result keeps a margin for the later
-    checks of the retimed, interpolated plan."""
-
-    position_threshold: float
-    rotation_threshold: float
-    cspace_threshold: float
-    clearance: float
-
-    @property
-    def check_range(self) -> float:
-        """How far the clearances must be exact for :meth:`met` (metres): a little beyond
-        ``clearance``. Pass it to :meth:`ArmReacher.convergence` to skip the far spheres."""
-        return max(self.clearance, 0.0) + 0.005
-
-    def met(self, metrics: ConvergenceMetrics) -> torch.Tensor:
-        """``[B]`` bool: the trajectories of ``metrics`` that meet every criterion."""
-        met = metrics.limit_violation["position"] <= 1e-6
-        if metrics.position_error is not None:
-            met &= metrics.position_error <= self.position_threshold
-            met &= metrics.rotation_error <= self.rotation_threshold
-        if metrics.cspace_error is not None:
-            met &= metrics.cspace_error <= self.cspace_threshold
-        distance = metrics.min_distance
-        if distance is not None:
-            met &= distance >= self.clearance
-        return met
+# the goal and convergence names stay importable from here, where they lived before
+__all__ = [
+    "COLLISION_CHECK_RANGE",
+    "ArmReacher",
+    "ArmReacherConfig",
+    "ConvergenceMetrics",
+    "Goal",
+    "ReachCriteria",
+    "smallest_clearance",
+]
 
 
 @dataclass
@@ -301,7 +198,7 @@ class ArmReacher:
         start_state = check_joint_state(start_state, "start_state", self.d_action, self.tensor_args)
         if self.goal is not None:
             self._check_goal_batch(self.goal, start_state.position.shape[0])
-        if _write_in_place(self.start_state, start_state, _JOINT_FIELDS):
+        if write_in_place(self.start_state, start_state, JOINT_FIELDS):
             self.start_state.joint_names = start_state.joint_names
         else:
             self.start_state = start_state.detach().clone()
@@ -348,13 +245,13 @@ class ArmReacher:
         pose, state = goal.goal_pose, goal.goal_state
         if pose is not None:
             kept = None if current is None else current.goal_pose
-            if _write_in_place(kept, pose, _POSE_FIELDS):
+            if write_in_place(kept, pose, POSE_FIELDS):
                 pose = kept
             else:
                 pose = Pose(pose.position.clone(), pose.quaternion.clone())
         if state is not None:
             kept = None if current is None else current.goal_state
-            if _write_in_place(kept, state, _JOINT_FIELDS):
+            if write_in_place(kept, state, JOINT_FIELDS):
                 kept.joint_names = state.joint_names
                 state = kept
             else:
@@ -380,7 +277,7 @@ class ArmReacher:
                 f"{list(reference.position.shape)}"
             )
         reference = reference.to(self.tensor_args)
-        if not _write_in_place(self.reference, reference, _JOINT_FIELDS):
+        if not write_in_place(self.reference, reference, JOINT_FIELDS):
             self.reference = reference.detach().clone()
 
     def graph_key(self) -> tuple:
@@ -396,11 +293,11 @@ class ArmReacher:
             None if world is None else (id(world), world.revision),
             self.needs_spheres(),
             active_session() is not None,
-            _addresses(start, _JOINT_FIELDS),
-            None if goal is None else _addresses(goal.goal_pose, _POSE_FIELDS),
-            None if goal is None else _addresses(goal.goal_state, _JOINT_FIELDS),
-            _addresses(self.dynamics_model, ("traj_dt",)),
-            _addresses(self.reference, _JOINT_FIELDS),
+            tensor_addresses(start, JOINT_FIELDS),
+            None if goal is None else tensor_addresses(goal.goal_pose, POSE_FIELDS),
+            None if goal is None else tensor_addresses(goal.goal_state, JOINT_FIELDS),
+            tensor_addresses(self.dynamics_model, ("traj_dt",)),
+            tensor_addresses(self.reference, JOINT_FIELDS),
             tuple(
                 (name, id(cost), id(cost.config), cost.config.revision, cost.enabled)
                 for name, cost in self.costs.items()
@@ -629,33 +526,3 @@ class ArmReacher:
             f"ArmReacher(robot={self.robot_config.name!r}, model={self.dynamics_model!r}, "
             f"costs={enabled}, n_problems={self.n_problems})"
         )
-
-
-_JOINT_FIELDS = ("position", "velocity", "acceleration", "jerk")
-_POSE_FIELDS = ("position", "quaternion")
-
-
-def _write_in_place(kept: Any, new: Any, fields: tuple[str, ...]) -> bool:
-    """Copy ``new``'s tensors in ``fields`` into ``kept``'s when ``kept`` has the same ones (or
-    ``None``) with the same shapes, dtypes and devices, so that they keep their addresses;
-    returns whether it did (``False`` for a ``kept`` of ``None``)."""
-    if kept is None:
-        return False
-    for name in fields:
-        a, b = getattr(kept, name), getattr(new, name)
-        if (a is None) != (b is None):
-            return False
-        if a is not None and (a.shape != b.shape or a.dtype != b.dtype or a.device != b.device):
-            return False
-    for name in fields:
-        if getattr(new, name) is not None:
-            getattr(kept, name).copy_(getattr(new, name))
-    return True
-
-
-def _addresses(owner: Any, fields: tuple[str, ...]) -> tuple | None:
-    """``(data_ptr, shape)`` of each tensor field of ``owner`` (``None`` for absent ones)."""
-    if owner is None:
-        return None
-    values = (getattr(owner, name) for name in fields)
-    return tuple(None if t is None else (t.data_ptr(), tuple(t.shape)) for t in values)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from curobo_lite.rollout.arm_reacher import Goal as _Goal
+from curobo_lite.rollout.goal import Goal as _Goal
 from curobo_lite.types import JointState
 from curobo_lite.types.errors import InputValueError
 
