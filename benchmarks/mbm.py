@@ -42,7 +42,7 @@ from curobo_lite.scenes import FAMILIES, MbmProblem
 from curobo_lite.types import JointState, Pose, TensorDeviceType
 from curobo_lite.types.math import quat_angle_error
 from curobo_lite.wrap import MotionGen, RobotWorld
-from curobo_lite.wrap.graph_planner import OmplPlanner, ompl_available, resample_path
+from curobo_lite.wrap.motion.graph_planner import OmplPlanner, ompl_available, resample_path
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "benchmarks" / "data" / "mbm"

@@ -34,7 +34,7 @@ from timing import write_json
 
 from curobo_lite.types import JointState, Pose, TensorDeviceType
 from curobo_lite.wrap import MotionGen
-from curobo_lite.wrap.graph_planner import OmplPlanner, ompl_available, resample_path
+from curobo_lite.wrap.motion.graph_planner import OmplPlanner, ompl_available, resample_path
 
 REPO = Path(__file__).resolve().parents[1]
 PROBLEMS = REPO / "configs" / "world" / "motion_problems.yml"

@@ -40,7 +40,7 @@ from curobo_lite.rollout import ArmReacher
 from curobo_lite.rollout.dynamics_model.kinematic_model import KinematicModel
 from curobo_lite.types import JointState, Pose, TensorDeviceType
 from curobo_lite.wrap import MpcSolver
-from curobo_lite.wrap.trajopt import TrajOptSolver
+from curobo_lite.wrap.trajopt.solver import TrajOptSolver
 
 RESULTS = Path(__file__).resolve().parent / "results" / "profile_stages.json"
 

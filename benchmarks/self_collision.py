@@ -5,8 +5,8 @@ limits (``batch`` configurations x ``N`` spheres, the pairs its robot file leave
 each batch:
 
 - ``distance fwd``: :meth:`SelfCollisionModel.distance` with exact distances however far
-  (``distance_range=inf``): what a validity check runs;
-- ``cost fwd+bwd``: what the self-collision cost runs in an optimizer: ``distance_range`` equal
+  (``max_distance=inf``): what a validity check runs;
+- ``cost fwd+bwd``: what the self-collision cost runs in an optimizer: ``max_distance`` equal
   to the activation distance (link pairs farther apart are skipped whole), plus the backward
   pass to the spheres;
 - ``dense torch``: every checked pair gathered and measured with torch ops (the minimum and the
@@ -66,7 +66,7 @@ def timed_calls(
 
     def ours_cost_backward():
         leaf.grad = None
-        model.distance(leaf, eta, distance_range=eta).cost.sum().backward()
+        model.distance(leaf, eta, max_distance=eta).cost.sum().backward()
 
     def dense_backward():
         leaf.grad = None

@@ -35,7 +35,7 @@ import torch
 from curobo_lite.config_files import atomic_write_text
 from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.types import JointState, Pose, TensorDeviceType
-from curobo_lite.wrap.trajopt import TrajOptResult, TrajOptSolver
+from curobo_lite.wrap.trajopt.solver import TrajOptResult, TrajOptSolver
 
 RESULTS = Path(__file__).resolve().parent / "results" / "trajopt.json"
 

@@ -12,10 +12,10 @@ import sys
 
 # module path -> registers one or more sub-commands
 _COMMAND_MODULES = (
-    "curobo_lite.wrap.robot_cli",
-    "curobo_lite.wrap.mpc_command",
-    "curobo_lite.wrap.trajopt_cli",
-    "curobo_lite.wrap.plan_cli",
+    "curobo_lite.wrap.cli.robot",
+    "curobo_lite.wrap.cli.mpc",
+    "curobo_lite.wrap.cli.trajopt",
+    "curobo_lite.wrap.cli.plan",
     "curobo_lite.data.cli",
 )
 

@@ -11,12 +11,12 @@ from collision_reference import quat_to_matrix
 from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.types import TensorDeviceType
 from curobo_lite.types.errors import InputValueError
-from curobo_lite.wrap.approach_seeds import (
+from curobo_lite.wrap.motion.motion_gen import MotionGenConfig
+from curobo_lite.wrap.trajopt.approach_seeds import (
     approach_seed_paths,
     retreat_configs,
     straight_seed_paths,
 )
-from curobo_lite.wrap.motion_gen import MotionGenConfig
 
 TA = TensorDeviceType(dtype=torch.float64)
 

@@ -137,7 +137,7 @@ def _fail_rename(monkeypatch):
 def test_package_writers_are_atomic(tmp_path, monkeypatch):
     """The package's own writers (robot file, world file, plan --save, plan plot) keep the
     old file when the final step fails, and write a loadable file when it does not."""
-    from curobo_lite.wrap.trajopt_cli import plot_plan, save_plan
+    from curobo_lite.wrap.cli.trajopt import plot_plan, save_plan
 
     robot = RobotConfig.load("planar3")
     world = WorldConfig.load("table")

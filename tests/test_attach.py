@@ -171,7 +171,7 @@ def test_mpc_holds_the_object_in_every_copy_of_the_spheres(retract):
     it has (its rollout's among them): the reserved spheres equal the RobotWorld's fit, and
     detaching disables them and returns the box to the world."""
     from curobo_lite.wrap import MpcSolver
-    from curobo_lite.wrap.attach import solver_kinematics
+    from curobo_lite.wrap.base.attach import solver_kinematics
 
     q, names = retract
     world = _world(q[0], names)

@@ -10,14 +10,15 @@ import pytest
 import torch
 
 from curobo_lite.types import TensorDeviceType
-from curobo_lite.wrap.cli_args import add_problem_arguments, goal_pose
+from curobo_lite.wrap.cli.args import add_problem_arguments, goal_pose
 
 GOAL = ["0.4", "-0.1", "0.5", "0", "2", "0", "0"]  # unnormalized quaternion on purpose
 
 
 def _front_end_parsers() -> dict[str, argparse.ArgumentParser]:
-    from curobo_lite.wrap import mpc_command, trajopt_cli
-    from curobo_lite.wrap.sharded_solve import build_parser
+    from curobo_lite.wrap.cli import mpc as mpc_command
+    from curobo_lite.wrap.cli import trajopt as trajopt_cli
+    from curobo_lite.wrap.cli.sharded_solve import build_parser
 
     mpc_root = argparse.ArgumentParser(prog="curobo-lite")
     mpc_command.register(mpc_root.add_subparsers(dest="command"))
@@ -91,7 +92,7 @@ def test_goal_pose_normalizes_on_the_requested_device_and_dtype() -> None:
 
 
 def test_device_option_is_declared_alike_and_checked() -> None:
-    from curobo_lite.wrap.cli_args import device_tensor_args
+    from curobo_lite.wrap.cli.args import device_tensor_args
 
     for name, parser in _front_end_parsers().items():
         if name == "sharded_solve":  # its device comes from the torchrun rank

@@ -17,7 +17,7 @@ import torch
 from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.types import ConcurrentUseError, CuroboLiteError, JointState, Pose
 from curobo_lite.wrap import IKSolver, MotionGen, MpcSolver, TrajOptSolver
-from curobo_lite.wrap.exclusive import exclusive
+from curobo_lite.wrap.base.exclusive import exclusive
 
 
 @cache

@@ -18,7 +18,7 @@ import curobo_lite.robot as robot
 import curobo_lite.rollout as rollout
 import curobo_lite.types as types
 from curobo_lite.types.errors import InputTypeError, InputValueError
-from curobo_lite.wrap.motion_gen_config import MotionGenStatus
+from curobo_lite.wrap.motion.config import MotionGenStatus
 from curobo_lite.wrap.reacher._compat import CuroboOptionIgnored
 
 CUROBO_FILE = Path(__file__).resolve().parents[1] / "examples" / "curobo" / "franka_curobo.yml"

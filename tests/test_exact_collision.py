@@ -476,7 +476,7 @@ def test_urdf_robot_uses_its_urdf_collision_elements(tmp_path):
     world = {"sphere": {"ball": {"radius": 0.1, "position": [0.0, 0.8, 0.0]}}}
     # no spheres: RobotWorld needs them, so measure with the mesh check directly
     from curobo_lite.robot import Kinematics
-    from curobo_lite.wrap.mesh_check import MeshCheck
+    from curobo_lite.wrap.base.mesh_check import MeshCheck
 
     check = MeshCheck(robot, Kinematics(robot, F64), WorldConfig.load(world))
     q = torch.tensor([[0.0], [math.pi / 2]], dtype=torch.float64)

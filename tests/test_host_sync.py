@@ -242,7 +242,7 @@ def test_world_revision_counts_every_edit():
 
 def test_use_cuda_graph_is_a_checked_key_and_runs_eagerly_on_cpu(monkeypatch):
     from curobo_lite.opt import cuda_graph
-    from curobo_lite.wrap.mpc_solver import MpcSolverConfig
+    from curobo_lite.wrap.mpc.solver import MpcSolverConfig
 
     with pytest.raises((TypeError, ValueError), match="mpc.use_cuda_graph"):
         MpcSolverConfig.from_dict({"use_cuda_graph": "yes"})

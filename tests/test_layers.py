@@ -17,6 +17,17 @@ The layers, lowest first (``docs/architecture.md`` draws them)::
     data                                      planning datasets on Ray: the scenes'
                                               problems solved by MotionGen (above scenes)
 
+Inside ``wrap`` the solver families are layers of their own (``WRAP_LAYERS``), lowest first::
+
+    base                                      RobotWorld, held objects, offenders, the guard
+    ik                                        IKSolver
+    trajopt, mpc                              TrajOptSolver (uses IK); MpcSolver
+    motion                                    MotionGen, graph planner, roadmap
+    reactive                                  ReactivePlanner (MotionGen + MpcSolver)
+    wrap/__init__.py                          the public names of all of them
+    cli, reacher                              command lines, sharded_solve; cuRobo's
+    model                                     import paths (model uses reacher's adapters)
+
 A module may import its own package and any package of a lower layer; packages of one layer
 do not import each other (``robot`` and ``geom`` share ``config_files.YamlReader`` and
 ``kernels.launch.as_warp``). Deferred imports (inside a function) and ``TYPE_CHECKING`` imports
@@ -54,6 +65,17 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("data",),
 )
 RANK = {package: rank for rank, packages in enumerate(LAYERS) for package in packages}
+WRAP_LAYERS: tuple[tuple[str, ...], ...] = (
+    ("base",),
+    ("ik",),
+    ("trajopt", "mpc"),
+    ("motion",),
+    ("reactive",),
+    ("__init__",),
+    ("cli", "reacher"),
+    ("model",),
+)
+WRAP_RANK = {part: rank for rank, parts in enumerate(WRAP_LAYERS) for part in parts}
 #: cuRobo's import paths (issue 36) that lie in a low package's folder but re-export a higher
 #: layer's classes: they are entry points, in the top layer, and nothing else imports them
 TOP_LAYER_MODULES = {"curobo_lite.types.robot": "__init__"}
@@ -222,6 +244,58 @@ def test_no_import_cycle_between_modules(import_time_only: bool) -> None:
     assert not cycles, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in cycles)
 
 
+def wrap_part(module: str) -> str | None:
+    """The ``wrap`` subpackage of a module (``curobo_lite.wrap.ik.solver`` -> ``ik``),
+    ``__init__`` for the package itself, None outside ``wrap``."""
+    parts = module.split(".")
+    if parts[:2] != ["curobo_lite", "wrap"]:
+        return None
+    return parts[2] if len(parts) > 2 else "__init__"
+
+
+def wrap_imports() -> list[Import]:
+    """Imports from one ``wrap`` subpackage into another (deferred ones included)."""
+    imports = collect_imports(all_modules())
+    return [
+        imp
+        for imp in imports
+        if wrap_part(imp.source) is not None
+        and wrap_part(imp.target) is not None
+        and wrap_part(imp.source) != wrap_part(imp.target)
+    ]
+
+
+def test_every_wrap_subpackage_has_a_layer() -> None:
+    parts = {wrap_part(m) for m in all_modules()} - {None}
+    unplaced = sorted(parts - set(WRAP_RANK))
+    assert not unplaced, f"place these in WRAP_LAYERS (tests/test_layers.py): {unplaced}"
+    # wrap/ keeps no loose modules: each solver family is a folder
+    assert not [p for p in (ROOT / "wrap").glob("*.py") if p.name != "__init__.py"]
+
+
+def test_wrap_subpackages_import_downwards() -> None:
+    bad = []
+    for imp in wrap_imports():
+        here, there = wrap_part(imp.source), wrap_part(imp.target)
+        if WRAP_RANK[there] >= WRAP_RANK[here]:
+            relation = "beside" if WRAP_RANK[there] == WRAP_RANK[here] else "above"
+            bad.append(
+                f"{_where(imp)}: {imp.source} imports {imp.target} (wrap.{there} is "
+                f"{relation} wrap.{here})"
+            )
+    assert not bad, "upward imports inside wrap:\n" + "\n".join(dict.fromkeys(bad))
+
+
+def test_no_cycle_between_wrap_subpackages() -> None:
+    edges: dict[str, set[str]] = {}
+    for imp in wrap_imports():
+        edges.setdefault(wrap_part(imp.source), set()).add(wrap_part(imp.target))
+    cycles = find_cycles(edges)
+    assert not cycles, "cycles between wrap subpackages:\n" + "\n".join(
+        " <-> ".join(c) for c in cycles
+    )
+
+
 # --- the checker itself, on small hand-made cases -----------------------------------------------
 
 
@@ -254,3 +328,28 @@ def test_import_collection_marks_deferred_imports(
     assert [i.at_import_time for i in found] == eager
     if "import cli" in code:
         assert found[0].target == "curobo_lite.cli"  # `from pkg import module` -> the module
+
+
+#: The names users import from ``curobo_lite.wrap`` (its API before the subpackages): moving a
+#: module inside ``wrap`` must not drop one. New names may be added, none removed.
+WRAP_PUBLIC = {
+    "base": ["Offender", "RobotWorld"],
+    "ik": ["IKResult", "IKSolver", "IKSolverConfig"],
+    "trajopt": ["TrajOptResult", "TrajOptSolver", "TrajOptSolverConfig"],
+    "mpc": ["MpcResult", "MpcSolver", "MpcSolverConfig"],
+    "motion": ["MotionGen", "MotionGenConfig", "MotionGenResult", "MotionGenStatus"],
+    "reactive": ["ReactivePlanner", "ReactivePlannerConfig", "ReactiveStepResult"],
+}
+
+
+@pytest.mark.parametrize("part", sorted(WRAP_PUBLIC))
+def test_wrap_public_names_stay_importable(part: str) -> None:
+    import importlib
+
+    import curobo_lite.wrap as wrap
+
+    family = importlib.import_module(f"curobo_lite.wrap.{part}")
+    for name in WRAP_PUBLIC[part]:
+        assert name in wrap.__all__, f"curobo_lite.wrap.__all__ lost {name}"
+        # the same object from the package and from its family's subpackage
+        assert getattr(wrap, name) is getattr(family, name), name

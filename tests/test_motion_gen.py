@@ -13,7 +13,7 @@ from collision_reference import coal_sphere_box_distance
 
 from curobo_lite.types import JointState, Pose, quat_angle_error
 from curobo_lite.wrap import IKSolver, MotionGen, MotionGenStatus
-from curobo_lite.wrap.graph_planner import ompl_available
+from curobo_lite.wrap.motion.graph_planner import ompl_available
 
 # a box straight between the retract pose's hand and a goal to its right
 WALL = {"pose": [0.42, -0.16, 0.45, 1.0, 0.0, 0.0, 0.0], "dims": [0.25, 0.03, 0.3]}
@@ -141,7 +141,7 @@ def test_plan_joint_and_invalid_goal_state(motion_gen):
 
 @pytest.mark.skipif(not ompl_available(), reason="OMPL's Python bindings are not installed")
 def test_graph_planner_path_is_valid_and_connects():
-    from curobo_lite.wrap.graph_planner import OmplPlanner, resample_path
+    from curobo_lite.wrap.motion.graph_planner import OmplPlanner, resample_path
 
     motion_gen = MotionGen.from_config("franka", {"cuboid": {"wall": WALL}})
     start = motion_gen.robot_config.retract_config.clone()
@@ -160,7 +160,7 @@ def test_graph_planner_path_is_valid_and_connects():
 
 @pytest.mark.skipif(not ompl_available(), reason="OMPL's Python bindings are not installed")
 def test_graph_planner_reaches_one_of_several_goals():
-    from curobo_lite.wrap.graph_planner import OmplPlanner, resample_path
+    from curobo_lite.wrap.motion.graph_planner import OmplPlanner, resample_path
 
     motion_gen = MotionGen.from_config("franka", {"cuboid": {"wall": WALL}})
     start = motion_gen.robot_config.retract_config.clone()
@@ -234,7 +234,7 @@ def test_use_cuda_graph_reaches_every_lbfgs_solve_and_keeps_their_options(monkey
     """``use_cuda_graph`` turns graphs on for the IK's, the trajectory's and its inner IK's
     L-BFGS, each keeping its other options (the IK's defaults, the task's sections)."""
     from curobo_lite.opt import cuda_graph
-    from curobo_lite.wrap.ik_solver import DEFAULT_IK_LBFGS
+    from curobo_lite.wrap.ik.solver import DEFAULT_IK_LBFGS
 
     monkeypatch.setattr(cuda_graph, "_warned_cpu", False)  # the CPU warning comes once
     plain = MotionGen.from_config("franka", "table")
@@ -268,7 +268,7 @@ def test_ik_lbfgs_option_adjusts_the_ik_defaults_and_cost_sections_replace_them(
     """A partial ``lbfgs`` option keeps the IK's other L-BFGS defaults (line search, stop
     rule); ``cost`` sections replace the default set, so a section left out is off."""
     from curobo_lite.opt import LbfgsConfig
-    from curobo_lite.wrap.ik_solver import DEFAULT_IK_COST, DEFAULT_IK_LBFGS, IKSolverConfig
+    from curobo_lite.wrap.ik.solver import DEFAULT_IK_COST, DEFAULT_IK_LBFGS, IKSolverConfig
 
     expected = {key: (7 if key == "n_iters" else value) for key, value in DEFAULT_IK_LBFGS.items()}
     solver = IKSolver.from_config("franka", None, num_seeds=2, lbfgs={"n_iters": 7})

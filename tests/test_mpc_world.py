@@ -61,7 +61,7 @@ def test_mpc_keeps_clear_of_an_obstacle_moved_into_its_path():
 
 
 def test_mpc_command_move_option_moves_the_obstacle_before_its_step():
-    from curobo_lite.wrap.mpc_command import obstacle_moves
+    from curobo_lite.wrap.cli.mpc import obstacle_moves
 
     mpc = MpcSolver.from_config(robot="franka", world="moving_post")
     events = obstacle_moves([["post", "10", "0.42", "-0.08", "0.33"]], mpc)

@@ -29,8 +29,8 @@ from curobo_lite.robot import RobotConfig
 from curobo_lite.rollout.cost import PrimitiveCollisionCost
 from curobo_lite.types import JointState, Pose, TensorDeviceType
 from curobo_lite.wrap import MotionGen, MotionGenStatus, TrajOptSolver
-from curobo_lite.wrap.trajopt_checks import check_plan
-from curobo_lite.wrap.trajopt_timing import Interpolated
+from curobo_lite.wrap.trajopt.checks import check_plan
+from curobo_lite.wrap.trajopt.timing import Interpolated
 
 F64 = TensorDeviceType(dtype=torch.float64)
 

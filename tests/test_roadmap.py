@@ -16,14 +16,14 @@ from collision_reference import coal_sphere_box_distance
 from curobo_lite.robot import RobotConfig
 from curobo_lite.types import Pose, quat_angle_error
 from curobo_lite.wrap import IKSolver, RobotWorld
-from curobo_lite.wrap.path_timing import (
+from curobo_lite.wrap.motion.path_timing import (
     PEAK_ACCELERATION,
     PEAK_JERK,
     PEAK_VELOCITY,
     segment_durations,
     time_polyline,
 )
-from curobo_lite.wrap.roadmap import RoadmapConfig, RoadmapPlanner
+from curobo_lite.wrap.motion.roadmap import RoadmapConfig, RoadmapPlanner
 
 # a box straight between the retract pose's hand and a goal to its right (test_motion_gen's)
 WALL = {"pose": [0.42, -0.16, 0.45, 1.0, 0.0, 0.0, 0.0], "dims": [0.25, 0.03, 0.3]}

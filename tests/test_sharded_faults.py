@@ -1,7 +1,7 @@
 """Rank faults in a whole sharded solve (issue #34, item 7).
 
 ``tests/test_distributed_faults.py`` injects faults around ``all_gather_with_grad`` alone; here
-every rank runs the real entry point, ``curobo_lite.wrap.sharded_solve.main`` (task file,
+every rank runs the real entry point, ``curobo_lite.wrap.cli.sharded_solve.main`` (task file,
 process group with the task's ``distributed.timeout_s``, TrajOptSolver sharded over the ranks,
 the seed gather), and the last rank raises, exits or hangs in the middle of its optimization.
 Every other rank must end with a :class:`~curobo_lite.DistributedError` naming itself, within
@@ -51,7 +51,8 @@ def _rank(rank: int, world: int, port: int, fault: str, task: str, out_dir: str)
     import torch
 
     from curobo_lite.types import DistributedError
-    from curobo_lite.wrap import sharded_solve, trajopt_solve
+    from curobo_lite.wrap.cli import sharded_solve
+    from curobo_lite.wrap.trajopt import solve as trajopt_solve
 
     torch.set_num_threads(1)
     faulty = rank == world - 1 and fault != "none"

@@ -169,7 +169,7 @@ def test_torchrun_entry_point(tmp_path):
         "--nproc_per_node",
         "2",
         "-m",
-        "curobo_lite.wrap.sharded_solve",
+        "curobo_lite.wrap.cli.sharded_solve",
         "--robot",
         "franka",
         "--goal",

@@ -17,8 +17,8 @@ import torch
 from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.types import InputValueError, JointState, Pose
 from curobo_lite.wrap import IKSolver, MotionGen, MpcSolver, TrajOptSolver
-from curobo_lite.wrap.ik_solver import DEFAULT_IK_LBFGS
-from curobo_lite.wrap.motion_gen_config import MotionGenStatus
+from curobo_lite.wrap.ik.solver import DEFAULT_IK_LBFGS
+from curobo_lite.wrap.motion.config import MotionGenStatus
 
 
 @cache
@@ -187,7 +187,7 @@ def test_zero_goal_quaternion_names_the_cli_option():
     import argparse
 
     from curobo_lite.types import TensorDeviceType
-    from curobo_lite.wrap.cli_args import goal_pose
+    from curobo_lite.wrap.cli.args import goal_pose
 
     args = argparse.Namespace(goal=[0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
     with pytest.raises(InputValueError, match=r"^--goal: .*zero norm"):

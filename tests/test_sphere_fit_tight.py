@@ -89,7 +89,7 @@ def test_quality_figures_on_a_small_seeded_sample():
     """Item 2's figures on a small sample: few false alarms among mesh-clear configurations
     and no deep mesh penetration missed; the counts agree with a direct coal check."""
     pytest.importorskip("coal")
-    from curobo_lite.wrap.sphere_quality import clutter_worlds, sphere_fit_quality
+    from curobo_lite.wrap.base.sphere_quality import clutter_worlds, sphere_fit_quality
 
     worlds = clutter_worlds(4, seed=7)
     quality = sphere_fit_quality("franka", configs_per_world=120, seed=7, worlds=worlds)

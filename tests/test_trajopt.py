@@ -16,13 +16,14 @@ import yaml
 
 from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.types import JointState, Pose, TensorDeviceType
-from curobo_lite.wrap.trajopt import (
+from curobo_lite.wrap import IKSolver
+from curobo_lite.wrap.cli.trajopt import main as trajopt_main
+from curobo_lite.wrap.trajopt.solver import (
     TrajOptSolver,
     TrajOptSolverConfig,
     cubic_spline_matrix,
     interpolate,
 )
-from curobo_lite.wrap.trajopt_cli import main as trajopt_main
 
 F64 = TensorDeviceType(dtype=torch.float64)
 N_GOALS = 20
@@ -189,11 +190,16 @@ def goal_repeat(goal: Pose, n: int) -> Pose:
     return Pose(goal.position.repeat_interleave(n, 0), goal.quaternion.repeat_interleave(n, 0))
 
 
-def test_ik_solutions_reach_the_goal(robot, solver):
+def test_goal_configurations_reach_the_goal(robot, solver):
+    """Phase 1: the trajectory optimizer's goal configurations are its IKSolver's solutions."""
     q_goal = random_configs(robot, 3, seed=5)
     goal = fk_pose(robot, q_goal)
     start = robot.retract_config[None].repeat(3, 1)
-    configs, reached, _ = solver.solve_ik(start, goal, 4)
+    configs, reached, result = solver._goal_configs(start, goal, 4)
+    # no second IK: the configurations are the IK solver's first-ranked solutions
+    assert isinstance(solver.ik_solver, IKSolver)
+    picks = torch.arange(4) % solver.config.ik.num_seeds
+    assert torch.equal(configs, result.solutions[:, picks])
     assert configs.shape == (3, 4, 7) and reached.shape == (3, 4)
     assert bool(reached[:, 0].all())
     position, rotation = pose_errors(robot, configs[:, 0], goal)
@@ -408,8 +414,8 @@ def test_cli_rejects_bad_arguments_before_writing(tmp_path, capsys):
 
 def test_config_typos_that_would_exhaust_memory_are_refused():
     # found by `make fuzz`: a time_margin of 1e9 retimed a plan into 5e11 samples
-    from curobo_lite.wrap.trajopt_config import TrajOptSolverConfig
-    from curobo_lite.wrap.trajopt_timing import MAX_INTERPOLATED_SAMPLES, interpolate
+    from curobo_lite.wrap.trajopt.config import TrajOptSolverConfig
+    from curobo_lite.wrap.trajopt.timing import MAX_INTERPOLATED_SAMPLES, interpolate
 
     with pytest.raises(ValueError, match=r"time_margin: .*\[0, 10\], received 1000000000"):
         TrajOptSolverConfig(time_margin=1e9)

@@ -344,7 +344,7 @@ def test_mpc_command_line_with_view(monkeypatch, capsys):
 
 def test_plan_command_line_with_view(monkeypatch, capsys):
     from curobo_lite.cli import main
-    from curobo_lite.wrap.motion_gen import MotionGen, MotionGenResult, MotionGenStatus
+    from curobo_lite.wrap.motion.motion_gen import MotionGen, MotionGenResult, MotionGenStatus
 
     def planned(self, start, goal):  # the planner is tested elsewhere: a known plan here
         plan = linear_plan(self.robot_config, rows=9)

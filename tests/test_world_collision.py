@@ -24,7 +24,7 @@ from curobo_lite.geom import (
     WorldCollision,
     WorldConfig,
 )
-from curobo_lite.kernels import world_collision_kernels as wck
+from curobo_lite.kernels import primitive_sdf
 from curobo_lite.kernels.collision_common import smooth_hinge_torch
 from curobo_lite.kernels.launch import as_warp
 from curobo_lite.types import Pose, TensorDeviceType
@@ -147,13 +147,13 @@ def _trimesh_world(mesh: Mesh) -> trimesh.Trimesh:
 # ------------------------------------------------------------------------------------------
 def _sdf_reference(kind: int, params: np.ndarray, p: np.ndarray) -> np.ndarray:
     """Analytic SDFs written independently of the kernels (vectorised numpy)."""
-    if kind == wck.CUBOID:
+    if kind == primitive_sdf.CUBOID:
         q = np.abs(p) - params[:3]
         outside = np.linalg.norm(np.maximum(q, 0.0), axis=1)
         return outside + np.minimum(q.max(1), 0.0)
-    if kind == wck.SPHERE:
+    if kind == primitive_sdf.SPHERE:
         return np.linalg.norm(p, axis=1) - params[0]
-    if kind == wck.CAPSULE:
+    if kind == primitive_sdf.CAPSULE:
         a, b = params[1:4], params[4:7]
         t = np.clip((p - a) @ (b - a) / np.dot(b - a, b - a), 0.0, 1.0)
         return np.linalg.norm(p - (a + t[:, None] * (b - a)), axis=1) - params[0]
@@ -163,10 +163,10 @@ def _sdf_reference(kind: int, params: np.ndarray, p: np.ndarray) -> np.ndarray:
 
 
 PRIMITIVE_PARAMS = {
-    wck.CUBOID: [0.1, 0.2, 0.15],
-    wck.SPHERE: [0.12],
-    wck.CAPSULE: [0.05, -0.1, 0.05, 0.0, 0.15, -0.05, 0.1],
-    wck.CYLINDER: [0.1, 0.15],
+    primitive_sdf.CUBOID: [0.1, 0.2, 0.15],
+    primitive_sdf.SPHERE: [0.12],
+    primitive_sdf.CAPSULE: [0.05, -0.1, 0.05, 0.0, 0.15, -0.05, 0.1],
+    primitive_sdf.CYLINDER: [0.1, 0.15],
 }
 
 
@@ -181,7 +181,7 @@ def test_primitive_sdf_functions_match_analytic_formulas(device, kind):
     prm = torch.tensor(params[None], dtype=F64, device=device)
     wp.init()
     wp.launch(
-        wck.kernel_for("sdf", F64),
+        primitive_sdf.sdf_kernel(F64),
         dim=len(points),
         inputs=[as_warp(pts), kind, as_warp(prm), as_warp(out)],
         device=str(device),

@@ -25,7 +25,7 @@ import yaml
 
 from curobo_lite.types import Pose
 from curobo_lite.wrap import IKSolver, RobotWorld
-from curobo_lite.wrap.graph_planner import OmplPlanner
+from curobo_lite.wrap.motion.graph_planner import OmplPlanner
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -120,7 +120,7 @@ class _SelfCollision(torch.autograd.Function):
 
     @staticmethod
     def forward(
-        ctx, spheres, pairs, pair_buffer, eta, distance_range, blocks, block_buffer, groups
+        ctx, spheres, pairs, pair_buffer, eta, max_distance, blocks, block_buffer, groups
     ):
         ctx.set_materialize_grads(False)
         b = spheres.shape[0]
@@ -135,7 +135,7 @@ class _SelfCollision(torch.autograd.Function):
         bounds = torch.empty(b, groups.shape[0], 4, **kwargs)
         shared = [as_warp(t) for t in (pairs, pair_buffer, blocks, block_buffer, groups)] + [
             scalar(eta),
-            scalar(distance_range),
+            scalar(max_distance),
             int(need_grad),
         ]
 
@@ -375,15 +375,15 @@ class SelfCollisionModel:
         self,
         spheres: torch.Tensor,
         activation_distance: float = 0.0,
-        distance_range: float = math.inf,
+        max_distance: float = math.inf,
     ) -> SelfCollisionDistance:
         """Self-collision of ``spheres [..., N, 4]`` (this robot's ``link_spheres``):
         ``distance [...]`` and ``cost [...]`` as :func:`self_collision_distance`.
 
-        ``distance_range`` (metres, default ``inf``): distances are exact below it and a lower
+        ``max_distance`` (metres, default ``inf``): distances are exact below it and a lower
         bound no smaller than it above; link pairs farther apart than it and the activation
         distance are then skipped without looking at their spheres (what makes the cost cheap:
-        pass ``distance_range = activation_distance`` when only the cost is used). The cost is
+        pass ``max_distance = activation_distance`` when only the cost is used). The cost is
         always exact."""
         if (
             not isinstance(spheres, torch.Tensor)
@@ -398,9 +398,9 @@ class SelfCollisionModel:
         eta = float(activation_distance)
         if not (0.0 <= eta < math.inf):
             raise InputValueError(f"activation_distance: expected a number >= 0, received {eta!r}")
-        reach = float(distance_range)
+        reach = float(max_distance)
         if not reach > 0.0:
-            raise InputValueError(f"distance_range: expected a number > 0, received {reach!r}")
+            raise InputValueError(f"max_distance: expected a number > 0, received {reach!r}")
         wp.init()
         batch_shape = spheres.shape[:-2]
         flat = spheres.reshape(-1, self.num_spheres, 4)

@@ -52,7 +52,7 @@ def self_collision_forward(
     block_buffer: Array1,
     groups: IndexArray2,
     activation_distance: Any,
-    distance_range: Any,
+    max_distance: Any,
     compute_grad: int,
     bounds: Array3,
     distance: Array1,
@@ -67,11 +67,11 @@ def self_collision_forward(
     activation distance and the best distance so far cannot change either result and is
     skipped. ``group_a < 0`` marks a block that is always evaluated.
 
-    ``distance_range`` relaxes the test when only near distances matter: a block farther than
-    both ``activation_distance`` and ``distance_range`` is skipped even before a closer pair
+    ``max_distance`` relaxes the test when only near distances matter: a block farther than
+    both ``activation_distance`` and ``max_distance`` is skipped even before a closer pair
     was found, its gap standing in for its pairs (``argmin`` -1). The penalty stays exact, and
-    so does ``distance`` below ``distance_range``; above it ``distance`` is a lower bound.
-    With ``distance_range = inf`` every result is exact.
+    so does ``distance`` below ``max_distance``; above it ``distance`` is a lower bound.
+    With ``max_distance = inf`` every result is exact.
     """
     b = wp.tid()
     zero = pair_buffer.dtype(0.0)
@@ -117,7 +117,7 @@ def self_collision_forward(
             centre_b = _centre(bounds, b, gb)
             gap = wp.length(_centre(bounds, b, ga) - centre_b) - ra - rb
             gap = gap - block_buffer[block]
-            if gap >= eta and gap >= wp.min(best, distance_range):
+            if gap >= eta and gap >= wp.min(best, max_distance):
                 floor = wp.min(floor, gap)
                 continue
             a_begin = groups[ga, 0]
@@ -135,7 +135,7 @@ def self_collision_forward(
                     ri = spheres[b, i, 3]
                     gap = wp.length(_centre(spheres, b, i) - centre_b) - ri - rb
                     gap = gap - block_buffer[block]
-                    if ri >= zero and gap >= eta and gap >= wp.min(best, distance_range):
+                    if ri >= zero and gap >= eta and gap >= wp.min(best, max_distance):
                         floor = wp.min(floor, gap)
                         skip_i = 1
             if skip_i != 0:

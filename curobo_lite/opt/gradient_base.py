@@ -45,7 +45,7 @@ from curobo_lite.opt.base import (
     validate_rollout,
 )
 from curobo_lite.opt.cuda_graph import GraphedCall, graphs_available
-from curobo_lite.opt.options import as_bool, as_choice, as_float, as_int, check_keys
+from curobo_lite.opt.options import CheckedOptions, as_bool, as_choice, as_float, as_int, check_keys
 from curobo_lite.types.checks import excerpt
 from curobo_lite.types.errors import InputValueError
 
@@ -53,7 +53,7 @@ STOP_RULES = ("ALL_SEEDS", "BEST_SEED")
 
 
 @dataclass
-class GradientOptimizerConfig:
+class GradientOptimizerConfig(CheckedOptions):
     """Keys shared by the gradient solvers (see :mod:`curobo_lite.opt.lbfgs`)."""
 
     section: ClassVar[str] = "gradient"

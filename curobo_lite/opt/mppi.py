@@ -77,7 +77,7 @@ from curobo_lite.opt.base import (
     copy_tensors,
     validate_rollout,
 )
-from curobo_lite.opt.options import as_bool, as_choice, as_float, as_int, check_keys
+from curobo_lite.opt.options import CheckedOptions, as_bool, as_choice, as_float, as_int, check_keys
 from curobo_lite.opt.sample_lib import (
     HaltonGenerator,
     gaussian_transform,
@@ -93,7 +93,7 @@ BASE_ACTIONS = ("REPEAT", "NULL")
 
 
 @dataclass
-class MppiConfig:
+class MppiConfig(CheckedOptions):
     """MPPI parameters; see the module docstring for every key."""
 
     n_problems: int = 1

@@ -3,11 +3,13 @@ checked and normalised, with an error naming ``<section>.<key>``, what was expec
 received.
 
 :func:`options_from_dict` builds an options dataclass from a mapping (unknown keys are an error);
-the ``as_*`` helpers check one value each, for the dataclasses' ``__post_init__``.
+the ``as_*`` helpers check one value each, for the dataclasses' ``__post_init__``;
+:class:`CheckedOptions` makes a later field assignment pass the same checks.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from typing import Any, TypeVar
@@ -16,6 +18,40 @@ from curobo_lite.types.checks import parse_number, received
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
 _Config = TypeVar("_Config")
+
+
+class _ChecksAfterConstruction(type):
+    """Marks an instance as constructed once its whole ``__init__`` (with the ``__post_init__``
+    of every class in its hierarchy) has run: from then on assignments are checked."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        instance = super().__call__(*args, **kwargs)
+        instance.__dict__["_constructed"] = True
+        return instance
+
+
+class CheckedOptions(metaclass=_ChecksAfterConstruction):
+    """Base of an options dataclass whose ``__post_init__`` checks and normalises every field.
+
+    Assigning a field after construction (``config.num_seeds = 8``) runs those same checks on
+    a copy first (:func:`dataclasses.replace`), then takes the copy's normalised values: an
+    invalid value raises, naming ``<section>.<key>``, and leaves every field as it was.
+    Element-wise edits of a mutable field (``config.cost["x"] = ...``) are not seen: assign the
+    field. A solver reads its configuration when it is built; assign before building it.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if "_constructed" not in self.__dict__:
+            object.__setattr__(self, name, value)
+            return
+        init_fields = [f.name for f in fields(self) if f.init]  # type: ignore[arg-type]
+        if name not in init_fields:
+            raise AttributeError(
+                f"{type(self).__name__} has no option {name!r}; options: {sorted(init_fields)}"
+            )
+        checked = dataclasses.replace(self, **{name: value})  # type: ignore[type-var]
+        for option in init_fields:
+            object.__setattr__(self, option, getattr(checked, option))
 
 
 def check_keys(section: str, data: Mapping[str, Any], allowed: Sequence[str]) -> None:

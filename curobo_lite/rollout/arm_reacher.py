@@ -515,7 +515,7 @@ class ArmReacher:
             world_distance = distance.flatten(1).amin(1)
         if self.self_collision_model is not None:
             distance = self.self_collision_model.distance(
-                link_spheres, distance_range=check_range
+                link_spheres, max_distance=check_range
             ).distance
             self_distance = distance.flatten(1).amin(1)
         return world_distance, self_distance

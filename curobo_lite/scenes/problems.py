@@ -37,8 +37,8 @@ from curobo_lite.robot import RobotConfig
 from curobo_lite.scenes.families import FAMILIES, SceneSample, family_rng, sample_scene
 from curobo_lite.types import Pose, TensorDeviceType
 from curobo_lite.types.errors import CuroboLiteError, InputValueError
-from curobo_lite.wrap.ik_solver import IKSolver
-from curobo_lite.wrap.robot_world import RobotWorld
+from curobo_lite.wrap.base.robot_world import RobotWorld
+from curobo_lite.wrap.ik.solver import IKSolver
 
 #: Smallest distance (m) between the robot's meshes and the grasped object at the goal.
 TARGET_CLEARANCE = 0.003

@@ -168,5 +168,5 @@ class SelfCollisionCost(CostBase[SelfCollisionCostConfig]):
             return self._disabled(batch, horizon)
         eta = self.config.activation_distance
         # only the penalty is used: link pairs beyond the activation distance are skipped
-        result = self.model.distance(spheres, eta, distance_range=max(eta, 1e-6))
+        result = self.model.distance(spheres, eta, max_distance=max(eta, 1e-6))
         return self.config.weight * result.cost

@@ -303,7 +303,7 @@ class HoldsObjects:
         link_name: str = ATTACHED_LINK,
     ) -> AttachedObjects:
         """Hold the world's obstacles ``object_names`` on ``link_name`` from ``joint_state``
-        on (see :mod:`curobo_lite.wrap.attach`); returns what is held."""
+        on (see :mod:`curobo_lite.wrap.base.attach`); returns what is held."""
         checker = getattr(self, "checker", None)
         if checker is not None:
             return checker.attach_objects_to_robot(

@@ -74,7 +74,7 @@ class MeshCheck:
         kinematics: the robot's kinematics (its ``link_names`` are the frames used).
         world: the obstacles (:class:`~curobo_lite.geom.WorldConfig` or ``None``).
         extra_shapes: ``{link: [LinkShape]}`` more shapes in link frames, e.g. an attached
-            object's (:mod:`curobo_lite.wrap.attach`).
+            object's (:mod:`curobo_lite.wrap.base.attach`).
     """
 
     def __init__(

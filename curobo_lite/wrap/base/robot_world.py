@@ -31,9 +31,13 @@ from curobo_lite.geom.exact_collision import ExactDistance
 from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.types import TensorDeviceType
 from curobo_lite.types.errors import InputTypeError, InputValueError
-from curobo_lite.wrap.attach import ATTACHED_LINK, AttachedObjects, let_go, take_hold
-from curobo_lite.wrap.mesh_check import DEFAULT_SWEEP_RESOLUTION, MeshCheck, no_geometry_message
-from curobo_lite.wrap.offenders import (
+from curobo_lite.wrap.base.attach import ATTACHED_LINK, AttachedObjects, let_go, take_hold
+from curobo_lite.wrap.base.mesh_check import (
+    DEFAULT_SWEEP_RESOLUTION,
+    MeshCheck,
+    no_geometry_message,
+)
+from curobo_lite.wrap.base.offenders import (
     OFFENDER_KINDS,
     Offender,
     find_offenders,
@@ -117,7 +121,7 @@ class RobotWorld:
     ) -> AttachedObjects:
         """Hold the obstacles ``object_names`` on ``link_name`` (cuRobo's name): spheres fitted
         to their shapes at ``joint_state`` fill the link's reserved spheres, they leave the
-        world, and their true shapes join the mesh check (:mod:`curobo_lite.wrap.attach`).
+        world, and their true shapes join the mesh check (:mod:`curobo_lite.wrap.base.attach`).
         ``kinematics``: other copies of the robot's spheres to update too (a solver's)."""
         held = take_hold(
             self.world_collision,
@@ -148,7 +152,7 @@ class RobotWorld:
         return self.robot_config.collision_geometry_path is not None
 
     def mesh_check(self) -> MeshCheck:
-        """The exact checker (:class:`~curobo_lite.wrap.mesh_check.MeshCheck`): loaded on first
+        """The exact checker (:class:`~curobo_lite.wrap.base.mesh_check.MeshCheck`): loaded on first
         use, its obstacles refreshed whenever :attr:`world_collision` changed."""
         if self._mesh_check is None:
             if not self.has_collision_geometry:
@@ -193,7 +197,7 @@ class RobotWorld:
         ok = self.in_limits(flat)
         if self.self_collision_model is not None:
             own = self.self_collision_model.distance(
-                self.get_link_spheres(flat), distance_range=_CHECK_RANGE
+                self.get_link_spheres(flat), max_distance=_CHECK_RANGE
             )
             ok &= own.distance >= 0.0
         distance = self.mesh_check().distance(flat, stop_below=margin).distance
@@ -212,7 +216,7 @@ class RobotWorld:
         between waypoints (linear in joint space) keeps the meshes at least ``margin`` from
         the obstacles at samples taken so that no point of the robot moves more than
         ``resolution`` (m, default 1 mm) between two of them near obstacles: the whole motion
-        then keeps ``margin - resolution / 2`` (see :mod:`curobo_lite.wrap.mesh_check`)."""
+        then keeps ``margin - resolution / 2`` (see :mod:`curobo_lite.wrap.base.mesh_check`)."""
         return self.trajectory_mesh_report(trajectory, margin, resolution)[0]
 
     @torch.no_grad()
@@ -238,7 +242,7 @@ class RobotWorld:
         ok = self.in_limits(flat)
         if self.self_collision_model is not None:
             own = self.self_collision_model.distance(
-                self.get_link_spheres(flat), distance_range=_CHECK_RANGE
+                self.get_link_spheres(flat), max_distance=_CHECK_RANGE
             )
             ok &= own.distance >= 0.0
         swept_ok, low, _ = self.mesh_check().sweep(q3, margin, resolution)
@@ -301,7 +305,7 @@ class RobotWorld:
         ok, world = self._valid(flat, spheres, world_range=exact_band)
         unsure = ~ok & self.in_limits(flat) & (world >= -exact_band)
         if self.self_collision_model is not None and bool(unsure.any()):
-            own = self.self_collision_model.distance(spheres[unsure], distance_range=_CHECK_RANGE)
+            own = self.self_collision_model.distance(spheres[unsure], max_distance=_CHECK_RANGE)
             unsure[unsure.clone()] = own.distance >= 0.0
         if bool(unsure.any()):
             index = unsure.nonzero()[:, 0]
@@ -321,7 +325,7 @@ class RobotWorld:
         ).distance
         ok = self.in_limits(q) & (world >= 0.0).all(-1)
         if self.self_collision_model is not None:
-            own = self.self_collision_model.distance(spheres, distance_range=_CHECK_RANGE)
+            own = self.self_collision_model.distance(spheres, max_distance=_CHECK_RANGE)
             ok &= own.distance >= 0.0
         return ok if world_range is None else (ok, world.amin(-1))
 
@@ -389,7 +393,7 @@ class RobotWorld:
         the link's deepest sphere), link pairs in self-contact; up to ``top_k`` of each kind
         of ``kinds`` (``"joint_limit"``, ``"world"``, ``"self"``). Empty when ``q`` is valid.
         One world query per obstacle: for failures, not hot loops (see
-        :mod:`curobo_lite.wrap.offenders`)."""
+        :mod:`curobo_lite.wrap.base.offenders`)."""
         return find_offenders(self, q, top_k, kinds)
 
     def __repr__(self) -> str:

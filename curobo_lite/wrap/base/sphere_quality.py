@@ -236,7 +236,7 @@ def sphere_fit_quality(
     Returns:
         :class:`SphereFitQuality`.
     """
-    from curobo_lite.wrap.robot_world import RobotWorld
+    from curobo_lite.wrap.base.robot_world import RobotWorld
 
     ta = TensorDeviceType(dtype=torch.float64)
     if not isinstance(robot, RobotConfig):

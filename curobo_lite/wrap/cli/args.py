@@ -1,5 +1,5 @@
 """Options shared by the solver front ends: ``curobo-lite mpc``, ``curobo-lite trajopt`` and the
-``torchrun`` entry point :mod:`curobo_lite.wrap.sharded_solve`.
+``torchrun`` entry point :mod:`curobo_lite.wrap.cli.sharded_solve`.
 
 :func:`add_problem_arguments` declares what every front end asks for, the robot, the task, the
 obstacle world and the end-effector goal, in one "problem" argument group; :func:`goal_pose`

@@ -9,7 +9,7 @@ import sys
 from curobo_lite.config_files import atomic_path
 from curobo_lite.types.errors import InputValueError
 from curobo_lite.viz.options import add_view_arguments
-from curobo_lite.wrap.cli_args import (
+from curobo_lite.wrap.cli.args import (
     add_device_arguments,
     add_problem_arguments,
     device_tensor_args,
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     from curobo_lite.sim import IdealTracker, MujocoPlant, run_closed_loop
     from curobo_lite.types import JointState
     from curobo_lite.viz.options import open_viewer, serve
-    from curobo_lite.wrap.mpc_solver import MpcSolver
+    from curobo_lite.wrap.mpc.solver import MpcSolver
 
     overrides = {} if args.seed is None else {"seed": args.seed}
     try:
@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         if args.cuda_graph:
             task.mpc = {**(task.mpc or {}), "use_cuda_graph": True}
         if args.follow:
-            from curobo_lite.wrap.reactive import ReactivePlanner
+            from curobo_lite.wrap.reactive.planner import ReactivePlanner
 
             planner = ReactivePlanner.from_config(
                 args.robot, args.world, task, tensor_args, mpc=overrides

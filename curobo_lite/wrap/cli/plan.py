@@ -22,7 +22,7 @@ import sys
 from typing import Any
 
 from curobo_lite.viz.options import add_view_arguments
-from curobo_lite.wrap.cli_args import (
+from curobo_lite.wrap.cli.args import (
     add_device_arguments,
     add_problem_arguments,
     add_start_argument,
@@ -57,9 +57,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from curobo_lite.types import JointState, Pose
     from curobo_lite.viz.options import open_viewer, serve
-    from curobo_lite.wrap.cli_args import device_tensor_args, goal_pose, joint_values
-    from curobo_lite.wrap.motion_gen import MotionGen
-    from curobo_lite.wrap.trajopt_cli import save_plan
+    from curobo_lite.wrap.cli.args import device_tensor_args, goal_pose, joint_values
+    from curobo_lite.wrap.cli.trajopt import save_plan
+    from curobo_lite.wrap.motion.motion_gen import MotionGen
 
     try:
         tensor_args = device_tensor_args(args)
@@ -167,8 +167,8 @@ def _true_clearance(args: argparse.Namespace, motion_gen: Any, result: Any) -> f
 def _plot(result: Any, path: str, motion_gen: Any, title: str) -> Any:
     """Plot a MotionGen result's plan with its knots: the optimized ones, or the roadmap's
     waypoints at the times the plan rests on them."""
-    from curobo_lite.wrap.path_timing import segment_durations
-    from curobo_lite.wrap.trajopt_cli import plot_plan, plot_trajectory
+    from curobo_lite.wrap.cli.trajopt import plot_plan, plot_trajectory
+    from curobo_lite.wrap.motion.path_timing import segment_durations
 
     if result.waypoints is None:
         return plot_trajectory(

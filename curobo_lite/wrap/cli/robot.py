@@ -11,7 +11,7 @@ import torch
 from curobo_lite.config_files import atomic_write_text, read_config_file
 from curobo_lite.robot.config import RobotConfig
 from curobo_lite.robot.kinematics import Kinematics
-from curobo_lite.wrap.robot_convert_cli import register_convert
+from curobo_lite.wrap.cli.robot_convert import register_convert
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -322,8 +322,8 @@ def _spheres(args: argparse.Namespace) -> int:
 
 def _print_quality(robot_file: Path, num_worlds: int, seed: int) -> None:
     """Spheres vs collision meshes in cluttered scenes (``--quality``)."""
-    from curobo_lite.wrap.mesh_check import coal_available
-    from curobo_lite.wrap.sphere_quality import sphere_fit_quality
+    from curobo_lite.wrap.base.mesh_check import coal_available
+    from curobo_lite.wrap.base.sphere_quality import sphere_fit_quality
 
     config = RobotConfig.from_yaml(robot_file)
     if config.collision_geometry_path is None:

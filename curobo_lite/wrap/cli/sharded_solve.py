@@ -2,12 +2,12 @@
 
 One machine, two processes::
 
-    torchrun --nproc_per_node 2 -m curobo_lite.wrap.sharded_solve --robot franka \\
+    torchrun --nproc_per_node 2 -m curobo_lite.wrap.cli.sharded_solve --robot franka \\
         --goal 0.45 0.2 0.45 0 1 0 0 --seeds 8
 
 Every rank builds the same seeds, optimizes its share, and the best seed per problem is chosen
 across ranks; rank 0 prints the result (``--json`` writes it). Run without ``torchrun`` it is a
-plain single-process solve (``python -m curobo_lite.wrap.sharded_solve ...``). gloo is used on
+plain single-process solve (``python -m curobo_lite.wrap.cli.sharded_solve ...``). gloo is used on
 CPU, NCCL when CUDA is available.
 
 It lives in ``wrap`` because it drives :class:`~curobo_lite.wrap.TrajOptSolver`;
@@ -26,14 +26,14 @@ from curobo_lite.config_files import atomic_open
 from curobo_lite.distributed.group import DistributedConfig, init_from_env
 from curobo_lite.rollout import TaskConfig
 from curobo_lite.types import JointState, TensorDeviceType
-from curobo_lite.wrap.cli_args import add_problem_arguments, goal_pose
-from curobo_lite.wrap.trajopt import TrajOptSolver
+from curobo_lite.wrap.cli.args import add_problem_arguments, goal_pose
+from curobo_lite.wrap.trajopt.solver import TrajOptSolver
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The entry point's options: the shared problem group plus ``--seeds`` and ``--json``."""
     parser = argparse.ArgumentParser(
-        prog="python -m curobo_lite.wrap.sharded_solve",
+        prog="python -m curobo_lite.wrap.cli.sharded_solve",
         description="Trajectory optimization to a pose with seeds sharded over torchrun ranks.",
     )
     add_problem_arguments(parser, task_default="gradient_trajopt")

@@ -24,13 +24,13 @@ import yaml
 
 from curobo_lite.config_files import atomic_open, atomic_path
 from curobo_lite.types import JointState
-from curobo_lite.wrap.cli_args import (
+from curobo_lite.wrap.cli.args import (
     add_device_arguments,
     add_problem_arguments,
     device_tensor_args,
     goal_pose,
 )
-from curobo_lite.wrap.trajopt import TrajOptResult, TrajOptSolver
+from curobo_lite.wrap.trajopt.solver import TrajOptResult, TrajOptSolver
 
 _QUANTITIES = ("position", "velocity", "acceleration", "jerk")
 _UNITS = {"position": "rad", "velocity": "rad/s", "acceleration": "rad/s²", "jerk": "rad/s³"}

@@ -1,5 +1,5 @@
 """Damped least-squares steps toward end-effector poses: the IK's first phase, and the way
-:mod:`~curobo_lite.wrap.approach_seeds` backs a grasp off along the hand's axis.
+:mod:`~curobo_lite.wrap.trajopt.approach_seeds` backs a grasp off along the hand's axis.
 
 One step solves ``(J J^T + lambda^2 I) y = e``, ``dq = J^T y`` for the 6-vector pose error
 ``e`` (position, then twice the vector part of the error quaternion, in the base frame) with

@@ -22,7 +22,7 @@ Options (keyword arguments of :meth:`IKSolver.from_config`, validated by
   many of its seeds are precise (within a quarter of both thresholds), collision-free and
   within the limits, checked with the L-BFGS convergence checks; ``dls_iterations`` (int >= 0,
   default 0: off): first take this many damped least-squares steps on the pose alone
-  (:mod:`curobo_lite.wrap.ik_dls`, quadratic convergence, no collision terms) from every seed
+  (:mod:`curobo_lite.wrap.ik.dls`, quadratic convergence, no collision terms) from every seed
   (``dls_seeds``, default 0: ``num_seeds``; more are cheap in this phase, and the L-BFGS
   phase takes the first ``num_seeds`` of them);
   when every goal then has ``max(1, stop_after)`` precise, collision-free solutions, the solve
@@ -46,23 +46,30 @@ import torch
 from curobo_lite.geom import WorldCollision, WorldConfig
 from curobo_lite.opt import Lbfgs, LbfgsConfig
 from curobo_lite.opt.lbfgs import lbfgs_for_batch
-from curobo_lite.opt.options import as_bool, as_float, as_int, as_mapping, options_from_dict
+from curobo_lite.opt.options import (
+    CheckedOptions,
+    as_bool,
+    as_float,
+    as_int,
+    as_mapping,
+    options_from_dict,
+)
 from curobo_lite.robot import RobotConfig
 from curobo_lite.rollout import ArmReacher, ArmReacherConfig, Goal, ReachCriteria, TaskConfig
 from curobo_lite.rollout.dynamics_model import KinematicModelConfig
 from curobo_lite.types import JointState, Pose, TensorDeviceType, check_data_device, check_pose
 from curobo_lite.types.checks import parse_number
 from curobo_lite.types.errors import InputTypeError, InputValueError
-from curobo_lite.wrap.exclusive import exclusive
-from curobo_lite.wrap.ik_dls import dls_steps
-from curobo_lite.wrap.ik_result import (
+from curobo_lite.wrap.base.exclusive import exclusive
+from curobo_lite.wrap.base.offenders import check_within_limits
+from curobo_lite.wrap.ik.dls import dls_steps
+from curobo_lite.wrap.ik.result import (
     TIER,
     IKResult,
     distinct_rows,
     goalset_result,
     merge_results,
 )
-from curobo_lite.wrap.offenders import check_within_limits
 
 #: Costs of the IK rollout unless ``cost=`` is given: squared errors suit quasi-Newton steps;
 #: the collision penalties are linear past contact, so a few millimetres of penetration already
@@ -117,7 +124,7 @@ _PRECISE = 0.25
 
 
 @dataclass
-class IKSolverConfig:
+class IKSolverConfig(CheckedOptions):
     """Options of :class:`IKSolver` (see the module docstring)."""
 
     section = "ik"

@@ -27,6 +27,8 @@ from curobo_lite.geom import WorldConfig
 from curobo_lite.robot import RobotConfig
 from curobo_lite.types import TensorDeviceType
 from curobo_lite.types.errors import InputValueError
+from curobo_lite.wrap.base.robot_world import RobotWorld as _RobotWorld
+from curobo_lite.wrap.base.robot_world import as_world_collision
 from curobo_lite.wrap.reacher._compat import (
     Adapter,
     CuroboKinematicsState,
@@ -36,8 +38,6 @@ from curobo_lite.wrap.reacher._compat import (
     report_ignored,
     sample_in_limits,
 )
-from curobo_lite.wrap.robot_world import RobotWorld as _RobotWorld
-from curobo_lite.wrap.robot_world import as_world_collision
 
 __all__ = ["RobotWorld", "RobotWorldConfig"]
 

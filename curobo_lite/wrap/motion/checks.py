@@ -1,9 +1,9 @@
 """MotionGen's checks of its inputs and the reasons it gives when they fail.
 
-Functions of a :class:`~curobo_lite.wrap.robot_world.RobotWorld` (the planner's checker):
+Functions of a :class:`~curobo_lite.wrap.base.robot_world.RobotWorld` (the planner's checker):
 whether start states are valid (:func:`start_status`), and, when a start state or an IK goal
 fails, which joints, links and obstacles are at fault (:func:`start_offenders`,
-:func:`ik_offenders`), as :class:`~curobo_lite.wrap.offenders.Offender` lists.
+:func:`ik_offenders`), as :class:`~curobo_lite.wrap.base.offenders.Offender` lists.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from __future__ import annotations
 import torch
 
 from curobo_lite.types import JointState, Pose, quat_angle_error
-from curobo_lite.wrap.ik_solver import IKResult
-from curobo_lite.wrap.motion_gen_config import MotionGenStatus
-from curobo_lite.wrap.offenders import Offender, millimetres, reach_pose
-from curobo_lite.wrap.robot_world import RobotWorld
+from curobo_lite.wrap.base.offenders import Offender, millimetres, reach_pose
+from curobo_lite.wrap.base.robot_world import RobotWorld
+from curobo_lite.wrap.ik.solver import IKResult
+from curobo_lite.wrap.motion.config import MotionGenStatus
 
 #: largest joint velocity or acceleration of a start state "at rest"
 REST_TOL = 1e-6
@@ -93,7 +93,7 @@ def ik_offenders(
        the IK's thresholds was refused for its limits or contacts: those.
     2. Else the best seed's pose errors beyond the thresholds, then what the robot hits
        at the goal pose: the best seed moved onto it blind to obstacles
-       (:func:`~curobo_lite.wrap.offenders.reach_pose`; a grasp whose fingers sit inside
+       (:func:`~curobo_lite.wrap.base.offenders.reach_pose`; a grasp whose fingers sit inside
        the object: the collision cost held every seed away from the pose).
     3. Else (the pose is out of reach from there) the best seed's pose errors and its own
        limits or contacts."""

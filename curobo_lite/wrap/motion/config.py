@@ -1,24 +1,34 @@
 """MotionGen's options (:class:`MotionGenConfig`), statuses (:class:`MotionGenStatus`) and
-result (:class:`MotionGenResult`); the planner itself is :mod:`curobo_lite.wrap.motion_gen`."""
+result (:class:`MotionGenResult`); the planner itself is
+:mod:`curobo_lite.wrap.motion.motion_gen`."""
 
 from __future__ import annotations
 
 import enum
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
-from curobo_lite.opt.options import as_bool, as_float, as_int, as_mapping, options_from_dict
+from curobo_lite.opt.options import (
+    CheckedOptions,
+    as_bool,
+    as_float,
+    as_int,
+    as_mapping,
+    options_from_dict,
+)
+from curobo_lite.rollout.task import TaskConfig
 from curobo_lite.types import JointState
-from curobo_lite.types.errors import InputValueError
-from curobo_lite.wrap.graph_planner import PLANNERS, ompl_available
-from curobo_lite.wrap.ik_solver import DEFAULT_IK_SEEDS
-from curobo_lite.wrap.mesh_check import DEFAULT_SWEEP_RESOLUTION
-from curobo_lite.wrap.offenders import Offender
-from curobo_lite.wrap.trajopt import TrajOptResult
-from curobo_lite.wrap.trajopt_config import DEFAULT_INTERPOLATION_DT, DEFAULT_TRAJOPT_SEEDS
+from curobo_lite.types.errors import InputTypeError, InputValueError
+from curobo_lite.wrap.base.mesh_check import DEFAULT_SWEEP_RESOLUTION
+from curobo_lite.wrap.base.offenders import Offender
+from curobo_lite.wrap.ik.solver import DEFAULT_IK_SEEDS
+from curobo_lite.wrap.motion.graph_planner import PLANNERS, ompl_available
+from curobo_lite.wrap.trajopt.config import DEFAULT_INTERPOLATION_DT, DEFAULT_TRAJOPT_SEEDS
+from curobo_lite.wrap.trajopt.solver import TrajOptResult
 
 
 class MotionGenStatus(str, enum.Enum):
@@ -39,7 +49,7 @@ class MotionGenStatus(str, enum.Enum):
 
 
 @dataclass
-class MotionGenConfig:
+class MotionGenConfig(CheckedOptions):
     """Options of :class:`MotionGen` (see the module docstring)."""
 
     section = "motion_gen"
@@ -64,6 +74,11 @@ class MotionGenConfig:
 
     def __post_init__(self) -> None:
         s = self.section
+        if not isinstance(self.task, str | os.PathLike | TaskConfig):
+            raise InputTypeError(
+                f"{s}.task: expected a bundled task name, a path to a task file or a "
+                f"TaskConfig, received {type(self.task).__name__}"
+            )
         self.num_trajopt_seeds = as_int(s, "num_trajopt_seeds", self.num_trajopt_seeds, 1)
         self.num_ik_seeds = as_int(s, "num_ik_seeds", self.num_ik_seeds, 1)
         self.interpolation_dt = as_float(
@@ -128,7 +143,7 @@ class MotionGenResult:
         waypoints: ``[K, D]`` the roadmap path a roadmap plan follows (it rests at each
             waypoint), ``None`` for an optimized plan.
         offenders: why an ``INVALID_START_STATE_*``, ``INVALID_GOAL_STATE`` or ``IK_FAIL``
-            result failed, worst first per kind (:class:`~curobo_lite.wrap.offenders.Offender`:
+            result failed, worst first per kind (:class:`~curobo_lite.wrap.base.offenders.Offender`:
             joints past their limits, (link, obstacle) contacts, link pairs in contact, the
             best IK seed's pose error); empty otherwise. :attr:`status_message` and
             :meth:`explain` put them in words.

@@ -2,7 +2,7 @@
 best reachable of several poses, e.g. the grasps of one object) and a joint configuration
 (:meth:`plan_single_js`, :meth:`plan_joint`).
 
-:class:`MotionGenGoals` holds these entry points; :class:`~curobo_lite.wrap.motion_gen.MotionGen`
+:class:`MotionGenGoals` holds these entry points; :class:`~curobo_lite.wrap.MotionGen`
 inherits them and supplies the stages they share with ``plan_batch`` (start check, IK,
 roadmap, trajectory optimization, result building).
 """
@@ -15,8 +15,8 @@ import torch
 
 from curobo_lite.types import JointState, Pose, check_pose
 from curobo_lite.types.errors import InputTypeError, InputValueError
-from curobo_lite.wrap.exclusive import exclusive
-from curobo_lite.wrap.motion_gen_config import MotionGenResult, MotionGenStatus
+from curobo_lite.wrap.base.exclusive import exclusive
+from curobo_lite.wrap.motion.config import MotionGenResult, MotionGenStatus
 
 
 def cycle_rows(rows: torch.Tensor, n: int) -> torch.Tensor:
@@ -25,7 +25,7 @@ def cycle_rows(rows: torch.Tensor, n: int) -> torch.Tensor:
 
 
 class MotionGenGoals:
-    """Goal sets and joint goals (mixed into :class:`~curobo_lite.wrap.motion_gen.MotionGen`)."""
+    """Goal sets and joint goals (mixed into :class:`~curobo_lite.wrap.MotionGen`)."""
 
     @exclusive
     def plan_goalset(self, start_state: JointState, goal_poses: Pose) -> MotionGenResult:

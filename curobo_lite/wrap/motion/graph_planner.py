@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import torch
 
 from curobo_lite.types.errors import InputValueError
-from curobo_lite.wrap.robot_world import RobotWorld
+from curobo_lite.wrap.base.robot_world import RobotWorld
 
 PLANNERS = ("RRTConnect", "RRT", "PRM", "BITstar", "KPIECE1")
 
@@ -51,7 +51,7 @@ class GraphPlanResult:
         goal_index: which of the goal configurations the path ends at (0 for one goal;
             ``-1`` on failure).
         clearance: smallest clearance (m) along the path by the planner's segment check
-            (:class:`~curobo_lite.wrap.roadmap.RoadmapPlanner` with an exact check; ``nan``
+            (:class:`~curobo_lite.wrap.motion.roadmap.RoadmapPlanner` with an exact check; ``nan``
             when none ran).
     """
 

@@ -8,7 +8,7 @@ anything".
    :attr:`MotionGenResult.offenders` names the joints, links and obstacles at fault).
 2. **IK** (pose goals): :class:`~curobo_lite.wrap.IKSolver`, collision-free, ranked by
    distance to the start: first damped least-squares steps on the pose alone from every seed
-   (``ik={"dls_iterations": 16}``, :mod:`curobo_lite.wrap.ik_dls`), kept where collision-free;
+   (``ik={"dls_iterations": 16}``, :mod:`curobo_lite.wrap.ik.dls`), kept where collision-free;
    only when none is, the collision-aware L-BFGS solve, which stops as soon as one seed is
    precise (``ik={"stop_after": 1}``); no solution gives ``IK_FAIL`` (the offenders: what
    kept the best seed from being valid, its pose error or its contacts). A joint goal
@@ -16,12 +16,12 @@ anything".
    IK solution (``INVALID_GOAL_STATE`` with its offenders). A goal set
    (:meth:`MotionGen.plan_goalset`, several poses such as the grasps of one object) shares the
    IK's seeds among its poses, and the later stages aim at all of them at once
-   (:mod:`curobo_lite.wrap.motion_gen_goals`).
+   (:mod:`curobo_lite.wrap.motion.goals`).
 3. **Roadmap** (``enable_roadmap``, default on): a lazy roadmap in joint space from the start
-   to the distinct IK solutions (:class:`~curobo_lite.wrap.roadmap.RoadmapPlanner`: approach
+   to the distinct IK solutions (:class:`~curobo_lite.wrap.motion.roadmap.RoadmapPlanner`: approach
    chains that back the hand out along its axis, batched samples and checks, shortcuts), every
    segment judged on the spheres and, with the exact check, on the meshes; the path is timed
-   segment by segment (:func:`~curobo_lite.wrap.path_timing.time_polyline`: minimum-jerk, at
+   segment by segment (:func:`~curobo_lite.wrap.motion.path_timing.time_polyline`: minimum-jerk, at
    rest at each waypoint, within the velocity/acceleration/jerk limits), so the plan never
    leaves the checked segments. Options: ``roadmap`` (:class:`RoadmapConfig` keys, e.g.
    ``{"time_limit": 2.0}``). When it finds no path in its time, the optimizer takes over:
@@ -32,7 +32,7 @@ anything".
    (limits, swept collision) on the interpolated plan.
 5. **Geometric fallback** when no seed succeeds: OMPL's RRTConnect (plus its simplifier) in
    joint space with curobo_lite's batched collision checks
-   (:class:`~curobo_lite.wrap.graph_planner.OmplPlanner`) from the start to whichever distinct
+   (:class:`~.graph_planner.OmplPlanner`) from the start to whichever distinct
    IK solution it connects first; its path, resampled to the horizon, seeds a second
    trajectory optimization
    (``GRAPH_FAIL`` when OMPL finds no path, ``FINETUNE_FAIL`` when the seeded optimization
@@ -41,7 +41,7 @@ anything".
 Options (keyword arguments of :meth:`MotionGen.from_config`, :class:`MotionGenConfig`): ``task``
 (the trajopt task, default ``gradient_trajopt``), ``num_trajopt_seeds`` (4), ``num_ik_seeds``
 (32), ``interpolation_dt`` (s, 0.01), ``enable_roadmap`` (true), ``roadmap``
-(:class:`~curobo_lite.wrap.roadmap.RoadmapConfig` keys), ``enable_graph`` (default: OMPL
+(:class:`~curobo_lite.wrap.motion.roadmap.RoadmapConfig` keys), ``enable_graph`` (default: OMPL
 installed and the roadmap off), ``graph_planner`` (``RRTConnect``), ``graph_time_limit`` (s,
 5.0), ``graph_resolution`` (rad, 0.02), ``use_cuda_graph`` (false: on a CUDA device, every
 L-BFGS solve, the IK's and the trajectory's, replays its iterations from graphs kept across
@@ -80,30 +80,30 @@ from curobo_lite.types import (
     check_joint_state,
 )
 from curobo_lite.types.errors import InputValueError
-from curobo_lite.wrap.approach_seeds import (
-    approach_seed_paths,
-    retreat_configs,
-    straight_seed_paths,
-)
-from curobo_lite.wrap.attach import HoldsObjects
-from curobo_lite.wrap.exclusive import exclusive
-from curobo_lite.wrap.graph_planner import GraphPlanResult, OmplPlanner, resample_path
-from curobo_lite.wrap.ik_solver import IKResult, IKSolver, distinct_rows
-from curobo_lite.wrap.mesh_check import coal_available
-from curobo_lite.wrap.motion_gen_checks import (
+from curobo_lite.wrap.base.attach import HoldsObjects
+from curobo_lite.wrap.base.exclusive import exclusive
+from curobo_lite.wrap.base.mesh_check import coal_available
+from curobo_lite.wrap.base.offenders import Offender
+from curobo_lite.wrap.base.robot_world import RobotWorld, as_world_collision, as_world_config
+from curobo_lite.wrap.ik.solver import IKResult, IKSolver, distinct_rows
+from curobo_lite.wrap.motion.checks import (
     ik_offenders,
     pose_errors,
     start_offenders,
     start_status,
 )
-from curobo_lite.wrap.motion_gen_config import MotionGenConfig, MotionGenResult, MotionGenStatus
-from curobo_lite.wrap.motion_gen_goals import MotionGenGoals, cycle_rows
-from curobo_lite.wrap.offenders import Offender
-from curobo_lite.wrap.path_timing import time_polyline
-from curobo_lite.wrap.roadmap import RoadmapConfig, RoadmapPlanner
-from curobo_lite.wrap.robot_world import RobotWorld, as_world_collision, as_world_config
-from curobo_lite.wrap.trajopt import TrajOptResult, TrajOptSolver
-from curobo_lite.wrap.trajopt_seed import min_jerk_profile
+from curobo_lite.wrap.motion.config import MotionGenConfig, MotionGenResult, MotionGenStatus
+from curobo_lite.wrap.motion.goals import MotionGenGoals, cycle_rows
+from curobo_lite.wrap.motion.graph_planner import GraphPlanResult, OmplPlanner, resample_path
+from curobo_lite.wrap.motion.path_timing import time_polyline
+from curobo_lite.wrap.motion.roadmap import RoadmapConfig, RoadmapPlanner
+from curobo_lite.wrap.trajopt.approach_seeds import (
+    approach_seed_paths,
+    retreat_configs,
+    straight_seed_paths,
+)
+from curobo_lite.wrap.trajopt.seed import min_jerk_profile
+from curobo_lite.wrap.trajopt.solver import TrajOptResult, TrajOptSolver
 
 #: the IK's damped least-squares steps before its L-BFGS (``ik={"dls_iterations": 0}``: off)
 DLS_ITERATIONS = 16
@@ -467,7 +467,7 @@ class MotionGen(MotionGenGoals, HoldsObjects):
         self, graph: GraphPlanResult, goal: Pose, t_start: float, timings: dict[str, float]
     ) -> MotionGenResult:
         """A result from the roadmap's checked path: timed along its segments
-        (:func:`~curobo_lite.wrap.path_timing.time_polyline`, at rest at each waypoint, so the
+        (:func:`~.path_timing.time_polyline`, at rest at each waypoint, so the
         plan stays on the checked segments), its pose error and sphere clearance measured. The
         exact check already judged every segment (the roadmap's segment check): its clearance
         is the plan's ``mesh_min_distance``."""
@@ -550,7 +550,7 @@ class MotionGen(MotionGenGoals, HoldsObjects):
     def _seed_paths(self, start: torch.Tensor, configs: torch.Tensor) -> torch.Tensor | None:
         """``[S, n, H, D]`` seed knots: even seeds straight to their goal configuration, odd
         ones in along the hand's axis from ``approach_distance`` behind it
-        (:mod:`curobo_lite.wrap.approach_seeds`); ``None`` (straight lines) when
+        (:mod:`curobo_lite.wrap.trajopt.approach_seeds`); ``None`` (straight lines) when
         ``approach_distance`` is 0 or there is one seed."""
         n = configs.shape[1]
         if self.config.approach_distance <= 0.0 or n < 2:

@@ -1,6 +1,6 @@
 """Timing a geometric path: joint-space waypoints to a trajectory within the joint limits.
 
-A path from :class:`~curobo_lite.wrap.roadmap.RoadmapPlanner` is a polyline whose segments
+A path from :class:`~curobo_lite.wrap.motion.roadmap.RoadmapPlanner` is a polyline whose segments
 were checked for collisions, and nothing between them was. :func:`time_polyline` therefore
 keeps the motion *on* the polyline: each segment is a minimum-jerk motion (quintic time law
 ``s(tau) = 10 tau^3 - 15 tau^4 + 6 tau^5``) from rest to rest, so the plan never leaves the

@@ -8,7 +8,8 @@ Bohlin & Kavraki 2000, the scheme cuRobo's graph planner also batches):
 1. **Approach chains.** Grasp goals sit between shelf boards and objects: the only way in is
    along the hand's axis. From each goal configuration the hand backs off along its own z axis
    in ``approach_step`` steps up to ``approach_distance``
-   (:func:`~curobo_lite.wrap.approach_seeds.retreat_configs`, warm-started step by step, from
+   (:func:`~curobo_lite.wrap.trajopt.approach_seeds.retreat_configs`,
+   warm-started step by step, from
    several nudged starts so that the free elbow can keep the forearm off the boards); the
    chain, every configuration and segment checked, joins the roadmap as known-good edges.
 2. **Samples.** Random configurations, half uniform within the position limits, half around
@@ -26,7 +27,7 @@ Bohlin & Kavraki 2000, the scheme cuRobo's graph planner also batches):
 Every check is :meth:`RobotWorld.validate_segments` (limits, world and self-collision on the
 spheres); an optional second judge (``segment_check``, MotionGen's exact mesh check) sees only
 the segments of a candidate path and of its shortcuts. The result is a
-:class:`~curobo_lite.wrap.graph_planner.GraphPlanResult`.
+:class:`~curobo_lite.wrap.motion.graph_planner.GraphPlanResult`.
 
 Tried and left out: corridors of hand poses out of the goal (straight to the start's hand
 pose, or level toward the base) as extra nodes: on MBM's bookshelf and cage problems they
@@ -46,11 +47,11 @@ import torch
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import dijkstra
 
-from curobo_lite.opt.options import as_float, as_int, options_from_dict
+from curobo_lite.opt.options import CheckedOptions, as_float, as_int, options_from_dict
 from curobo_lite.types.errors import InputValueError
-from curobo_lite.wrap.approach_seeds import retreat_configs
-from curobo_lite.wrap.graph_planner import GraphPlanResult
-from curobo_lite.wrap.robot_world import RobotWorld
+from curobo_lite.wrap.base.robot_world import RobotWorld
+from curobo_lite.wrap.motion.graph_planner import GraphPlanResult
+from curobo_lite.wrap.trajopt.approach_seeds import retreat_configs
 
 #: edge states: not checked, valid on the spheres (awaiting the segment check), valid, invalid
 _UNCHECKED, _SPHERES, _VALID, _INVALID = 0, 1, 2, -1
@@ -76,7 +77,7 @@ _COARSE = 0.1
 
 
 @dataclass
-class RoadmapConfig:
+class RoadmapConfig(CheckedOptions):
     """Options of :class:`RoadmapPlanner`.
 
     Attributes:

@@ -50,7 +50,7 @@ import torch
 from curobo_lite.geom import WorldCollision, WorldConfig
 from curobo_lite.opt import Mppi, MppiConfig, OptResult
 from curobo_lite.opt.cuda_graph import GraphedCall
-from curobo_lite.opt.options import as_bool, as_float, as_int, check_keys
+from curobo_lite.opt.options import CheckedOptions, as_bool, as_float, as_int, check_keys
 from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.rollout import ArmReacher, ArmReacherConfig, Goal, TaskConfig
 from curobo_lite.types import (
@@ -62,17 +62,17 @@ from curobo_lite.types import (
     quat_angle_error,
 )
 from curobo_lite.types.errors import InputTypeError, InputValueError
-from curobo_lite.wrap.attach import HoldsObjects
-from curobo_lite.wrap.exclusive import exclusive
-from curobo_lite.wrap.offenders import check_within_limits
-from curobo_lite.wrap.reactive_tracking import TrackedPlan
-from curobo_lite.wrap.robot_world import as_world_collision
+from curobo_lite.wrap.base.attach import HoldsObjects
+from curobo_lite.wrap.base.exclusive import exclusive
+from curobo_lite.wrap.base.offenders import check_within_limits
+from curobo_lite.wrap.base.robot_world import as_world_collision
+from curobo_lite.wrap.mpc.tracking import TrackedPlan
 
 _SECTION = "mpc"
 
 
 @dataclass
-class MpcSolverConfig:
+class MpcSolverConfig(CheckedOptions):
     shift_steps: int = 1
     control_dt: float | None = None
     use_cuda_graph: bool = False
@@ -80,41 +80,25 @@ class MpcSolverConfig:
     clamp_to_limits: bool = False
     follow_activation_distance: float | None = None
 
+    def __post_init__(self) -> None:
+        self.shift_steps = as_int(_SECTION, "shift_steps", self.shift_steps, minimum=1)
+        if self.control_dt is not None:
+            self.control_dt = as_float(
+                _SECTION, "control_dt", self.control_dt, low=0.0, low_open=True
+            )
+        self.use_cuda_graph = as_bool(_SECTION, "use_cuda_graph", self.use_cuda_graph)
+        self.limit_tolerance = as_float(_SECTION, "limit_tolerance", self.limit_tolerance, low=0.0)
+        self.clamp_to_limits = as_bool(_SECTION, "clamp_to_limits", self.clamp_to_limits)
+        if self.follow_activation_distance is not None:
+            self.follow_activation_distance = as_float(
+                _SECTION, "follow_activation_distance", self.follow_activation_distance, low=0.0
+            )
+
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> MpcSolverConfig:
         data = dict(data or {})
-        check_keys(
-            _SECTION,
-            data,
-            [
-                "shift_steps",
-                "control_dt",
-                "use_cuda_graph",
-                "limit_tolerance",
-                "clamp_to_limits",
-                "follow_activation_distance",
-            ],
-        )
-        config = cls()
-        if "shift_steps" in data:
-            config.shift_steps = as_int(_SECTION, "shift_steps", data["shift_steps"], minimum=1)
-        if data.get("control_dt") is not None:
-            config.control_dt = as_float(
-                _SECTION, "control_dt", data["control_dt"], low=0.0, low_open=True
-            )
-        if "use_cuda_graph" in data:
-            config.use_cuda_graph = as_bool(_SECTION, "use_cuda_graph", data["use_cuda_graph"])
-        if "limit_tolerance" in data:
-            config.limit_tolerance = as_float(
-                _SECTION, "limit_tolerance", data["limit_tolerance"], low=0.0
-            )
-        if "clamp_to_limits" in data:
-            config.clamp_to_limits = as_bool(_SECTION, "clamp_to_limits", data["clamp_to_limits"])
-        if data.get("follow_activation_distance") is not None:
-            config.follow_activation_distance = as_float(
-                _SECTION, "follow_activation_distance", data["follow_activation_distance"], low=0.0
-            )
-        return config
+        check_keys(_SECTION, data, [f for f in cls.__dataclass_fields__])
+        return cls(**data)
 
 
 @dataclass

@@ -23,8 +23,9 @@ import torch
 from curobo_lite.robot import Kinematics
 from curobo_lite.types import Pose
 from curobo_lite.types.errors import InputValueError
-from curobo_lite.wrap.ik_solver import IKResult
-from curobo_lite.wrap.ik_solver import IKSolver as _IKSolver
+from curobo_lite.wrap.base.robot_world import RobotWorld as _RobotWorld
+from curobo_lite.wrap.ik.solver import IKResult
+from curobo_lite.wrap.ik.solver import IKSolver as _IKSolver
 from curobo_lite.wrap.reacher._compat import (
     Adapter,
     CuroboKinematicsState,
@@ -33,7 +34,6 @@ from curobo_lite.wrap.reacher._compat import (
     load_world,
     sample_in_limits,
 )
-from curobo_lite.wrap.robot_world import RobotWorld as _RobotWorld
 
 __all__ = ["IKResult", "IKSolver", "IKSolverConfig"]
 

@@ -26,9 +26,9 @@ import torch
 
 from curobo_lite.types import JointState, Pose
 from curobo_lite.types.errors import InputTypeError, InputValueError
-from curobo_lite.wrap.motion_gen import MotionGen as _MotionGen
-from curobo_lite.wrap.motion_gen_config import MotionGenResult as _MotionGenResult
-from curobo_lite.wrap.motion_gen_config import MotionGenStatus
+from curobo_lite.wrap.motion.config import MotionGenResult as _MotionGenResult
+from curobo_lite.wrap.motion.config import MotionGenStatus
+from curobo_lite.wrap.motion.motion_gen import MotionGen as _MotionGen
 from curobo_lite.wrap.reacher._compat import (
     Adapter,
     CuroboKinematicsState,

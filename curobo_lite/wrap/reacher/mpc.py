@@ -29,8 +29,8 @@ from curobo_lite.rollout import TaskConfig
 from curobo_lite.rollout.rollout_base import Goal
 from curobo_lite.types import JointState
 from curobo_lite.types.errors import InputTypeError, InputValueError
-from curobo_lite.wrap.mpc_solver import MpcResult
-from curobo_lite.wrap.mpc_solver import MpcSolver as _MpcSolver
+from curobo_lite.wrap.mpc.solver import MpcResult
+from curobo_lite.wrap.mpc.solver import MpcSolver as _MpcSolver
 from curobo_lite.wrap.reacher._compat import Adapter, RolloutView, SolverConfig, load_world
 
 __all__ = ["Goal", "MpcSolver", "MpcSolverConfig", "WrapResult"]

@@ -46,22 +46,22 @@ from typing import Any
 import torch
 
 from curobo_lite.geom import WorldCollision, WorldConfig
-from curobo_lite.opt.options import as_bool, as_float, as_int, check_keys
+from curobo_lite.opt.options import CheckedOptions, as_bool, as_float, as_int, check_keys
 from curobo_lite.robot import RobotConfig
 from curobo_lite.rollout import TaskConfig
 from curobo_lite.types import JointState, Pose, TensorDeviceType, check_pose
 from curobo_lite.types.errors import InputTypeError, InputValueError
-from curobo_lite.wrap.exclusive import exclusive
-from curobo_lite.wrap.motion_gen import MotionGen
-from curobo_lite.wrap.motion_gen_config import MotionGenResult, MotionGenStatus
-from curobo_lite.wrap.mpc_solver import MpcResult, MpcSolver
-from curobo_lite.wrap.robot_world import as_world_collision, as_world_config
+from curobo_lite.wrap.base.exclusive import exclusive
+from curobo_lite.wrap.base.robot_world import as_world_collision, as_world_config
+from curobo_lite.wrap.motion.config import MotionGenResult, MotionGenStatus
+from curobo_lite.wrap.motion.motion_gen import MotionGen
+from curobo_lite.wrap.mpc.solver import MpcResult, MpcSolver
 
 _SECTION = "reactive"
 
 
 @dataclass
-class ReactivePlannerConfig:
+class ReactivePlannerConfig(CheckedOptions):
     """Options of :class:`ReactivePlanner` (see the module docstring)."""
 
     max_deviation: float = 0.3
@@ -72,38 +72,34 @@ class ReactivePlannerConfig:
     motion_gen: dict[str, Any] = field(default_factory=dict)
     mpc: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        self.max_deviation = as_float(
+            _SECTION, "max_deviation", self.max_deviation, low=0.0, low_open=True
+        )
+        self.check_resolution = as_float(
+            _SECTION, "check_resolution", self.check_resolution, low=0.0, low_open=True
+        )
+        self.retry_interval = as_int(_SECTION, "retry_interval", self.retry_interval, minimum=1)
+        self.plan_speed = as_float(
+            _SECTION, "plan_speed", self.plan_speed, low=0.0, low_open=True, high=1.0
+        )
+        self.use_plan = as_bool(_SECTION, "use_plan", self.use_plan)
+        for name in ("motion_gen", "mpc"):
+            value = getattr(self, name)
+            if value is None:
+                value = {}
+            if not isinstance(value, Mapping):
+                raise InputTypeError(
+                    f"{_SECTION}.{name}: expected a mapping of options, received "
+                    f"{type(value).__name__}"
+                )
+            setattr(self, name, dict(value))
+
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> ReactivePlannerConfig:
         data = dict(data or {})
         check_keys(_SECTION, data, [f for f in cls.__dataclass_fields__])
-        config = cls()
-        if "max_deviation" in data:
-            config.max_deviation = as_float(
-                _SECTION, "max_deviation", data["max_deviation"], low=0.0, low_open=True
-            )
-        if "check_resolution" in data:
-            config.check_resolution = as_float(
-                _SECTION, "check_resolution", data["check_resolution"], low=0.0, low_open=True
-            )
-        if "retry_interval" in data:
-            config.retry_interval = as_int(
-                _SECTION, "retry_interval", data["retry_interval"], minimum=1
-            )
-        if "plan_speed" in data:
-            config.plan_speed = as_float(
-                _SECTION, "plan_speed", data["plan_speed"], low=0.0, low_open=True, high=1.0
-            )
-        if "use_plan" in data:
-            config.use_plan = as_bool(_SECTION, "use_plan", data["use_plan"])
-        for name in ("motion_gen", "mpc"):
-            if data.get(name) is not None:
-                if not isinstance(data[name], Mapping):
-                    raise InputTypeError(
-                        f"{_SECTION}.{name}: expected a mapping of options, received "
-                        f"{type(data[name]).__name__}"
-                    )
-                setattr(config, name, dict(data[name]))
-        return config
+        return cls(**data)
 
 
 @dataclass

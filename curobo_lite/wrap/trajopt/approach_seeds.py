@@ -16,7 +16,7 @@ import torch
 
 from curobo_lite.robot import Kinematics
 from curobo_lite.types.math import quat_rotate
-from curobo_lite.wrap.ik_dls import dls_steps
+from curobo_lite.wrap.ik.dls import dls_steps
 
 
 def retreat_configs(
@@ -60,7 +60,7 @@ def approach_seed_paths(
 ) -> torch.Tensor:
     """Position knots ``[S, n, H, D]`` (index 0 the start) from ``start_position [S, D]`` to
     ``retreat [S, n, D]`` along the first ``1 - approach_fraction`` of ``profile [H]`` (a 0 -> 1
-    time law such as :func:`~curobo_lite.wrap.trajopt_seed.min_jerk_profile`), then straight
+    time law such as :func:`~curobo_lite.wrap.trajopt.seed.min_jerk_profile`), then straight
     to ``goal_configs [S, n, D]`` over the rest."""
     horizon = profile.shape[0]
     split = max(1, min(horizon - 2, round((1.0 - approach_fraction) * (horizon - 1))))

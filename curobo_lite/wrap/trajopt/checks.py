@@ -1,4 +1,4 @@
-"""Checks of a trajectory-optimization solve (phase 6 of :mod:`curobo_lite.wrap.trajopt`).
+"""Checks of a trajectory-optimization solve (phase 6 of :mod:`curobo_lite.wrap.trajopt.solver`).
 
 Holds the goal test shared by the seed selection and the final result (:func:`goal_reached`),
 the limit excess of the interpolated samples (:func:`limit_violations`), the per-problem status
@@ -21,8 +21,8 @@ from curobo_lite.rollout import ArmReacher
 from curobo_lite.rollout.arm_reacher import smallest_clearance
 from curobo_lite.types import JointState, Pose, TensorDeviceType, quat_angle_error
 from curobo_lite.types.errors import InputTypeError, InputValueError
-from curobo_lite.wrap.trajopt_config import TrajOptSolverConfig
-from curobo_lite.wrap.trajopt_timing import Interpolated, backward_differences, limit_excess
+from curobo_lite.wrap.trajopt.config import TrajOptSolverConfig
+from curobo_lite.wrap.trajopt.timing import Interpolated, backward_differences, limit_excess
 
 # --------------------------------------------------------------------------------------------------
 # result checks
@@ -95,7 +95,7 @@ def format_range(t: torch.Tensor) -> str:
 @dataclass
 class PlanCheck:
     """Result checks of ``B`` plans (see :func:`check_plan`); every tensor is ``[B]``. The
-    fields are those of :class:`~curobo_lite.wrap.trajopt_config.TrajOptResult` with the same
+    fields are those of :class:`~curobo_lite.wrap.trajopt.config.TrajOptResult` with the same
     names."""
 
     position_error: torch.Tensor

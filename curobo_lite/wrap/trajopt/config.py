@@ -11,13 +11,20 @@ from typing import Any
 
 import torch
 
-from curobo_lite.opt.options import as_choice, as_float, as_int, as_mapping, options_from_dict
+from curobo_lite.opt.options import (
+    CheckedOptions,
+    as_choice,
+    as_float,
+    as_int,
+    as_mapping,
+    options_from_dict,
+)
 from curobo_lite.rollout import ReachCriteria
 from curobo_lite.types import (
     JointState,
 )
 from curobo_lite.types.errors import InputTypeError
-from curobo_lite.wrap.ik_solver import (
+from curobo_lite.wrap.ik.solver import (
     DEFAULT_IK_SEEDS,
     DEFAULT_POSITION_THRESHOLD,
     DEFAULT_ROTATION_THRESHOLD,
@@ -36,7 +43,7 @@ DEFAULT_INTERPOLATION_DT = 0.01
 
 
 @dataclass
-class IkConfig:
+class IkConfig(CheckedOptions):
     """The ``trajopt.ik`` sub-section: the goal-configuration solve for pose goals.
 
     Attributes:
@@ -68,7 +75,7 @@ class IkConfig:
 
 
 @dataclass
-class EarlyStopConfig:
+class EarlyStopConfig(CheckedOptions):
     """The ``trajopt.early_stop`` sub-section: stop a problem's optimization as soon as one
     seed reaches its goal with a margin (checked every ``lbfgs.convergence_check_every``
     iterations), instead of when the cost stops improving. Among obstacles the goal is often
@@ -105,7 +112,7 @@ class EarlyStopConfig:
 
 
 @dataclass
-class TrajOptSolverConfig:
+class TrajOptSolverConfig(CheckedOptions):
     """Options of :class:`TrajOptSolver`: the task file's ``trajopt:`` section (unknown keys
     are an error).
 

@@ -1,4 +1,4 @@
-"""Seeding of the trajectory optimization (phases 1 and 2 of :mod:`curobo_lite.wrap.trajopt`).
+"""Seeding of the trajectory optimization (phases 1 and 2 of :mod:`~.solver`).
 
 Holds the IK task that turns pose goals into goal configurations (:func:`ik_task`, solved by
 the :class:`~curobo_lite.wrap.IKSolver`), and the minimum-jerk straight-line trajectory seeds
@@ -13,7 +13,7 @@ import torch
 
 from curobo_lite.rollout import TaskConfig
 from curobo_lite.types import TensorDeviceType
-from curobo_lite.wrap.trajopt_config import IkConfig
+from curobo_lite.wrap.trajopt.config import IkConfig
 
 # Collision terms the IK rollout copies from the task (without sweeping: a horizon-1 rollout
 # has no segments).
@@ -71,7 +71,7 @@ def straight_line_seeds(
     tensor_args: TensorDeviceType,
 ) -> torch.Tensor:
     """Action seeds ``[S * n, H, D]`` from ``start_position [S, D]`` to ``goal_configs
-    [S, n, D]`` along ``profile [H]`` (phase 2 of :mod:`curobo_lite.wrap.trajopt`), perturbed by
+    [S, n, D]`` along ``profile [H]`` (phase 2 of :mod:`~.solver`), perturbed by
     ``seed_noise * n_d * sin(pi t)`` (the first seed of every problem unperturbed)."""
     S, n, D = goal_configs.shape
     horizon = profile.shape[0]

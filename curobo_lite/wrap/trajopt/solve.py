@@ -1,13 +1,13 @@
 """The phases of one trajectory-optimization solve (the numbered steps of
-:mod:`curobo_lite.wrap.trajopt`): the IK solve for goal configurations, the seeds, the batched
+:mod:`~.solver`): the IK solve for goal configurations, the seeds, the batched
 L-BFGS with the per-problem choice of the best seed (sharded over ranks when a process group
 is given), retiming, interpolation and the result checks, in that order
 (:meth:`TrajOptPhases._solve`).
 
-:class:`TrajOptPhases` is the base of :class:`~curobo_lite.wrap.trajopt.TrajOptSolver`, which
+:class:`TrajOptPhases` is the base of :class:`~curobo_lite.wrap.trajopt.solver.TrajOptSolver`, which
 builds the attributes listed on the class and validates the public arguments; the pure pieces
-live in :mod:`~curobo_lite.wrap.trajopt_seed`, :mod:`~curobo_lite.wrap.trajopt_timing` and
-:mod:`~curobo_lite.wrap.trajopt_checks`.
+live in :mod:`~curobo_lite.wrap.trajopt.seed`, :mod:`~curobo_lite.wrap.trajopt.timing` and
+:mod:`~curobo_lite.wrap.trajopt.checks`.
 """
 
 from __future__ import annotations
@@ -26,14 +26,14 @@ from curobo_lite.opt.lbfgs import lbfgs_for_batch
 from curobo_lite.robot import JointLimits, Kinematics, RobotConfig
 from curobo_lite.rollout import ArmReacher, Goal
 from curobo_lite.types import JointState, Pose, TensorDeviceType
-from curobo_lite.wrap.ik_solver import IKResult, IKSolver
-from curobo_lite.wrap.trajopt_checks import check_plan, format_range, goal_reached
-from curobo_lite.wrap.trajopt_config import TrajOptResult, TrajOptSolverConfig
-from curobo_lite.wrap.trajopt_seed import (
+from curobo_lite.wrap.ik.solver import IKResult, IKSolver
+from curobo_lite.wrap.trajopt.checks import check_plan, format_range, goal_reached
+from curobo_lite.wrap.trajopt.config import TrajOptResult, TrajOptSolverConfig
+from curobo_lite.wrap.trajopt.seed import (
     knots_to_actions,
     straight_line_seeds,
 )
-from curobo_lite.wrap.trajopt_timing import (
+from curobo_lite.wrap.trajopt.timing import (
     Interpolated,
     backward_differences,
     interpolate_within_limits,
@@ -42,7 +42,7 @@ from curobo_lite.wrap.trajopt_timing import (
 
 
 class TrajOptPhases:
-    """The solve pipeline of :class:`~curobo_lite.wrap.trajopt.TrajOptSolver` (which sets
+    """The solve pipeline of :class:`~curobo_lite.wrap.trajopt.solver.TrajOptSolver` (which sets
     every attribute below in its ``__init__``)."""
 
     config: TrajOptSolverConfig
@@ -75,11 +75,12 @@ class TrajOptPhases:
         """The trajectory L-BFGS for ``S`` problems of ``n`` seeds (built once per shape)."""
         return lbfgs_for_batch(self._solvers, self.lbfgs_config, self.rollout, S, n)
 
-    def solve_ik(
+    def _goal_configs(
         self, start_position: torch.Tensor, goal_pose: Pose, n_select: int
     ) -> tuple[torch.Tensor, torch.Tensor, IKResult]:
-        """Goal configurations for pose goals (phase 1 of the module docstring), by the
-        :class:`~curobo_lite.wrap.IKSolver` on the task's IK rollout.
+        """Goal configurations for pose goals (phase 1 of the module docstring): the
+        :class:`~curobo_lite.wrap.IKSolver`'s ranked solutions on the task's IK rollout (the
+        IK is the IK solver's alone; this only picks ``n_select`` of them per problem).
 
         Args:
             start_position: ``[S, D]`` start configurations (the first IK seed, and the
@@ -88,9 +89,9 @@ class TrajOptPhases:
             n_select: configurations to return per problem.
 
         Returns:
-            ``(configs [S, n_select, D], reached [S, n_select] bool, IKResult)``: ranked
-            solutions (within the thresholds and collision-free first, precise ones first,
-            closest to the start first), cycled when ``n_select`` exceeds the IK seeds.
+            ``(configs [S, n_select, D], reached [S, n_select] bool, IKResult)``: the IK
+            solver's ranking (within the thresholds and collision-free first, precise ones
+            first, closest to the start first), cycled when ``n_select`` exceeds its seeds.
         """
         result = self.ik_solver.solve_batch(
             goal_pose, seed_config=start_position[:, None], rank_config=start_position
@@ -117,7 +118,7 @@ class TrajOptPhases:
 
     def retime(self, knots: torch.Tensor) -> torch.Tensor:
         """``[B]`` retimed step for knot trajectories ``[B, H, D]`` optimized at the task's
-        ``dt`` (phase 4; :func:`~curobo_lite.wrap.trajopt_timing.retime`)."""
+        ``dt`` (phase 4; :func:`~curobo_lite.wrap.trajopt.timing.retime`)."""
         return retime(knots, self.plan_dt, self.joint_limits, self.config, self.tensor_args)
 
     def interpolate_trajectory(
@@ -217,11 +218,11 @@ class TrajOptPhases:
         """Goal configurations ``[S, num_seeds, D]`` for pose goals (IK)."""
         S, n = start_position.shape[0], self.config.num_seeds
         if active_session() is None:
-            configs, reached, result = self.solve_ik(start_position, goal_pose, n)
+            configs, reached, result = self._goal_configs(start_position, goal_pose, n)
         else:
             # keep the IK's cost terms out of the caller's scale-tracking session
             with track_scales() as ik_session:
-                configs, reached, result = self.solve_ik(start_position, goal_pose, n)
+                configs, reached, result = self._goal_configs(start_position, goal_pose, n)
             debug["ik_scales"] = ik_session
         debug["ik_success"] = reached[:, 0]
         debug["ik_iterations"] = result.iterations

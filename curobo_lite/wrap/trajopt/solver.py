@@ -51,10 +51,10 @@ Trajectories start from rest: a start state with non-zero velocity or accelerati
 The task file's ``trajopt:`` section is described by :class:`TrajOptSolverConfig`.
 
 The code: this module holds the solver (construction, the public solves and the phases'
-order); :mod:`~curobo_lite.wrap.trajopt_seed` the IK task and the seeds,
-:mod:`~curobo_lite.wrap.trajopt_timing` retiming and interpolation,
-:mod:`~curobo_lite.wrap.trajopt_checks` the result and argument checks,
-:mod:`~curobo_lite.wrap.trajopt_config` the options and the result.
+order); :mod:`~curobo_lite.wrap.trajopt.seed` the IK task and the seeds,
+:mod:`~curobo_lite.wrap.trajopt.timing` retiming and interpolation,
+:mod:`~curobo_lite.wrap.trajopt.checks` the result and argument checks,
+:mod:`~curobo_lite.wrap.trajopt.config` the options and the result.
 """
 
 from __future__ import annotations
@@ -80,25 +80,25 @@ from curobo_lite.types import (
     check_pose,
 )
 from curobo_lite.types.errors import InputTypeError, InputValueError
-from curobo_lite.wrap.exclusive import exclusive
-from curobo_lite.wrap.ik_solver import IKSolver, IKSolverConfig
-from curobo_lite.wrap.offenders import check_within_limits
-from curobo_lite.wrap.robot_world import as_world_collision
-from curobo_lite.wrap.trajopt_checks import (
+from curobo_lite.wrap.base.exclusive import exclusive
+from curobo_lite.wrap.base.offenders import check_within_limits
+from curobo_lite.wrap.base.robot_world import as_world_collision
+from curobo_lite.wrap.ik.solver import IKSolver, IKSolverConfig
+from curobo_lite.wrap.trajopt.checks import (
     check_goal_configs,
     check_joint_goal,
     check_seed_trajectories,
 )
-from curobo_lite.wrap.trajopt_config import (
+from curobo_lite.wrap.trajopt.config import (
     INTERPOLATIONS,
     IkConfig,
     TrajOptResult,
     TrajOptSolverConfig,
     merge_sections,
 )
-from curobo_lite.wrap.trajopt_seed import ik_task, min_jerk_profile
-from curobo_lite.wrap.trajopt_solve import TrajOptPhases
-from curobo_lite.wrap.trajopt_timing import (
+from curobo_lite.wrap.trajopt.seed import ik_task, min_jerk_profile
+from curobo_lite.wrap.trajopt.solve import TrajOptPhases
+from curobo_lite.wrap.trajopt.timing import (
     Interpolated,
     backward_differences,
     cubic_spline_matrix,

@@ -1,5 +1,5 @@
 """Retiming and interpolation of optimized knot trajectories (phases 4 and 5 of
-:mod:`curobo_lite.wrap.trajopt`): backward differences from rest, the limit ratios that scale
+:mod:`curobo_lite.wrap.trajopt.solver`): backward differences from rest, the limit ratios that scale
 time (cuRobo's rule), limit excess checks, and the clamped cubic spline (or linear)
 interpolation to the controller rate."""
 
@@ -12,7 +12,7 @@ import torch
 from curobo_lite.robot import JointLimits
 from curobo_lite.types import JointState, TensorDeviceType
 from curobo_lite.types.errors import InputValueError
-from curobo_lite.wrap.trajopt_config import INTERPOLATIONS, TrajOptSolverConfig
+from curobo_lite.wrap.trajopt.config import INTERPOLATIONS, TrajOptSolverConfig
 
 # --------------------------------------------------------------------------------------------------
 # finite differences, limit ratios, interpolation

@@ -1,0 +1,11 @@
+"""Reactive control: :class:`ReactivePlanner` plans with :class:`~curobo_lite.wrap.MotionGen`,
+tracks the plan with :class:`~curobo_lite.wrap.MpcSolver` and replans when the world blocks the
+rest of it. Imports ``wrap.motion``, ``wrap.mpc`` and ``wrap.base``."""
+
+from curobo_lite.wrap.reactive.planner import (
+    ReactivePlanner,
+    ReactivePlannerConfig,
+    ReactiveStepResult,
+)
+
+__all__ = ["ReactivePlanner", "ReactivePlannerConfig", "ReactiveStepResult"]
