@@ -18,6 +18,8 @@ from typing import Any
 import torch
 import warp as wp
 
+from curobo_lite.kernels.warp_types import Array2
+
 wp.config.log_level = 30  # WARNING
 
 
@@ -56,6 +58,16 @@ def sweep_samples(length: Any, step: Any, max_samples: int):
         if step > type(step)(0.0) and length / step < type(length)(max_samples):
             samples = wp.max(int(wp.ceil(length / step)), 1)
     return samples
+
+
+@wp.func
+def store4(a: Array2, i: int, v: Any, w: Any):
+    """Row ``i`` of ``a [S, 4]`` set to ``(v[0], v[1], v[2], w)``: a vector and a scalar, such as
+    a gradient with respect to a sphere's centre and radius."""
+    a[i, 0] = v[0]
+    a[i, 1] = v[1]
+    a[i, 2] = v[2]
+    a[i, 3] = w
 
 
 def smooth_hinge_torch(x: torch.Tensor, eta: float) -> torch.Tensor:

@@ -3,7 +3,7 @@
 One thread per query sphere. Generic over the scalar type (float32 / float64); the gradient with
 respect to the sphere (centre and radius) is computed in the forward pass, analytically.
 
-World tables (``P`` primitive slots, ``M`` mesh slots; see ``curobo_lite.geom.world_collision``),
+World tables (``P`` primitive slots, ``M`` mesh slots; see ``curobo_lite.geom.world_tables``),
 the fields of one :data:`WORLD_TABLES` struct:
 
 - ``prim_type [P]`` (``CUBOID``, ``SPHERE``, ``CAPSULE``, ``CYLINDER``), ``prim_enabled [P]``
@@ -11,7 +11,8 @@ the fields of one :data:`WORLD_TABLES` struct:
 - ``prim_frame [P, 12]``: rotation ``R`` (row-major, world <- obstacle) then translation ``t``;
   a world point maps to the obstacle frame as ``R^T (p - t)``, a local gradient back as ``R g``.
 - ``prim_params [P, 8]``: cuboid half extents ``(hx, hy, hz)``; sphere ``(radius)``; capsule
-  ``(radius, base xyz, tip xyz)``; cylinder ``(radius, half height)``.
+  ``(radius, base xyz, tip xyz)``; cylinder ``(radius, half height)``; their signed distances
+  are :mod:`curobo_lite.kernels.primitive_sdf`'s.
 - ``mesh_ids [M]`` (``wp.Mesh.id``, vertices already scaled), ``mesh_enabled [M]``,
   ``mesh_frame [M, 12]``.
 - ``active_slots``: the enabled slots (primitives ``0..P-1``, meshes ``P..``) in its first
@@ -45,19 +46,24 @@ from typing import Any
 import torch
 import warp as wp
 
-from curobo_lite.kernels.collision_common import smooth_hinge, smooth_hinge_grad, sweep_samples
-from curobo_lite.kernels.warp_types import Array1, Array2, IndexArray
+from curobo_lite.kernels.collision_common import (
+    smooth_hinge,
+    smooth_hinge_grad,
+    store4,
+    sweep_samples,
+)
+from curobo_lite.kernels.primitive_sdf import (
+    SCALAR_TYPES,
+    slot_primitive_sdf,
+    to_local,
+    to_world,
+)
+from curobo_lite.kernels.warp_types import Array1, Array2
 
 wp.config.log_level = 30  # WARNING
 # gradients are computed analytically in the forward kernel
 wp.set_module_options({"enable_backward": False})
 
-CUBOID = 0
-SPHERE = 1
-CAPSULE = 2
-CYLINDER = 3
-FRAME_COLUMNS = 12
-PARAM_COLUMNS = 8
 #: winding-number sign: accuracy of the fast (dipole) approximation and the inside threshold
 WINDING_ACCURACY = 2.0
 WINDING_THRESHOLD = 0.5
@@ -97,182 +103,6 @@ WORLD_TABLES = {scalar: _world_tables_struct(scalar) for scalar in (wp.float32, 
 
 
 @wp.func
-def _sign_of(x: Any):
-    """+1 for ``x >= 0`` (so points on a symmetry plane pick a face), -1 otherwise."""
-    one = type(x)(1.0)
-    return wp.where(x < type(x)(0.0), -one, one)
-
-
-@wp.func
-def _perpendicular(v: Any, zero: Any):
-    """A unit vector perpendicular to ``v`` (``v`` need not be normalised; any if ``v = 0``)."""
-    one = zero + type(zero)(1.0)
-    e = wp.vector(one, zero, zero)
-    if wp.abs(v[0]) > wp.abs(v[1]) or wp.abs(v[0]) > wp.abs(v[2]):
-        e = wp.vector(zero, one, zero)
-        if wp.abs(v[1]) > wp.abs(v[2]):
-            e = wp.vector(zero, zero, one)
-    w = wp.cross(v, e)
-    n = wp.length(w)
-    if n > zero:
-        w = w / n
-    else:
-        w = e
-    return w
-
-
-@wp.func
-def sdf_box(p: Any, hx: Any, hy: Any, hz: Any):
-    """Signed distance and gradient of a box with half extents ``h`` centred at the origin.
-
-    Outside: distance to the nearest surface point, gradient along ``p - closest``. Inside:
-    ``max_i(|p_i| - h_i)`` (the nearest face), gradient that face's outward normal.
-    """
-    zero = hx - hx
-    qx = wp.abs(p[0]) - hx
-    qy = wp.abs(p[1]) - hy
-    qz = wp.abs(p[2]) - hz
-    sx = _sign_of(p[0])
-    sy = _sign_of(p[1])
-    sz = _sign_of(p[2])
-    d = zero
-    g = wp.vector(zero, zero, zero)
-    if qx > zero or qy > zero or qz > zero:
-        ox = wp.max(qx, zero)
-        oy = wp.max(qy, zero)
-        oz = wp.max(qz, zero)
-        d = wp.sqrt(ox * ox + oy * oy + oz * oz)
-        g = wp.vector(sx * ox / d, sy * oy / d, sz * oz / d)
-    else:
-        if qx >= qy and qx >= qz:
-            d = qx
-            g = wp.vector(sx, zero, zero)
-        elif qy >= qz:
-            d = qy
-            g = wp.vector(zero, sy, zero)
-        else:
-            d = qz
-            g = wp.vector(zero, zero, sz)
-    return d, g
-
-
-@wp.func
-def sdf_sphere(p: Any, radius: Any):
-    """Signed distance and gradient of a ball of ``radius`` at the origin."""
-    zero = radius - radius
-    n = wp.length(p)
-    g = wp.vector(zero, zero, zero + type(zero)(1.0))
-    if n > zero:
-        g = p / n
-    return n - radius, g
-
-
-@wp.func
-def sdf_capsule(p: Any, radius: Any, a: Any, b: Any):
-    """Signed distance and gradient of the points within ``radius`` of segment ``a``-``b``."""
-    zero = radius - radius
-    ab = b - a
-    denom = wp.dot(ab, ab)
-    t = zero
-    if denom > zero:
-        t = wp.clamp(wp.dot(p - a, ab) / denom, zero, zero + type(zero)(1.0))
-    v = p - (a + t * ab)
-    n = wp.length(v)
-    g = _perpendicular(ab, zero)
-    if n > zero:
-        g = v / n
-    return n - radius, g
-
-
-@wp.func
-def sdf_cylinder(p: Any, radius: Any, half_height: Any):
-    """Signed distance and gradient of a solid cylinder along z centred at the origin.
-
-    Outside: distance to the nearest point of the side, caps or rims; inside: the nearer of
-    side and cap, gradient that surface's outward normal.
-    """
-    zero = radius - radius
-    one = zero + type(zero)(1.0)
-    rho = wp.sqrt(p[0] * p[0] + p[1] * p[1])
-    radial = wp.vector(one, zero, zero)
-    if rho > zero:
-        radial = wp.vector(p[0] / rho, p[1] / rho, zero)
-    axial = wp.vector(zero, zero, _sign_of(p[2]))
-    dr = rho - radius
-    dz = wp.abs(p[2]) - half_height
-    d = zero
-    g = wp.vector(zero, zero, zero)
-    if dr > zero or dz > zero:
-        orr = wp.max(dr, zero)
-        ozz = wp.max(dz, zero)
-        d = wp.sqrt(orr * orr + ozz * ozz)
-        g = radial * (orr / d) + axial * (ozz / d)
-    elif dr >= dz:
-        d = dr
-        g = radial
-    else:
-        d = dz
-        g = axial
-    return d, g
-
-
-@wp.func
-def _to_local(frame: Array2, j: int, p: Any):
-    """``R^T (p - t)``: a world point in the frame stored in row ``j``."""
-    d = p - wp.vector(frame[j, 9], frame[j, 10], frame[j, 11])
-    return wp.vector(
-        frame[j, 0] * d[0] + frame[j, 3] * d[1] + frame[j, 6] * d[2],
-        frame[j, 1] * d[0] + frame[j, 4] * d[1] + frame[j, 7] * d[2],
-        frame[j, 2] * d[0] + frame[j, 5] * d[1] + frame[j, 8] * d[2],
-    )
-
-
-@wp.func
-def _to_world(frame: Array2, j: int, g: Any):
-    """``R g``: a local direction back in the world frame."""
-    return wp.vector(
-        frame[j, 0] * g[0] + frame[j, 1] * g[1] + frame[j, 2] * g[2],
-        frame[j, 3] * g[0] + frame[j, 4] * g[1] + frame[j, 5] * g[2],
-        frame[j, 6] * g[0] + frame[j, 7] * g[1] + frame[j, 8] * g[2],
-    )
-
-
-@wp.func
-def _primitive_sdf(kind: int, q: Any, params: Array2, row: int):
-    """Signed distance and local gradient of local point ``q`` against the primitive of
-    ``kind`` whose parameters are ``params[row]``."""
-    zero = q[0] - q[0]
-    d = zero
-    g = wp.vector(zero, zero, zero)
-    a0 = params[row, 0]
-    if kind == CUBOID:
-        d, g = sdf_box(q, a0, params[row, 1], params[row, 2])
-    elif kind == SPHERE:
-        d, g = sdf_sphere(q, a0)
-    elif kind == CAPSULE:
-        a = wp.vector(params[row, 1], params[row, 2], params[row, 3])
-        b = wp.vector(params[row, 4], params[row, 5], params[row, 6])
-        d, g = sdf_capsule(q, a0, a, b)
-    else:
-        d, g = sdf_cylinder(q, a0, params[row, 1])
-    return d, g
-
-
-@wp.func
-def _slot_primitive_sdf(
-    slot: int,
-    p: Any,
-    prim_type: IndexArray,
-    prim_frame: Array2,
-    prim_params: Array2,
-):
-    """``(sdf, world gradient)`` of world point ``p`` against primitive slot ``slot`` (the
-    tables passed one by one: the hot loop does not copy the whole world struct per call)."""
-    d, g = _primitive_sdf(prim_type[slot], _to_local(prim_frame, slot, p), prim_params, slot)
-    return d, _to_world(prim_frame, slot, g)
-
-
-@wp.func
 def _obstacle_sdf(slot: int, p: Any, world: Any):
     """``(valid, sdf, world gradient)`` of world point ``p`` against slot ``slot`` of the
     world tables ``world``."""
@@ -284,14 +114,12 @@ def _obstacle_sdf(slot: int, p: Any, world: Any):
     if slot < num_prim:
         if world.prim_enabled[slot] != 0:
             valid = 1
-            d, g = _slot_primitive_sdf(
-                slot, p, world.prim_type, world.prim_frame, world.prim_params
-            )
+            d, g = slot_primitive_sdf(slot, p, world.prim_type, world.prim_frame, world.prim_params)
     else:
         m = slot - num_prim
         mesh_frame = world.mesh_frame
         if world.mesh_enabled[m] != 0:
-            q = _to_local(mesh_frame, m, p)
+            q = to_local(mesh_frame, m, p)
             mesh = world.mesh_ids[m]
             q32 = wp.vec3f(wp.float32(q[0]), wp.float32(q[1]), wp.float32(q[2]))
             hit = wp.mesh_query_point_sign_winding_number(
@@ -312,7 +140,7 @@ def _obstacle_sdf(slot: int, p: Any, world: Any):
                 else:
                     fn = wp.mesh_eval_face_normal(mesh, hit.face)
                     g = wp.vector(type(zero)(fn[0]), type(zero)(fn[1]), type(zero)(fn[2]))
-                g = _to_world(mesh_frame, m, g)
+                g = to_world(mesh_frame, m, g)
     return valid, d, g
 
 
@@ -406,7 +234,7 @@ def _query_loop(p: Any, radius: Any, activation: Any, max_distance: Any, world: 
             sdf = zero
             g = best_g
             if slot < num_prim:
-                sdf, g = _slot_primitive_sdf(slot, p, prim_type, prim_frame, prim_params)
+                sdf, g = slot_primitive_sdf(slot, p, prim_type, prim_frame, prim_params)
             else:
                 valid, sdf, g = _obstacle_sdf(slot, p, world)
             best, best_g, best_r, cost, cost_g, cost_r = _accumulate(
@@ -495,14 +323,6 @@ def _boxes_overlap(lo: Any, hi: Any, box_lo: wp.vec3f, box_hi: wp.vec3f):
     return overlap
 
 
-@wp.func
-def _store4(a: Array2, i: int, v: Any, w: Any):
-    a[i, 0] = v[0]
-    a[i, 1] = v[1]
-    a[i, 2] = v[2]
-    a[i, 3] = w
-
-
 @wp.kernel
 def sphere_world_distance(
     spheres: Array2,
@@ -569,11 +389,11 @@ def sphere_world_distance(
         distance[o] = max_distance
         cost[o] = zero
         if write_grad != 0:
-            _store4(grad_distance, o, vzero, zero)
-            _store4(grad_cost, o, vzero, zero)
+            store4(grad_distance, o, vzero, zero)
+            store4(grad_cost, o, vzero, zero)
             if sweep != 0:
-                _store4(grad_distance_prev, o, vzero, zero)
-                _store4(grad_cost_prev, o, vzero, zero)
+                store4(grad_distance_prev, o, vzero, zero)
+                store4(grad_cost_prev, o, vzero, zero)
         return
     best_d = max_distance
     best_gd = vzero
@@ -615,57 +435,28 @@ def sphere_world_distance(
     distance[o] = best_d
     cost[o] = best_c
     if write_grad != 0:
-        _store4(grad_distance, o, best_gd * best_td, best_gdr * best_td)
-        _store4(grad_cost, o, best_gc * best_tc, best_gcr * best_tc)
+        store4(grad_distance, o, best_gd * best_td, best_gdr * best_td)
+        store4(grad_cost, o, best_gc * best_tc, best_gcr * best_tc)
         if sweep != 0:
-            _store4(grad_distance_prev, o, best_gd * (one - best_td), best_gdr * (one - best_td))
-            _store4(grad_cost_prev, o, best_gc * (one - best_tc), best_gcr * (one - best_tc))
+            store4(grad_distance_prev, o, best_gd * (one - best_td), best_gdr * (one - best_td))
+            store4(grad_cost_prev, o, best_gc * (one - best_tc), best_gcr * (one - best_tc))
 
 
-@wp.kernel
-def sdf_primitive_points(
-    points: Array2,
-    kind: int,
-    params: Array2,
-    out: Array2,
-):
-    """``out[i] = (sdf, gradient xyz)`` of local ``points [n, 3]`` against one primitive with
-    parameters ``params [1, 8]``: the per-primitive functions exposed for unit tests."""
-    i = wp.tid()
-    p = wp.vector(points[i, 0], points[i, 1], points[i, 2])
-    d, g = _primitive_sdf(kind, p, params, 0)
-    _store4(out, i, wp.vector(d, g[0], g[1]), g[2])
-
-
-def _signatures(scalar) -> dict[str, list]:
+def _signature(scalar) -> list:
     a1, a2 = wp.array(dtype=scalar), wp.array2d(dtype=scalar)
-    return {
-        "distance": [
-            a2, scalar, scalar, scalar, int, int, int, scalar, int,
-            WORLD_TABLES[scalar], int, int, int,
-            a1, a1, a2, a2, a2, a2,
-        ],
-        "sdf": [a2, int, a2, a2],
-    }  # fmt: skip
+    return [
+        a2, scalar, scalar, scalar, int, int, int, scalar, int,
+        WORLD_TABLES[scalar], int, int, int,
+        a1, a1, a2, a2, a2, a2,
+    ]  # fmt: skip
 
 
-_KERNELS = {"distance": sphere_world_distance, "sdf": sdf_primitive_points}
-#: the Warp scalar type of each supported torch dtype
-SCALAR_TYPES = {torch.float32: wp.float32, torch.float64: wp.float64}
-
-
-def _declare_overloads() -> None:
-    """Instantiate the kernels for float32 and float64 so one module build serves both."""
-    for scalar in SCALAR_TYPES.values():
-        for name, signature in _signatures(scalar).items():
-            wp.overload(_KERNELS[name], signature)
-
-
-_declare_overloads()
+# one module build serves float32 and float64
+for _scalar in SCALAR_TYPES.values():
+    wp.overload(sphere_world_distance, _signature(_scalar))
 
 
 @functools.cache
-def kernel_for(name: str, dtype: torch.dtype) -> wp.Kernel:
-    """The float32 or float64 instance of ``sphere_world_distance`` (``"distance"``) or
-    ``sdf_primitive_points`` (``"sdf"``)."""
-    return _KERNELS[name].get_overload(_signatures(SCALAR_TYPES[dtype])[name])
+def distance_kernel(dtype: torch.dtype) -> wp.Kernel:
+    """The float32 or float64 instance of :func:`sphere_world_distance`."""
+    return sphere_world_distance.get_overload(_signature(SCALAR_TYPES[dtype]))
