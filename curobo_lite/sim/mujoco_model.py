@@ -14,6 +14,10 @@ The model is generated in code (:class:`mujoco.MjSpec`) from a :class:`RobotConf
   Only robot-obstacle contacts exist: robot geoms do not collide with each other (self-collision
   is the planner's business) and bodies welded to the world (the robot base) do not collide
   with the (static) obstacles.
+- held objects: obstacles named in ``free_objects`` are free bodies instead (gravity moves
+  them; they touch the robot and the other obstacles), each with an inactive weld to
+  ``weld_link`` (``weld/<name>``) that :meth:`MujocoPlant.weld` turns on at a grasp and off at
+  the release.
 """
 
 from __future__ import annotations
@@ -37,6 +41,9 @@ _SECTION = "mujoco_plant"
 _ROBOT_BITS = (1, 2)
 OBSTACLE_BITS = (2, 1)
 OBSTACLE_PREFIX = "obstacle/"
+#: a free object collides with the robot and with the obstacles
+FREE_OBJECT_BITS = (3, 3)
+WELD_PREFIX = "weld/"
 
 
 def import_mujoco():
@@ -220,9 +227,14 @@ def _add_robot(spec: Any, robot: RobotConfig, config: MujocoPlantConfig, mujoco:
             actuator.ctrlrange = [-effort[j], effort[j]]
 
 
-def _obstacle_geom(spec: Any, body: Any, obstacle: Obstacle, mujoco: Any) -> None:
-    """One geom for ``obstacle`` on its mocap ``body`` (obstacle frame = body frame)."""
+def _obstacle_geom(
+    spec: Any, body: Any, obstacle: Obstacle, mujoco: Any, free: bool = False
+) -> None:
+    """One geom for ``obstacle`` on its mocap ``body`` (obstacle frame = body frame), or on
+    its free body (``free``: it collides with the robot and the obstacles)."""
     contype, conaffinity = OBSTACLE_BITS if obstacle.enabled else (0, 0)
+    if free:
+        contype, conaffinity = FREE_OBJECT_BITS
     common = {
         "name": OBSTACLE_PREFIX + obstacle.name,
         "contype": contype,
@@ -262,10 +274,13 @@ def build_mujoco_spec(
     robot_config: RobotConfig,
     world: WorldConfig | None = None,
     config: MujocoPlantConfig | None = None,
+    free_objects: tuple[str, ...] = (),
+    weld_link: str | None = None,
 ) -> Any:
     """A :class:`mujoco.MjSpec` of the robot (fixed base at the world origin) and ``world``'s
-    obstacles (mocap bodies named ``obstacle/<name>``); see the module docs. Compile with
-    ``spec.compile()``."""
+    obstacles (mocap bodies named ``obstacle/<name>``; those in ``free_objects`` free bodies
+    with an inactive weld ``weld/<name>`` to the robot link ``weld_link``); see the module
+    docs. Compile with ``spec.compile()``."""
     mujoco = import_mujoco()
     config = config or MujocoPlantConfig()
     spec = mujoco.MjSpec()
@@ -276,14 +291,32 @@ def build_mujoco_spec(
     # implicit in velocity: stable with stiff joint damping at 1 kHz
     spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
     _add_robot(spec, robot_config, config, mujoco)
-    for obstacle in world or WorldConfig():
+    world = world or WorldConfig()
+    unknown = [name for name in free_objects if name not in world]
+    if unknown or (free_objects and weld_link not in {j.child for j in robot_config.joints}):
+        raise InputValueError(
+            f"free_objects: expected obstacles of the world held by a robot link, received "
+            f"{list(free_objects)} (unknown: {unknown}) and weld_link {weld_link!r}"
+        )
+    for obstacle in world:
+        free = obstacle.name in free_objects
         body = spec.worldbody.add_body(
             name=OBSTACLE_PREFIX + obstacle.name,
-            mocap=True,
+            mocap=not free,
             pos=list(obstacle.pose[:3]),
             quat=list(obstacle.pose[3:]),
         )
-        _obstacle_geom(spec, body, obstacle, mujoco)
+        _obstacle_geom(spec, body, obstacle, mujoco, free)
+        if free:
+            body.add_freejoint()
+            spec.add_equality(
+                name=WELD_PREFIX + obstacle.name,
+                type=mujoco.mjtEq.mjEQ_WELD,
+                objtype=mujoco.mjtObj.mjOBJ_BODY,
+                name1=weld_link,
+                name2=OBSTACLE_PREFIX + obstacle.name,
+                active=False,
+            )
     return spec
 
 

@@ -29,6 +29,7 @@ from curobo_lite.robot.config import RobotConfig
 from curobo_lite.sim.mujoco_model import (
     OBSTACLE_BITS,
     OBSTACLE_PREFIX,
+    WELD_PREFIX,
     MujocoPlantConfig,
     build_mujoco_spec,
     compile_spec,
@@ -48,11 +49,14 @@ class ContactReport:
         count: the largest number of simultaneous robot-obstacle contacts at any physics step.
         max_penetration: deepest penetration (m, >= 0; 0 without contact).
         pairs: ``(robot link, obstacle name)`` pairs that touched.
+        object_pairs: ``(free object, obstacle name)`` pairs that touched (a held object on
+            its support, or hitting something).
     """
 
     count: int = 0
     max_penetration: float = 0.0
     pairs: set[tuple[str, str]] = field(default_factory=set)
+    object_pairs: set[tuple[str, str]] = field(default_factory=set)
 
 
 # ------------------------------------------------------------------------------------------
@@ -109,6 +113,9 @@ class MujocoPlant:
         config: :class:`MujocoPlantConfig` or its mapping.
         state: initial :class:`JointState` ``[1, D]`` (velocity taken, acceleration ignored);
             default: ``robot_config.retract_config`` at rest.
+        free_objects: obstacles of ``world`` simulated as free bodies, for the robot to carry
+            (:meth:`weld` holds one on ``weld_link``).
+        weld_link: the robot link that carries them.
     """
 
     def __init__(
@@ -117,8 +124,12 @@ class MujocoPlant:
         world: WorldConfig | str | Mapping | None = None,
         config: MujocoPlantConfig | Mapping | None = None,
         state: JointState | None = None,
+        free_objects: tuple[str, ...] = (),
+        weld_link: str = "attached_object",
     ) -> None:
         self.mujoco = import_mujoco()
+        self.free_objects = tuple(free_objects)
+        self.weld_link = weld_link
         if not isinstance(robot_config, RobotConfig):
             raise InputTypeError(
                 f"robot_config: expected a RobotConfig, received {type(robot_config).__name__}"
@@ -162,10 +173,16 @@ class MujocoPlant:
     def _build_plant(self) -> None:
         """Compile the plant (robot + ``self.world``), scale its masses, index its geoms."""
         mujoco = self.mujoco
-        self.spec = build_mujoco_spec(self.robot_config, self.world, self.config)
+        self.spec = build_mujoco_spec(
+            self.robot_config, self.world, self.config, self.free_objects, self.weld_link
+        )
         model = compile_spec(self.spec, self.robot_config)
+        free = {OBSTACLE_PREFIX + name for name in self.free_objects}
         robot_bodies = [
-            b for b in range(1, model.nbody) if model.body_mocapid[b] < 0
+            b
+            for b in range(1, model.nbody)
+            if model.body_mocapid[b] < 0
+            and mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, b) not in free
         ]  # every body but the world and the obstacles
         model.body_mass[robot_bodies] *= self.config.mass_scale
         model.body_inertia[robot_bodies] *= self.config.mass_scale
@@ -206,6 +223,8 @@ class MujocoPlant:
             return
         mujoco = self.mujoco
         for obstacle in world:
+            if obstacle.name in self.free_objects:  # moved by physics, not by the world
+                continue
             body = mujoco.mj_name2id(
                 self.model, mujoco.mjtObj.mjOBJ_BODY, OBSTACLE_PREFIX + obstacle.name
             )
@@ -373,12 +392,49 @@ class MujocoPlant:
             a, b = int(geoms[i, 0]), int(geoms[i, 1])
             link = self._geom_link.get(a, self._geom_link.get(b))
             obstacle = self._geom_obstacle.get(a, self._geom_obstacle.get(b))
+            if link is None and a in self._geom_obstacle and b in self._geom_obstacle:
+                first, second = sorted((self._geom_obstacle[a], self._geom_obstacle[b]))
+                if second in self.free_objects:
+                    first, second = second, first
+                report.object_pairs.add((first, second))
             if link is None or obstacle is None:
                 continue
             count += 1
             report.pairs.add((link, obstacle))
             report.max_penetration = max(report.max_penetration, float(-dists[i]))
         report.count = max(report.count, count)
+
+    def weld(self, name: str, active: bool) -> None:
+        """Hold the free object ``name`` on ``weld_link`` where it is now (``active``), or let
+        it go: MuJoCo's weld constraint with the current relative pose, switched on or off."""
+        mujoco, model, data = self.mujoco, self.model, self.data
+        if name not in self.free_objects:
+            raise InputValueError(
+                f"name: expected one of the free objects {list(self.free_objects)}, received "
+                f"{name!r}"
+            )
+        weld = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_EQUALITY, WELD_PREFIX + name)
+        if active:
+            mujoco.mj_forward(model, data)
+            link, body = model.eq_obj1id[weld], model.eq_obj2id[weld]
+            rotation = data.xmat[link].reshape(3, 3)
+            relative = np.zeros(4)
+            mujoco.mju_negQuat(relative, data.xquat[link])
+            mujoco.mju_mulQuat(relative, relative, data.xquat[body].copy())
+            # anchor at the object's origin; its pose in the link frame is held
+            model.eq_data[weld, :3] = 0.0
+            model.eq_data[weld, 3:6] = rotation.T @ (data.xpos[body] - data.xpos[link])
+            model.eq_data[weld, 6:10] = relative
+            model.eq_data[weld, 10] = 1.0
+        data.eq_active[weld] = bool(active)
+
+    def object_pose(self, name: str) -> np.ndarray:
+        """``[7]`` position and quaternion (wxyz) of the free object ``name`` in the base frame,
+        from MuJoCo's state."""
+        body = self.mujoco.mj_name2id(
+            self.model, self.mujoco.mjtObj.mjOBJ_BODY, OBSTACLE_PREFIX + name
+        )
+        return np.concatenate((self.data.xpos[body], self.data.xquat[body]))
 
     def contacts(self) -> ContactReport:
         """Robot-obstacle contacts of the current state (runs MuJoCo's collision detection)."""
