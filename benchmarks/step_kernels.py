@@ -30,12 +30,8 @@ from timing import timeit as _timeit
 from timing import write_json
 
 from curobo_lite.kernels import StepBuffers, tensor_step
-from curobo_lite.kernels.tensor_step import (
-    launch_adjoint,
-    launch_forward,
-    resolve_step_mode,
-    validate_step_inputs,
-)
+from curobo_lite.kernels.step_inputs import resolve_step_mode, validate_step_inputs
+from curobo_lite.kernels.step_launch import launch_adjoint, launch_forward
 from curobo_lite.rollout.dynamics_model import integration_utils as iu
 from curobo_lite.types import TensorDeviceType
 

@@ -1,13 +1,11 @@
 """Warp step kernels behind differentiable PyTorch wrappers (SPEC §2)."""
 
+from curobo_lite.kernels.step_inputs import StepMode, resolve_step_mode, validate_step_inputs
+from curobo_lite.kernels.step_launch import StepBuffers
 from curobo_lite.kernels.tensor_step import (
-    StepBuffers,
-    StepMode,
     TensorStepAdjointFunction,
     TensorStepFunction,
-    resolve_step_mode,
     tensor_step,
-    validate_step_inputs,
 )
 
 __all__ = [

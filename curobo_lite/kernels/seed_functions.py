@@ -24,16 +24,14 @@ from collections.abc import Callable
 
 import torch
 
-from curobo_lite.kernels.tensor_step import (
-    StepBuffers,
+from curobo_lite.kernels.step_inputs import (
     StepInputs,
     StepMode,
-    TensorStepAdjointFunction,
-    _check_tensor,
-    launch_adjoint,
-    launch_forward,
+    check_tensor,
     validate_step_inputs,
 )
+from curobo_lite.kernels.step_launch import StepBuffers, launch_adjoint, launch_forward
+from curobo_lite.kernels.tensor_step import TensorStepAdjointFunction
 from curobo_lite.types.errors import InputValueError
 
 
@@ -64,7 +62,7 @@ def _seed_forward(
     out = StepBuffers(*(_to_step_layout(b, dof_major) for b in buffers))
     out.check(act)
     if out_grad_position is not None:
-        _check_tensor("out_grad_position", out_grad_position, 3, act.dtype, act.device)
+        check_tensor("out_grad_position", out_grad_position, 3, act.dtype, act.device)
         if out_grad_position.shape != u_act.shape:
             raise InputValueError(
                 f"out_grad_position: expected shape {tuple(u_act.shape)} (that of u_act), "
