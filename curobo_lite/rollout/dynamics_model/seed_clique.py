@@ -218,9 +218,17 @@ class CliqueTensorStep(torch.autograd.Function):
 
     @staticmethod
     def forward(
-        ctx: Any, u_act: torch.Tensor, start_position: torch.Tensor, *matrices: torch.Tensor
+        ctx: Any,
+        u_act: torch.Tensor,
+        start_position: torch.Tensor,
+        mask: torch.Tensor,
+        n_mask: torch.Tensor,
+        fd_1: torch.Tensor,
+        fd_2: torch.Tensor,
+        fd_3: torch.Tensor,
     ) -> _Outputs:
-        """``matrices``: ``mask, n_mask, fd_1, fd_2, fd_3``."""
+        """``(position, velocity, acceleration, jerk)`` of :func:`jit_tensor_step_pos_clique`."""
+        matrices = (mask, n_mask, fd_1, fd_2, fd_3)
         out = jit_tensor_step_pos_clique(u_act, start_position, *matrices)
         ctx.set_materialize_grads(False)
         ctx.save_for_backward(*matrices)
@@ -237,6 +245,7 @@ class CliqueTensorStep(torch.autograd.Function):
         grad_out_j: torch.Tensor | None,
     ) -> tuple[torch.Tensor | None, ...]:
         need_u, need_p = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+        # the order of forward's inputs: u_act, start_position, then the five matrices (None)
         nones = (None,) * 5
         grads = (grad_out_p, grad_out_v, grad_out_a, grad_out_j)
         if not (need_u or need_p) or all(g is None for g in grads):
