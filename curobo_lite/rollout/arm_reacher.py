@@ -28,6 +28,7 @@ from curobo_lite.rollout.cost import (
     CostBase,
     CSpaceGoalCost,
     PoseCost,
+    PoseCostMetric,
     PrimitiveCollisionCost,
     SelfCollisionCost,
     TrackingCost,
@@ -258,6 +259,26 @@ class ArmReacher:
                 state = state.clone()
         return Goal(goal_pose=pose, goal_state=state)
 
+    def update_pose_cost_metric(self, metric: PoseCostMetric | None) -> None:
+        """Reach and hold the pose goal as ``metric`` says (cuRobo's :class:`PoseCostMetric`:
+        partial goals, held axes, an approach waypoint) in every pose cost, which the
+        convergence checks then judge by; ``None``: the full pose again. Checked before any
+        cost changes."""
+        if metric is not None and not isinstance(metric, PoseCostMetric):
+            raise InputTypeError(
+                f"pose_cost_metric: expected a PoseCostMetric or None, received "
+                f"{type(metric).__name__}"
+            )
+        for cost in self.costs.values():
+            if isinstance(cost, PoseCost):
+                cost.update_metric(metric)
+        self._metric = metric
+
+    @property
+    def pose_cost_metric(self) -> PoseCostMetric | None:
+        """The metric of :meth:`update_pose_cost_metric` (``None``: the full pose)."""
+        return getattr(self, "_metric", None)
+
     def update_reference(self, reference: JointState | None) -> None:
         """Set the joint reference ``[1, H, D]`` that ``tracking_cost`` pulls the trajectories
         towards (one row per step of the horizon), or ``None`` to stop tracking. A reference
@@ -302,6 +323,7 @@ class ArmReacher:
                 (name, id(cost), id(cost.config), cost.config.revision, cost.enabled)
                 for name, cost in self.costs.items()
             ),
+            tuple(c.metric_revision for c in self.costs.values() if isinstance(c, PoseCost)),
         )
 
     def _problem_index(self, batch: int) -> torch.Tensor:

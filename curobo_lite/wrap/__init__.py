@@ -11,7 +11,7 @@ The subpackages are layers, lowest first (each imports only those below it)::
     cli       command lines, sharded_solve; model/ and reacher/ (cuRobo's import paths)
 """
 
-from curobo_lite.wrap.base import Offender, RobotWorld
+from curobo_lite.wrap.base import Offender, PoseCostMetric, RobotWorld
 from curobo_lite.wrap.ik import IKResult, IKSolver, IKSolverConfig
 from curobo_lite.wrap.motion import MotionGen, MotionGenConfig, MotionGenResult, MotionGenStatus
 from curobo_lite.wrap.mpc import MpcResult, MpcSolver, MpcSolverConfig
@@ -30,6 +30,7 @@ __all__ = [
     "MpcSolver",
     "MpcSolverConfig",
     "Offender",
+    "PoseCostMetric",
     "ReactivePlanner",
     "ReactivePlannerConfig",
     "ReactiveStepResult",

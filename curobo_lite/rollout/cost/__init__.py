@@ -15,6 +15,7 @@ from curobo_lite.rollout.cost.cspace_cost import (
     NullSpaceCostConfig,
 )
 from curobo_lite.rollout.cost.pose_cost import PoseCost, PoseCostConfig
+from curobo_lite.rollout.cost.pose_metric import PoseCostMetric
 from curobo_lite.rollout.cost.registry import COST_REGISTRY, build_costs
 from curobo_lite.rollout.cost.smooth_cost import SmoothnessCost, SmoothnessCostConfig
 from curobo_lite.rollout.cost.stop_cost import StopCost, StopCostConfig
@@ -33,6 +34,7 @@ __all__ = [
     "NullSpaceCostConfig",
     "PoseCost",
     "PoseCostConfig",
+    "PoseCostMetric",
     "PrimitiveCollisionCost",
     "PrimitiveCollisionCostConfig",
     "SelfCollisionCost",

@@ -19,8 +19,15 @@ from curobo_lite.rollout.cost.base import (
     select_goal,
     step_schedule,
 )
+from curobo_lite.rollout.cost.pose_metric import (
+    ActiveMetric,
+    PoseCostMetric,
+    goal_frame_errors,
+    judged_errors,
+    weighted_terms,
+)
 from curobo_lite.types import Pose, quat_angle_error
-from curobo_lite.types.errors import InputValueError
+from curobo_lite.types.errors import InputTypeError, InputValueError
 
 POSITION_NORMS = ("L2", "SQUARED_L2")
 ROTATION_ERRORS = ("GEODESIC", "ONE_MINUS_DOT")
@@ -83,6 +90,77 @@ class PoseCost(CostBase[PoseCostConfig]):
         weights = torch.stack((c.terminal_weight, c.run_weight)) * c.weight
         self._uses = [bool((weights[:, i] != 0).any()) for i in range(2)]
         self._running = bool((c.run_weight != 0).any()) and c.weight != 0
+        # kept over a weight update (which runs _setup again)
+        self.metric: ActiveMetric | None = getattr(self, "metric", None)
+        # counts metric changes: part of the rollout's graph key (a captured graph of another
+        # metric must not replay)
+        self.metric_revision = getattr(self, "metric_revision", 0)
+
+    def update_metric(self, metric: PoseCostMetric | None) -> None:
+        """Reach and hold the goal as ``metric`` says (:class:`PoseCostMetric`); ``None``: the
+        plain pose cost. Replaces any earlier metric (one metric describes one solve)."""
+        if metric is not None and not isinstance(metric, PoseCostMetric):
+            raise InputTypeError(
+                f"pose_cost_metric: expected a PoseCostMetric or None, received "
+                f"{type(metric).__name__}"
+            )
+        active = None if metric is None else metric.resolve(self.tensor_args)
+        if active is not None and active.full_reach and not active.constrains_path:
+            if active.project:  # nothing to change: keep the plain (faster) path
+                active = None
+        if active is None and self.metric is None:
+            return
+        self.metric = active
+        self.metric_revision += 1
+        self._cache = {k: v for k, v in self._cache.items() if not isinstance(k, tuple)}
+
+    def _metric_schedule(self, horizon: int) -> tuple[torch.Tensor, ...]:
+        """Per-step tensors of the metric's cost: ``(weights [2, H], axis weights [H, 6],
+        offsets [H, 6], hold weights [2, H])`` (see :meth:`_metric_forward`)."""
+        key = (horizon, self.metric_revision)
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        c, metric = self.config, self.metric
+        weights = self._schedule(horizon).clone()
+        axes = metric.reach.expand(horizon, 6).clone()
+        offsets = torch.zeros_like(axes)
+        hold = torch.zeros_like(weights)
+        terminal = c.terminal_weight * c.weight
+        first = metric.first_step(horizon)
+        if horizon > 1 and metric.hold is not None:
+            hold[:, first : horizon - 1] = terminal[:, None]
+        if horizon > 1 and metric.offset is not None and first < horizon - 1:
+            weights[:, first] = terminal
+            offsets[first] = metric.offset
+        cached = (weights, axes, offsets, hold)
+        self._cache[key] = cached
+        return cached
+
+    def _metric_forward(
+        self,
+        ee_position: torch.Tensor,
+        ee_quaternion: torch.Tensor,
+        goal_position: torch.Tensor,
+        goal_quaternion: torch.Tensor,
+    ) -> torch.Tensor:
+        """``[B, H]`` cost under the metric: at each step ``weights[:, h]`` times the errors
+        weighted by ``axes[h]`` (the reach weights) and shifted by ``offsets[h]`` (the
+        waypoint), plus ``hold[:, h]`` times the errors along the held axes (reach times hold
+        weights), all in the goal frame."""
+        metric = self.metric
+        weights, axes, offsets, hold = self._metric_schedule(ee_position.shape[1])
+        e_p, v = goal_frame_errors(
+            ee_position, ee_quaternion, goal_position, goal_quaternion, metric.project
+        )
+        c = self.config
+        norms = (c.position_norm, c.rotation_error, _GEODESIC_EPS)
+        position, rotation = weighted_terms(e_p + offsets[:, 3:], v + offsets[:, :3], axes, *norms)
+        cost = weights[0] * position + weights[1] * rotation
+        if metric.hold is not None:
+            position, rotation = weighted_terms(e_p, v, metric.reach * metric.hold, *norms)
+            cost = cost + hold[0] * position + hold[1] * rotation
+        return cost
 
     def _schedule(self, horizon: int) -> torch.Tensor:
         """``[2, H]`` per-step weights (position row, rotation row), including ``weight``."""
@@ -149,6 +227,8 @@ class PoseCost(CostBase[PoseCostConfig]):
         batch, horizon = ee_position.shape[:2]
         if not self.enabled:
             return self._disabled(batch, horizon)
+        if self.metric is not None:
+            return self._metric_forward(ee_position, ee_quaternion, goal_position, goal_quaternion)
         schedule = self._schedule(horizon)
         if not self._running:
             # Only the terminal step carries weight: skip the running steps' errors entirely.
@@ -177,9 +257,21 @@ class PoseCost(CostBase[PoseCostConfig]):
 
         Returns:
             ``(position_error [B]`` Euclidean distance in metres, ``rotation_error [B]``
-            geodesic angle in radians, in ``[0, pi]``), whatever the cost's norms.
+            geodesic angle in radians, in ``[0, pi]``), whatever the cost's norms; under a
+            metric, along the goal's weighted axes only (free axes are not judged, see
+            :func:`~curobo_lite.rollout.cost.pose_metric.judged_errors`).
         """
         goal_position, goal_quaternion = self._check(ee_position, ee_quaternion, goal, goal_idx)
+        if self.metric is not None:
+            with torch.no_grad():
+                e_p, v = goal_frame_errors(
+                    ee_position[:, -1],
+                    ee_quaternion[:, -1],
+                    goal_position[:, 0],
+                    goal_quaternion[:, 0],
+                    self.metric.project,
+                )
+                return judged_errors(e_p, v, self.metric.reach_mask)
         with torch.no_grad():
             position_error = torch.linalg.vector_norm(
                 ee_position[:, -1] - goal_position[:, 0], dim=-1

@@ -15,7 +15,7 @@ from __future__ import annotations
 import torch
 
 from curobo_lite.robot import Kinematics
-from curobo_lite.types.math import quat_conjugate, quat_multiply
+from curobo_lite.types.math import quat_conjugate, quat_multiply, quat_to_matrix
 
 
 def pose_error(
@@ -41,15 +41,37 @@ def dls_steps(
     iterations: int,
     damping: float = 0.01,
     max_step: float = 0.2,
+    axes: torch.Tensor | None = None,
+    project: bool = True,
 ) -> torch.Tensor:
     """``[N, D]``: ``q [N, D]`` after ``iterations`` damped least-squares steps toward the
-    end-effector targets ``[N, 3]`` and ``[N, 4]`` (see the module docstring)."""
+    end-effector targets ``[N, 3]`` and ``[N, 4]`` (see the module docstring).
+
+    ``axes [6]`` (``[rx, ry, rz, x, y, z]``, a partial goal's mask): only the axes where it is
+    nonzero are driven, in the target's frame (``project``; else the base frame); the error
+    and Jacobian rows of the free axes are dropped, so those axes move as they like."""
     q = q.detach().clone()
     low, high = kinematics.robot_config.joint_limits.position.to(q)
     eye = torch.eye(6, dtype=q.dtype, device=q.device)
+    rows = None
+    if axes is not None:
+        rows = torch.cat((axes[3:], axes[:3])).to(q)  # the error's order: position first
+        rows = (rows > 0).to(q)[None, :, None]
+        if project:  # error and Jacobian rows in the target frame
+            frame = quat_to_matrix(target_quaternion).transpose(1, 2)
+            zero = torch.zeros_like(frame)
+            frame = torch.cat(
+                (torch.cat((frame, zero), 2), torch.cat((zero, frame), 2)), 1
+            )  # [N, 6, 6]
+            rows = frame * rows
+        else:
+            rows = eye[None] * rows
     for _ in range(iterations):
         error = pose_error(kinematics, q, target_position, target_quaternion)
         jac = kinematics.jacobian(q)  # [N, 6, D]
+        if rows is not None:
+            error = (rows @ error[..., None])[..., 0]
+            jac = rows @ jac
         step = jac.transpose(1, 2) @ torch.linalg.solve(
             jac @ jac.transpose(1, 2) + damping**2 * eye, error[..., None]
         )

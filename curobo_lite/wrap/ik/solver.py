@@ -56,12 +56,18 @@ from curobo_lite.opt.options import (
 )
 from curobo_lite.robot import RobotConfig
 from curobo_lite.rollout import ArmReacher, ArmReacherConfig, Goal, ReachCriteria, TaskConfig
+from curobo_lite.rollout.cost.pose_metric import PoseCostMetric
 from curobo_lite.rollout.dynamics_model import KinematicModelConfig
 from curobo_lite.types import JointState, Pose, TensorDeviceType, check_data_device, check_pose
 from curobo_lite.types.checks import parse_number
 from curobo_lite.types.errors import InputTypeError, InputValueError
 from curobo_lite.wrap.base.exclusive import exclusive
 from curobo_lite.wrap.base.offenders import check_within_limits
+from curobo_lite.wrap.base.pose_metric import (
+    active_metric,
+    applied_pose_metric,
+    check_pose_metric,
+)
 from curobo_lite.wrap.ik.dls import dls_steps
 from curobo_lite.wrap.ik.result import (
     TIER,
@@ -240,8 +246,14 @@ class IKSolver:
     # --- solving ---------------------------------------------------------------------------------
 
     @exclusive
-    def solve_single(self, goal_pose: Pose, seed_config: torch.Tensor | None = None) -> IKResult:
-        """One goal pose (batch 1); ``seed_config [k, D]`` optional first seeds."""
+    def solve_single(
+        self,
+        goal_pose: Pose,
+        seed_config: torch.Tensor | None = None,
+        pose_cost_metric: PoseCostMetric | None = None,
+    ) -> IKResult:
+        """One goal pose (batch 1); ``seed_config [k, D]`` optional first seeds;
+        ``pose_cost_metric``: a partial goal for this call (see :meth:`solve_batch`)."""
         if not isinstance(goal_pose, Pose):
             raise InputTypeError(
                 f"goal_pose: expected a Pose of batch 1, received {type(goal_pose).__name__}"
@@ -256,7 +268,7 @@ class IKSolver:
             )
         if seed_config is not None and seed_config.ndim == 2:
             seed_config = seed_config[None]
-        return self.solve_batch(goal_pose, seed_config)
+        return self.solve_batch(goal_pose, seed_config, pose_cost_metric=pose_cost_metric)
 
     @exclusive
     def solve_batch(
@@ -267,6 +279,7 @@ class IKSolver:
         lbfgs_fallback: bool | None = None,
         num_seeds: int | None = None,
         dls_seeds: int | None = None,
+        pose_cost_metric: PoseCostMetric | None = None,
     ) -> IKResult:
         """``S`` goal poses at once.
 
@@ -280,7 +293,24 @@ class IKSolver:
             lbfgs_fallback: this call's ``lbfgs_fallback`` (default: the configured one).
             num_seeds, dls_seeds: this call's seeds per goal of the L-BFGS and of the pose
                 phase (default: the configured ones).
+            pose_cost_metric: a :class:`PoseCostMetric` for this call: only the axes of its
+                ``reach_vec_weight`` (goal frame) are driven and judged, a free axis ends
+                where it may (holds need a trajectory: the IK ignores them).
         """
+        with applied_pose_metric([self.rollout], pose_cost_metric):
+            return self._solve_batch(
+                goal_pose, seed_config, rank_config, lbfgs_fallback, num_seeds, dls_seeds
+            )
+
+    def _solve_batch(
+        self,
+        goal_pose: Pose,
+        seed_config: torch.Tensor | None,
+        rank_config: torch.Tensor | None,
+        lbfgs_fallback: bool | None,
+        num_seeds: int | None,
+        dls_seeds: int | None,
+    ) -> IKResult:
         t_start = time.perf_counter()
         goal = self._check_pose(goal_pose)
         n = self.config.num_seeds
@@ -297,12 +327,15 @@ class IKSolver:
         todo = torch.arange(S, device=seeds.device)
         if self.config.dls_iterations > 0:
             self._set_goal(goal)
+            metric = active_metric(self.rollout.pose_cost_metric, self.tensor_args)
             q = dls_steps(
                 self.rollout.dynamics_model.kinematics,
                 seeds.reshape(S * n_dls, D),
                 goal.position.repeat_interleave(n_dls, 0),
                 goal.quaternion.repeat_interleave(n_dls, 0),
                 self.config.dls_iterations,
+                axes=None if metric is None else metric.reach_mask,
+                project=True if metric is None else metric.project,
             )
             found = self._ranked(
                 q, None, S, n_dls, rank_config, t_start, self.config.dls_iterations, keep=n
@@ -344,6 +377,7 @@ class IKSolver:
         goal_poses: Pose,
         seed_config: torch.Tensor | None = None,
         rank_config: torch.Tensor | None = None,
+        pose_cost_metric: PoseCostMetric | None = None,
     ) -> IKResult:
         """The best reachable pose of a goal set, e.g. the grasps of one object: one problem,
         ``G`` poses ``goal_poses [G]``, solved together in about the time of one.
@@ -359,6 +393,8 @@ class IKSolver:
             seed_config: optional ``[k, D]`` (or ``[1, k, D]``) first seeds, tried for every
                 pose of the set.
             rank_config: ``[D]`` (or ``[1, D]``) configuration to rank by (default: retract).
+            pose_cost_metric: a partial goal for every pose of the set (see
+                :meth:`solve_batch`).
 
         Returns:
             An :class:`IKResult` of batch 1 (``solutions`` and ``distinct_solutions``: those
@@ -382,7 +418,13 @@ class IKSolver:
                 )
             seed_config = seed_config.expand(G, -1, -1)
         n, dls = self.goalset_seeds(G)
-        seeds = dict(seed_config=seed_config, rank_config=rank, num_seeds=n, dls_seeds=dls)
+        seeds = dict(
+            seed_config=seed_config,
+            rank_config=rank,
+            num_seeds=n,
+            dls_seeds=dls,
+            pose_cost_metric=check_pose_metric(pose_cost_metric),
+        )
         fallback = self.config.lbfgs_fallback and self.config.dls_iterations > 0
         result = self.solve_batch(goal, lbfgs_fallback=False if fallback else None, **seeds)
         if fallback and not bool(result.success.any()):

@@ -46,6 +46,8 @@ class MotionGenStatus(str, enum.Enum):
     FINETUNE_FAIL = "FINETUNE_FAIL"
     #: the plan passed on the spheres but its collision meshes touch an obstacle
     FINAL_PLAN_MESH_COLLISION = "FINAL_PLAN_MESH_COLLISION"
+    #: a PoseCostMetric holds axes over the whole motion that the start is not on
+    INVALID_PARTIAL_POSE_COST_METRIC = "INVALID_PARTIAL_POSE_COST_METRIC"
 
 
 @dataclass

@@ -13,6 +13,7 @@ import time
 
 import torch
 
+from curobo_lite.rollout.cost.pose_metric import PoseCostMetric
 from curobo_lite.types import JointState, Pose, check_pose
 from curobo_lite.types.errors import InputTypeError, InputValueError
 from curobo_lite.wrap.base.exclusive import exclusive
@@ -28,7 +29,12 @@ class MotionGenGoals:
     """Goal sets and joint goals (mixed into :class:`~curobo_lite.wrap.MotionGen`)."""
 
     @exclusive
-    def plan_goalset(self, start_state: JointState, goal_poses: Pose) -> MotionGenResult:
+    def plan_goalset(
+        self,
+        start_state: JointState,
+        goal_poses: Pose,
+        pose_cost_metric: PoseCostMetric | None = None,
+    ) -> MotionGenResult:
         """Plan from ``start_state [1, D]`` (at rest) to the best reachable of ``G``
         end-effector poses ``goal_poses [G]`` (e.g. the grasps of one object), in one solve,
         cuRobo's name. The IK shares its seeds among the poses
@@ -36,7 +42,14 @@ class MotionGenGoals:
         configurations at once and ends at the nearest along it; when it finds nothing, the
         trajectory optimization tries the reachable poses in one batch and keeps the shortest
         successful motion. ``result.goalset_index`` is the pose reached, and
-        ``result.goalset_reasons[g]`` says why the plan does not end at pose ``g``."""
+        ``result.goalset_reasons[g]`` says why the plan does not end at pose ``g``.
+        ``pose_cost_metric``: partial and constrained poses (as in ``plan_single``) for every
+        pose of the set; with a whole-motion hold, the poses the start is not on are
+        refused (``goalset_reasons``)."""
+        with self._metric_applied(pose_cost_metric):
+            return self._plan_goalset(start_state, goal_poses)
+
+    def _plan_goalset(self, start_state: JointState, goal_poses: Pose) -> MotionGenResult:
         t_start = time.perf_counter()
         goal = check_pose(goal_poses, "goal_poses", self.tensor_args)
         G = goal.batch
@@ -45,14 +58,31 @@ class MotionGenGoals:
         failed = self._single_start_failure(start, t_start, timings)
         if failed is not None:
             return failed
+        off_hold = self._metric_start_status(
+            JointState.from_position(start.position.expand(G, -1)), goal, [None] * G
+        )
+        if all(s is not None for s in off_hold):
+            offenders = self._metric_offenders(JointState.from_position(start.position), 0, goal)
+            result = self._failure(
+                MotionGenStatus.INVALID_PARTIAL_POSE_COST_METRIC,
+                t_start,
+                timings,
+                offenders,
+                start.position[0],
+                "start state",
+            )
+            result.goalset_reasons = [off_hold[0].value] * G
+            return result
         q0 = start.position[0]
         t0 = time.perf_counter()
         ik, configs = self._ik(goal, q0.expand(G, self.dof), goalset=True)
         timings["ik"] = time.perf_counter() - t0
-        reachable = [g for g in range(G) if configs[g].shape[0] > 0]
+        reachable = [g for g in range(G) if configs[g].shape[0] > 0 and off_hold[g] is None]
         reasons = [""] * G
         for g in range(G):
-            if g not in reachable:
+            if off_hold[g] is not None:
+                reasons[g] = f"{off_hold[g].value}: the start is off this pose's held axes"
+            elif g not in reachable:
                 offenders = self._ik_offenders(ik, g, goal[g : g + 1])[0]
                 why = offenders[0].message if offenders else "no collision-free IK solution"
                 reasons[g] = f"IK_FAIL: {why}"
@@ -90,7 +120,7 @@ class MotionGenGoals:
     ) -> MotionGenResult | None:
         """One roadmap search from ``start [D]`` to the configurations of every reachable
         pose; ``None`` when it finds no plan (its time goes into ``timings``)."""
-        if self.roadmap is None:
+        if not self._roadmap_on:
             return None
         owner = [g for g in reachable for _ in range(configs[g].shape[0])]
         targets = torch.cat([configs[g] for g in reachable])

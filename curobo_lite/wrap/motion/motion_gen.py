@@ -73,6 +73,7 @@ import torch
 from curobo_lite.geom import WorldCollision, WorldConfig
 from curobo_lite.robot import RobotConfig
 from curobo_lite.rollout import TaskConfig
+from curobo_lite.rollout.cost.pose_metric import PoseCostMetric
 from curobo_lite.types import (
     JointState,
     Pose,
@@ -96,6 +97,7 @@ from curobo_lite.wrap.motion.config import MotionGenConfig, MotionGenResult, Mot
 from curobo_lite.wrap.motion.goals import MotionGenGoals, cycle_rows
 from curobo_lite.wrap.motion.graph_planner import GraphPlanResult, OmplPlanner, resample_path
 from curobo_lite.wrap.motion.path_timing import time_polyline
+from curobo_lite.wrap.motion.pose_metric import MetricStages
 from curobo_lite.wrap.motion.roadmap import RoadmapConfig, RoadmapPlanner
 from curobo_lite.wrap.trajopt.approach_seeds import (
     approach_seed_paths,
@@ -118,7 +120,7 @@ EXACT_BAND = 0.015
 _MESH_PIECE = 0.05
 
 
-class MotionGen(MotionGenGoals, HoldsObjects):
+class MotionGen(MotionGenGoals, MetricStages, HoldsObjects):
     """Collision-free motion generation for one robot in one (editable) world.
 
     Build with :meth:`from_config`; the IK, the trajectory optimizer, the collision checker
@@ -217,32 +219,51 @@ class MotionGen(MotionGenGoals, HoldsObjects):
     # --- planning --------------------------------------------------------------------------------
 
     @exclusive
-    def plan_single(self, start_state: JointState, goal_pose: Pose) -> MotionGenResult:
+    def plan_single(
+        self,
+        start_state: JointState,
+        goal_pose: Pose,
+        pose_cost_metric: PoseCostMetric | None = None,
+    ) -> MotionGenResult:
         """Plan from ``start_state [1, D]`` (at rest) to the end-effector pose ``goal_pose``
-        (batch 1)."""
+        (batch 1). ``pose_cost_metric``: partial and constrained poses for this call
+        (:class:`PoseCostMetric`, :mod:`~curobo_lite.wrap.motion.pose_metric`)."""
         if not isinstance(goal_pose, Pose) or goal_pose.batch != 1:
             received = goal_pose.batch if isinstance(goal_pose, Pose) else type(goal_pose).__name__
             raise InputValueError(f"goal_pose: expected a Pose of batch 1, received {received}")
-        return self.plan_batch(start_state, goal_pose)[0]
+        return self.plan_batch(start_state, goal_pose, pose_cost_metric)[0]
 
     @exclusive
-    def plan_batch(self, start_state: JointState, goal_pose: Pose) -> list[MotionGenResult]:
+    def plan_batch(
+        self,
+        start_state: JointState,
+        goal_pose: Pose,
+        pose_cost_metric: PoseCostMetric | None = None,
+    ) -> list[MotionGenResult]:
         """Plan ``S`` problems: ``start_state [S, D]`` (or ``[1, D]``, shared) to ``goal_pose``
         of batch ``S``; the IK and the first trajectory optimization of all problems run in
-        one batch, the geometric fallback per failed problem."""
+        one batch, the geometric fallback per failed problem. ``pose_cost_metric``: as in
+        :meth:`plan_single`, for every problem."""
+        with self._metric_applied(pose_cost_metric):
+            return self._plan_batch(start_state, goal_pose)
+
+    def _plan_batch(self, start_state: JointState, goal_pose: Pose) -> list[MotionGenResult]:
         t_start = time.perf_counter()
         goal = self.ik_solver._check_pose(goal_pose)
         S = goal.batch
         start = self._check_start_shape(start_state, S)
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
-        start_status = self._start_status(start)
+        start_status = self._metric_start_status(start, goal, self._start_status(start))
         timings["start_check"] = time.perf_counter() - t0
         results: list[MotionGenResult | None] = [None] * S
         valid = [s for s in range(S) if start_status[s] is None]
         for s in range(S):
-            if start_status[s] is not None:
+            if start_status[s] is MotionGenStatus.INVALID_PARTIAL_POSE_COST_METRIC:
+                offenders = self._metric_offenders(start, s, goal)
+            elif start_status[s] is not None:
                 offenders = start_offenders(self.checker, start, s, start_status[s])
+            if start_status[s] is not None:
                 results[s] = self._failure(
                     start_status[s], t_start, timings, offenders, start.position[s], "start state"
                 )
@@ -261,7 +282,7 @@ class MotionGen(MotionGenGoals, HoldsObjects):
                 results[valid[k]] = self._failure(
                     MotionGenStatus.IK_FAIL, t_start, timings, *self._ik_offenders(ik, k, goal_k)
                 )
-        if self.roadmap is not None:
+        if self._roadmap_on:
             solved = self._roadmap_plans(
                 solved, valid, sub_start, sub_goal, goal_configs, results, t_start, timings
             )
@@ -522,8 +543,10 @@ class MotionGen(MotionGenGoals, HoldsObjects):
         return status, float(low)
 
     def _pose_errors(self, q: torch.Tensor, goal: Pose) -> tuple[torch.Tensor, torch.Tensor]:
-        """``[n]`` metres and radians from the end effector at ``q [n, D]`` to ``goal``."""
-        return pose_errors(self.checker, q, goal)
+        """``[n]`` metres and radians from the end effector at ``q [n, D]`` to ``goal`` (along
+        the judged axes of the call's pose-cost metric, when it has one)."""
+        errors = self._metric_pose_errors(q, goal)
+        return pose_errors(self.checker, q, goal) if errors is None else errors
 
     def _optimize(
         self,

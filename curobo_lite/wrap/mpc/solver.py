@@ -53,18 +53,19 @@ from curobo_lite.opt.cuda_graph import GraphedCall
 from curobo_lite.opt.options import CheckedOptions, as_bool, as_float, as_int, check_keys
 from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.rollout import ArmReacher, ArmReacherConfig, Goal, TaskConfig
+from curobo_lite.rollout.cost.pose_metric import PoseCostMetric, judged_pose_errors
 from curobo_lite.types import (
     JointState,
     Pose,
     TensorDeviceType,
     check_joint_state,
     check_pose,
-    quat_angle_error,
 )
 from curobo_lite.types.errors import InputTypeError, InputValueError
 from curobo_lite.wrap.base.attach import HoldsObjects
 from curobo_lite.wrap.base.exclusive import exclusive
 from curobo_lite.wrap.base.offenders import check_within_limits
+from curobo_lite.wrap.base.pose_metric import active_metric, check_pose_metric
 from curobo_lite.wrap.base.robot_world import as_world_collision
 from curobo_lite.wrap.mpc.tracking import TrackedPlan
 
@@ -263,9 +264,13 @@ class MpcSolver(HoldsObjects):
 
     # --- goals and state -------------------------------------------------------------------------
     @exclusive
-    def update_goal(self, goal: Pose | JointState) -> None:
+    def update_goal(
+        self, goal: Pose | JointState, pose_cost_metric: PoseCostMetric | None = None
+    ) -> None:
         """Aim at an end-effector pose (batch 1) or a joint configuration ``[1, D]``; the plan
-        keeps its warm start."""
+        keeps its warm start. ``pose_cost_metric``: also :meth:`update_pose_cost_metric`
+        (``None``: the current metric stays)."""
+        check_pose_metric(pose_cost_metric)
         if isinstance(goal, Pose):
             new_goal = Goal(goal_pose=check_pose(goal, "goal", self.tensor_args, batch=1))
         elif isinstance(goal, JointState):
@@ -276,6 +281,19 @@ class MpcSolver(HoldsObjects):
             )
         self._set_goal(new_goal)
         self._stop_following()
+        if pose_cost_metric is not None:
+            self.update_pose_cost_metric(pose_cost_metric)
+
+    @exclusive
+    def update_pose_cost_metric(self, metric: PoseCostMetric | None) -> None:
+        """Partial and constrained pose goals (cuRobo's name): reach the goal along the axes of
+        ``metric.reach_vec_weight`` (``pose_error`` and the step's metrics judge only those),
+        and hold ``metric.hold_vec_weight``'s axes at the goal's values at every step of the
+        horizon (a cost added to the running pose cost: keep a cup upright on the way). It
+        stays until the next update; ``None`` or :meth:`PoseCostMetric.reset_metric`: the full
+        pose again. A bad metric raises before anything changes."""
+        self.rollout.update_pose_cost_metric(check_pose_metric(metric))
+        self._plan_revision += 1
 
     def _set_goal(self, goal: Goal) -> None:
         self.rollout.update_params(goal)
@@ -536,9 +554,12 @@ class MpcSolver(HoldsObjects):
         fk = self.kinematics.forward(
             state.position.to(**self.tensor_args.as_kwargs()), spheres=False
         )
-        position_error = (fk.ee_position[0] - goal.position[0]).norm()
-        rotation_error = quat_angle_error(fk.ee_quaternion, goal.quaternion)[0]
-        return torch.stack((position_error, rotation_error))
+        # along the judged axes of the pose-cost metric, when there is one
+        metric = active_metric(self.rollout.pose_cost_metric, self.tensor_args)
+        errors = judged_pose_errors(
+            metric, fk.ee_position, fk.ee_quaternion, goal.position, goal.quaternion
+        )
+        return torch.cat(errors)
 
     def _metrics(
         self,

@@ -19,8 +19,10 @@ import torch
 from curobo_lite.robot import JointLimits, Kinematics
 from curobo_lite.rollout import ArmReacher
 from curobo_lite.rollout.arm_reacher import smallest_clearance
-from curobo_lite.types import JointState, Pose, TensorDeviceType, quat_angle_error
+from curobo_lite.rollout.cost.pose_metric import held_axes_errors, judged_pose_errors
+from curobo_lite.types import JointState, Pose, TensorDeviceType
 from curobo_lite.types.errors import InputTypeError, InputValueError
+from curobo_lite.wrap.base.pose_metric import active_metric
 from curobo_lite.wrap.trajopt.config import TrajOptSolverConfig
 from curobo_lite.wrap.trajopt.timing import Interpolated, backward_differences, limit_excess
 
@@ -72,6 +74,7 @@ def failure_status(
     goal_ok: torch.Tensor,
     violation: dict[str, torch.Tensor],
     collision_free: torch.Tensor | None = None,
+    hold_ok: torch.Tensor | None = None,
 ) -> list[str]:
     """Per problem (``goal_ok [B]``) ``"success"`` or the reasons of the failure."""
     status = []
@@ -82,6 +85,8 @@ def failure_status(
             reasons.append("limits violated: " + ", ".join(bad))
         if collision_free is not None and not bool(collision_free[b]):
             reasons.append("in collision")
+        if hold_ok is not None and not bool(hold_ok[b]):
+            reasons.append("held pose axes left")
         status.append("; ".join(reasons) if reasons else "success")
     return status
 
@@ -108,6 +113,7 @@ class PlanCheck:
     self_distance: torch.Tensor | None
     success: torch.Tensor
     status: list[str]
+    hold_error: tuple[torch.Tensor, torch.Tensor] | None = None
 
 
 def check_plan(
@@ -130,21 +136,42 @@ def check_plan(
     )
     final = knots[:, -1]
     fk = kinematics.forward(final, spheres=False)
-    position_error = (fk.ee_position - goal_pose.position).norm(dim=-1)
-    rotation_error = quat_angle_error(fk.ee_quaternion, goal_pose.quaternion, eps=0.0)
+    # a pose-cost metric (joint goals have none) judges the goal's weighted axes only
+    metric = None if joint_goal else active_metric(rollout.pose_cost_metric, tensor_args)
+    position_error, rotation_error = judged_pose_errors(
+        metric, fk.ee_position, fk.ee_quaternion, goal_pose.position, goal_pose.quaternion
+    )
     cspace_error = (final - target).norm(dim=-1)
     goal_ok = goal_reached(position_error, rotation_error, cspace_error, config, joint_goal)
     limits_ok = torch.ones_like(goal_ok)
     for name in ("position", "velocity", "acceleration"):
         limits_ok &= violation[name] <= 0.0
-    world_distance, self_distance = rollout.collision_distances(
-        kinematics.forward(interp.state.position).link_spheres, swept=True
-    )
+    samples = kinematics.forward(interp.state.position)
+    world_distance, self_distance = rollout.collision_distances(samples.link_spheres, swept=True)
     min_distance = smallest_clearance(world_distance, self_distance)
     collision_free = None if min_distance is None else min_distance >= 0.0
     success = goal_ok & limits_ok
     if collision_free is not None:
         success &= collision_free
+    hold_error = hold_ok = None
+    if metric is not None and metric.hold is not None:
+        # the samples from the hold's first knot on (knot h is sample h * last / (H - 1))
+        first = metric.first_step(knots.shape[1])
+        index = torch.arange(samples.ee_position.shape[1], device=knots.device)
+        start = first * interp.last_index.to(knots.dtype) / (knots.shape[1] - 1)
+        active = index[None].to(knots.dtype) >= start[:, None] - 1e-6
+        hold_error = held_axes_errors(
+            samples.ee_position,
+            samples.ee_quaternion,
+            goal_pose.position,
+            goal_pose.quaternion,
+            metric,
+            active,
+        )
+        hold_ok = (hold_error[0] <= config.position_threshold) & (
+            hold_error[1] <= config.rotation_threshold
+        )
+        success &= hold_ok
     return PlanCheck(
         position_error=position_error,
         rotation_error=rotation_error,
@@ -155,7 +182,8 @@ def check_plan(
         world_distance=world_distance,
         self_distance=self_distance,
         success=success,
-        status=failure_status(goal_ok, violation, collision_free),
+        status=failure_status(goal_ok, violation, collision_free, hold_ok),
+        hold_error=hold_error,
     )
 
 

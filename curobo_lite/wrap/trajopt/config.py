@@ -228,6 +228,10 @@ class TrajOptResult:
         min_distance: ``[B]`` smallest signed distance (m) along the interpolated plan, world
             and self-collision together (negative: penetration; ``None`` without spheres).
         world_distance, self_distance: ``[B]`` the two parts of ``min_distance``.
+        hold_error: under a :class:`~curobo_lite.wrap.PoseCostMetric` that holds axes: ``[B]``
+            the largest error (metres, radians) along the held axes over the interpolated
+            samples where the hold applies, judged against ``position_threshold`` and
+            ``rotation_threshold`` (``None`` without a hold).
         timings: seconds per phase (``ik``, ``trajopt``, ``interpolation``).
         debug: solver details (``ik_success [B]``, ``seed_index [B]``, ``trajopt_iterations``,
             ``ik_iterations``, ``best_cost [B]``, ``retime_iterations``).
@@ -250,6 +254,7 @@ class TrajOptResult:
     min_distance: torch.Tensor | None = None
     world_distance: torch.Tensor | None = None
     self_distance: torch.Tensor | None = None
+    hold_error: tuple[torch.Tensor, torch.Tensor] | None = None
     timings: dict[str, float] = field(default_factory=dict)
     debug: dict[str, Any] = field(default_factory=dict)
 

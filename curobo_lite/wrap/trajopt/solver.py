@@ -60,6 +60,7 @@ order); :mod:`~curobo_lite.wrap.trajopt.seed` the IK task and the seeds,
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import Any
 
@@ -70,6 +71,7 @@ from curobo_lite.geom import WorldCollision, WorldConfig
 from curobo_lite.opt import Lbfgs, LbfgsConfig
 from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.rollout import ArmReacher, ArmReacherConfig, TaskConfig
+from curobo_lite.rollout.cost.pose_metric import PoseCostMetric
 from curobo_lite.rollout.dynamics_model import KinematicModelConfig
 from curobo_lite.types import (
     JointState,
@@ -82,6 +84,7 @@ from curobo_lite.types import (
 from curobo_lite.types.errors import InputTypeError, InputValueError
 from curobo_lite.wrap.base.exclusive import exclusive
 from curobo_lite.wrap.base.offenders import check_within_limits
+from curobo_lite.wrap.base.pose_metric import applied_pose_metric
 from curobo_lite.wrap.base.robot_world import as_world_collision
 from curobo_lite.wrap.ik.solver import IKSolver, IKSolverConfig
 from curobo_lite.wrap.trajopt.checks import (
@@ -290,11 +293,19 @@ class TrajOptSolver(TrajOptPhases):
             self.ik_rollout.attach_world(self.rollout.world_collision)
 
     @exclusive
-    def solve_pose(self, start_state: JointState, goal_pose: Pose) -> TrajOptResult:
+    def solve_pose(
+        self,
+        start_state: JointState,
+        goal_pose: Pose,
+        pose_cost_metric: PoseCostMetric | None = None,
+    ) -> TrajOptResult:
         """Plan from ``start_state [1, D]`` (or ``[D]``) at rest to the pose ``goal_pose`` (batch
         1). Returns a :class:`TrajOptResult` of batch 1. A start outside the position limits
         is an ``InputValueError`` naming the joint, its value and its limits (every
-        ``solve_*``)."""
+        ``solve_*``). ``pose_cost_metric`` (every pose ``solve_*``): a
+        :class:`PoseCostMetric` for this call: the goal reached along its weighted axes (IK
+        and trajectory alike), its held axes held along the plan (checked on every
+        interpolated sample: ``hold_error``)."""
         start = self._check_start(start_state)
         if start.position.shape[0] != 1:
             raise InputValueError(
@@ -302,10 +313,20 @@ class TrajOptSolver(TrajOptPhases):
                 f"{tuple(start.position.shape)}; use solve_batch_pose for several problems"
             )
         goal = self._check_pose(goal_pose, 1)
-        return self._solve(start, goal_pose=goal)
+        with self._metric(pose_cost_metric):
+            return self._solve(start, goal_pose=goal)
+
+    def _metric(self, metric: PoseCostMetric | None) -> AbstractContextManager[None]:
+        """The block in which both rollouts follow ``metric`` (:func:`applied_pose_metric`)."""
+        return applied_pose_metric([self.rollout, self.ik_rollout], metric)
 
     @exclusive
-    def solve_batch_pose(self, start_state: JointState, goal_pose: Pose) -> TrajOptResult:
+    def solve_batch_pose(
+        self,
+        start_state: JointState,
+        goal_pose: Pose,
+        pose_cost_metric: PoseCostMetric | None = None,
+    ) -> TrajOptResult:
         """Plan ``S`` problems at once: ``start_state [S, D]`` (or ``[1, D]``, shared) at rest
         to ``goal_pose`` of batch ``S``. Returns a :class:`TrajOptResult` of batch ``S``."""
         start = self._check_start(start_state)
@@ -320,7 +341,8 @@ class TrajOptSolver(TrajOptPhases):
         goal = self._check_pose(goal_pose, n)
         if start.position.shape[0] == 1 and n > 1:
             start = JointState(start.position.expand(n, -1).clone())
-        return self._solve(start, goal_pose=goal)
+        with self._metric(pose_cost_metric):
+            return self._solve(start, goal_pose=goal)
 
     @exclusive
     def solve_joint(self, start_state: JointState, goal_state: JointState) -> TrajOptResult:
@@ -340,6 +362,7 @@ class TrajOptSolver(TrajOptPhases):
         goal_configs: torch.Tensor,
         goal_pose: Pose | None = None,
         seed_trajectories: torch.Tensor | None = None,
+        pose_cost_metric: PoseCostMetric | None = None,
     ) -> TrajOptResult:
         """Plan ``S`` problems towards given goal configurations (no IK phase), e.g. the
         solutions of an :class:`~curobo_lite.wrap.IKSolver`.
@@ -353,6 +376,7 @@ class TrajOptSolver(TrajOptPhases):
             seed_trajectories: optional ``[S, n, H, D]`` position knots (index 0 the start) to
                 start the optimization from instead of straight lines, e.g. a geometric
                 planner's path resampled to the horizon.
+            pose_cost_metric: as in :meth:`solve_pose` (pose goals only).
         """
         start = self._check_start(start_state)
         configs = check_goal_configs(
@@ -377,9 +401,10 @@ class TrajOptSolver(TrajOptPhases):
                 start, goal_config=configs[:, 0].clone(), seed_trajectories=seed_trajectories
             )
         goal = self._check_pose(goal_pose, S)
-        return self._solve(
-            start, goal_pose=goal, goal_configs=configs, seed_trajectories=seed_trajectories
-        )
+        with self._metric(pose_cost_metric):
+            return self._solve(
+                start, goal_pose=goal, goal_configs=configs, seed_trajectories=seed_trajectories
+            )
 
     # --- validation ----------------------------------------------------------------------------
 
