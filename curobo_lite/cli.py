@@ -16,6 +16,7 @@ _COMMAND_MODULES = (
     "curobo_lite.wrap.cli.mpc",
     "curobo_lite.wrap.cli.trajopt",
     "curobo_lite.wrap.cli.plan",
+    "curobo_lite.wrap.cli.pick_place",
     "curobo_lite.data.cli",
 )
 

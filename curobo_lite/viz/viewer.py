@@ -7,6 +7,8 @@ Scene nodes (what a test or a user can look up with ``viewer.server.scene``):
 - ``/robot/links``: the URDF's link meshes, when the robot has a URDF.
 - ``/robot/ee``: the end-effector frame.
 - ``/world/<name>``: one mesh per obstacle (disabled obstacles translucent).
+- ``/held/<name>``: an object the robot holds (:meth:`Viewer.attach_object`), its true shape
+  on the holding link (whose reserved spheres then show its fitted spheres).
 - ``/goal``: the goal frame.
 - ``/plan/ee_path``: the end-effector path of the plan shown.
 - ``/mpc/best``, ``/mpc/samples``: MPC's predicted end-effector path and sampled traces
@@ -35,6 +37,14 @@ from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.robot.urdf import read_urdf
 from curobo_lite.types import JointState, Pose, TensorDeviceType
 from curobo_lite.types.errors import InputValueError
+from curobo_lite.viz.held import (
+    HELD_COLOR,
+    HeldObject,
+    held_mask,
+    link_poses,
+    matrix_wxyz,
+    object_rows,
+)
 from curobo_lite.viz.scene import (
     SAFE_DISTANCE,
     SphereClearance,
@@ -69,6 +79,8 @@ class PlanFrames:
         ee_position: ``[T, 3]``; ee_quaternion: ``[T, 4]`` (wxyz).
         spheres: ``[T, N, 4]`` collision spheres (``None`` without spheres).
         clearance: ``[T, N]`` sphere clearances (m, clamped at ``safe_distance``).
+        held_pose: ``[T, 4, 4]`` where the held object is drawn (``None``: nothing held).
+        held_rows: ``[T]`` bool: the rows that hold it (its spheres are shown in those).
     """
 
     position: torch.Tensor
@@ -77,6 +89,8 @@ class PlanFrames:
     ee_quaternion: torch.Tensor
     spheres: torch.Tensor | None
     clearance: torch.Tensor | None
+    held_pose: np.ndarray | None = None
+    held_rows: np.ndarray | None = None
 
     @property
     def num_frames(self) -> int:
@@ -134,6 +148,8 @@ class Viewer:
         self._player: threading.Thread | None = None
         self._plan_gui: list[Any] = []
         self.plan: PlanFrames | None = None
+        self.held: HeldObject | None = None
+        self._held_nodes: list[Any] = []
         self.world_collision: WorldCollision | None = None
         self._obstacle_nodes: dict[str, Any] = {}
         self._obstacle_drawn: dict[str, tuple[list[float], bool]] = {}
@@ -270,7 +286,10 @@ class Viewer:
             fk = self.kinematics.forward(q[None])
         spheres = None if fk.link_spheres is None else fk.link_spheres[0]
         clearance = None if spheres is None else self.clearance(spheres)
-        self._draw(q, fk.ee_position[0], fk.ee_quaternion[0], spheres, clearance)
+        held_pose = None
+        if self.held is not None:
+            held_pose = link_poses(self.kinematics, q[None], self.held.link_name)[0]
+        self._draw(q, fk.ee_position[0], fk.ee_quaternion[0], spheres, clearance, held_pose)
 
     def _draw(
         self,
@@ -279,9 +298,14 @@ class Viewer:
         ee_quaternion: torch.Tensor,
         spheres: torch.Tensor | None,
         clearance: torch.Tensor | None,
+        held_pose: np.ndarray | None = None,
     ) -> None:
         with self._lock, self.server.atomic():
             self.state = q.clone()
+            if held_pose is not None:
+                wxyz = matrix_wxyz(held_pose)
+                for node in self._held_nodes:
+                    node.position, node.wxyz = held_pose[:3, 3].copy(), wxyz
             if self._urdf is not None:
                 values = q.tolist()
                 self._urdf.update_cfg(
@@ -383,18 +407,73 @@ class Viewer:
 
     # --- plans ---------------------------------------------------------------------------------
 
+    # --- held objects --------------------------------------------------------------------------
+
+    def attach_object(self, held: Any) -> None:
+        """Draw what a solver's ``attach_objects_to_robot`` returned (an ``AttachedObjects``):
+        its true shape on the link (``/held/<name>``) and its spheres on the link's reserved
+        ones, live and in plans (:meth:`show_plan`'s ``held_rows``: the rows that hold it)."""
+        new = HeldObject.from_attached(held)
+        self.kinematics.reserved_spheres(new.link_name)  # names a link without any
+        with self._lock:
+            self.detach_object()
+            self.kinematics.set_reserved_spheres(new.link_name, new.spheres)
+            self.held = new
+            for name, mesh in zip(new.names, new.meshes):
+                self._held_nodes.append(
+                    self.server.scene.add_mesh_simple(
+                        f"/held/{name}",
+                        vertices=np.asarray(mesh.vertices, np.float32),
+                        faces=np.asarray(mesh.faces, np.uint32),
+                        color=HELD_COLOR,
+                        flat_shading=True,
+                    )
+                )
+            if self.plan is not None:
+                self.plan = self._prepare_plan(self.plan.position, self.plan.dt)
+        self.set_state(self.state)
+
+    def detach_object(self) -> None:
+        """Stop drawing the held object (its spheres are disabled again)."""
+        with self._lock:
+            if self.held is None:
+                return
+            self.kinematics.set_reserved_spheres(self.held.link_name, None)
+            for node in self._held_nodes:
+                node.remove()
+            self._held_nodes, self.held = [], None
+            if self.plan is not None:
+                self.plan = self._prepare_plan(self.plan.position, self.plan.dt)
+        self.set_state(self.state)
+
     @torch.no_grad()
-    def _prepare_plan(self, position: torch.Tensor, dt: float) -> PlanFrames:
+    def _prepare_plan(self, position: torch.Tensor, dt: float, held_rows: Any = None) -> PlanFrames:
         fk = self.kinematics.forward(position)
         spheres = fk.link_spheres
+        held_pose = mask = None
+        if self.held is not None:
+            mask = held_mask(held_rows, position.shape[0])
+            held_pose = link_poses(self.kinematics, position, self.held.link_name)
+            held_pose = held_pose[object_rows(mask)]
+            if spheres is not None:  # the link's spheres only where it holds the object
+                begin, end = self.kinematics.reserved_spheres(self.held.link_name)
+                spheres = spheres.clone()
+                spheres[torch.as_tensor(~mask), begin:end, 3] = -1.0
         clearance = None if spheres is None else self.clearance(spheres)
-        return PlanFrames(position, dt, fk.ee_position, fk.ee_quaternion, spheres, clearance)
+        if clearance is not None and spheres is not None:
+            clearance = clearance.masked_fill(spheres[..., 3] < 0, self.safe_distance)
+        return PlanFrames(
+            position, dt, fk.ee_position, fk.ee_quaternion, spheres, clearance, held_pose, mask
+        )
 
-    def show_plan(self, plan: Any, dt: float | None = None) -> PlanFrames:
+    def show_plan(self, plan: Any, dt: float | None = None, held_rows: Any = None) -> PlanFrames:
         """Show a plan with a frame slider and play/pause: a :class:`JointState` or tensor
         ``[T, D]`` every ``dt`` seconds, a ``MotionGenResult`` or a ``TrajOptResult`` (see
         :func:`~curobo_lite.viz.scene.plan_positions`). Draws ``/plan/ee_path`` and shows
-        frame 0; returns what each frame shows."""
+        frame 0; returns what each frame shows. With an object attached
+        (:meth:`attach_object`), ``held_rows`` says which rows hold it: ``None`` (all), a
+        ``(first, end)`` pair or ``[T]`` bools; elsewhere it stands where the nearest held row
+        leaves it."""
         position, dt = plan_positions(plan, dt)
         if position.shape[1] != self.robot_config.dof:
             raise InputValueError(
@@ -402,7 +481,7 @@ class Viewer:
                 f"{position.shape[1]}"
             )
         self.pause()
-        frames = self._prepare_plan(position, dt)
+        frames = self._prepare_plan(position, dt, held_rows)
         ee = frames.ee_position.numpy()
         with self._lock:  # the player and GUI callbacks see the old plan or the new, whole
             self.plan = frames
@@ -466,6 +545,7 @@ class Viewer:
                 plan.ee_quaternion[index],
                 spheres,
                 clearance,
+                None if plan.held_pose is None else plan.held_pose[index],
             )
             total = (plan.num_frames - 1) * plan.dt
             self._time.content = f"t = {index * plan.dt:.2f} s of {total:.2f} s"

@@ -1,0 +1,610 @@
+"""Pick and place in the bundled shelf scene: a box taken from a shelf board to a table.
+
+:class:`PickPlaceTask` is the scene (``bookshelf`` plus a box on a board and a table beside the
+shelf) and its grasp set: side grasps at the box's centre, the hand coming in along the shelf's
+depth turned by ``grasp_yaws`` about the vertical, fingers horizontal either way round
+(``G = 2 * len(grasp_yaws)``, 10 by default). :func:`plan_pick_place` plans the stages, each a
+timed trajectory (:class:`StagePlan`):
+
+1. ``reach``: :meth:`MotionGen.plan_goalset` to the pre-grasp poses (each grasp backed off
+   ``approach_distance`` along the hand's axis): whichever is reachable;
+2. ``approach``: a straight line of the hand along its axis to the grasp (the box stays an
+   obstacle: the fingers pass around it);
+3. the box is attached (:meth:`MotionGen.attach_objects_to_robot`);
+4. ``retreat``: straight up by ``lift`` (off the board), then straight back along the hand's
+   axis by ``retreat_distance``;
+5. ``carry``: a straight line to above the table, the hand turning only about the vertical
+   (so the box stays upright: its tilt along the plan is what FK of every sample says) until
+   it points away from the robot's base as it pointed into the shelf;
+6. ``place``: straight down by ``lift`` (the box ``place_clearance`` above the table);
+7. the box is detached and returns to the world where it was put;
+8. ``release``: straight back along the hand's axis by ``approach_distance``.
+
+A straight line is solved as waypoints ``step`` apart (damped least squares from the previous
+configuration, :func:`~curobo_lite.wrap.ik.dls.dls_steps`; each within 1 mm and 0.01 rad of its
+pose), checked on the spheres with the exact band (a held box resting on a board is judged on
+its true shape), and timed by :func:`~curobo_lite.wrap.motion.path_timing.time_polyline` (the
+motion stays on the checked segments). Every stage's trajectory is then judged by the exact mesh
+check (coal, the held box's true shape included) swept between samples: its clearance is in
+the stage's report, and a stage below ``-mesh_tolerance`` fails the plan.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from curobo_lite.geom.world import Cuboid, WorldConfig
+from curobo_lite.opt.options import check_keys
+from curobo_lite.types import JointState, Pose, matrix_to_quat, quat_to_matrix
+from curobo_lite.types.errors import InputValueError
+from curobo_lite.wrap.ik.dls import dls_steps, pose_error
+from curobo_lite.wrap.motion.motion_gen import MotionGen
+from curobo_lite.wrap.motion.path_timing import time_polyline
+
+BOX = "box"
+TABLE = "table"
+#: a straight-line waypoint is reached when within these (m, rad) of its pose
+LINE_TOLERANCE = (1e-3, 1e-2)
+#: turns (rad) of the side grasps about the vertical (as the MotionBenchMaker-style scenes')
+GRASP_YAWS = (0.0, -0.3, 0.3, -0.6, 0.6)
+STAGES = ("reach", "approach", "retreat", "carry", "place", "release")
+
+
+@dataclass
+class PickPlaceTask:
+    """The scene and the motion's distances (metres, base frame).
+
+    Attributes:
+        world: the shelf (a bundled world name or file); the box and the table are added.
+        box_dims: the box's sides ``[3]``; it stands upright.
+        box_position: its centre on a board of the shelf (``bookshelf``: boards' tops at
+            z = 0.26, 0.51, 0.76 m, fronts at x = 0.55 m).
+        table_dims, table_position: the table beside the shelf (centre of the slab).
+        place_xy: where the box's centre goes on the table ``[2]``.
+        grasp_yaws: turns (rad) of the grasp direction about the vertical, from straight into
+            the shelf; each with the fingers either way round.
+        approach_distance: the straight approach and release along the hand's axis.
+        lift: the straight lift off the board and the set-down onto the table.
+        retreat_distance: the straight retreat out of the shelf after the lift.
+        place_clearance: the box's bottom above the table when it is let go.
+        step: metres between the waypoints of a straight line.
+        tip_offset: the finger pads' centre along the end effector's z (the Franka's
+            ``panda_hand``: 0.1034 m).
+    """
+
+    world: str = "bookshelf"
+    box_dims: list[float] = field(default_factory=lambda: [0.05, 0.05, 0.12])
+    box_position: list[float] = field(default_factory=lambda: [0.64, 0.1, 0.571])
+    table_dims: list[float] = field(default_factory=lambda: [0.3, 0.4, 0.02])
+    table_position: list[float] = field(default_factory=lambda: [0.35, -0.6, 0.38])
+    place_xy: list[float] = field(default_factory=lambda: [0.35, -0.6])
+    grasp_yaws: list[float] = field(default_factory=lambda: list(GRASP_YAWS))
+    approach_distance: float = 0.08
+    lift: float = 0.03
+    retreat_distance: float = 0.12
+    place_clearance: float = 0.002
+    step: float = 0.02
+    tip_offset: float = 0.1034
+
+    def __post_init__(self) -> None:
+        for name, size in (
+            ("box_dims", 3),
+            ("box_position", 3),
+            ("table_dims", 3),
+            ("table_position", 3),
+            ("place_xy", 2),
+        ):
+            value = getattr(self, name)
+            if isinstance(value, str) or len(list(value)) != size:
+                raise InputValueError(f"{name}: expected {size} numbers, received {value!r}")
+            values = [float(v) for v in value]
+            if not all(math.isfinite(v) for v in values):
+                raise InputValueError(f"{name}: expected finite numbers, received {value!r}")
+            setattr(self, name, values)
+        if not all(d > 0.0 for d in self.box_dims + self.table_dims):
+            raise InputValueError(
+                f"box_dims, table_dims: expected sides > 0, received {self.box_dims} and "
+                f"{self.table_dims}"
+            )
+        if not self.grasp_yaws:
+            raise InputValueError("grasp_yaws: expected at least one yaw, received []")
+        self.grasp_yaws = [float(v) for v in self.grasp_yaws]
+        for name in ("approach_distance", "lift", "retreat_distance", "step", "tip_offset"):
+            if not float(getattr(self, name)) > 0.0:
+                raise InputValueError(
+                    f"{name}: expected metres > 0, received {getattr(self, name)!r}"
+                )
+        if not 0.0 <= float(self.place_clearance) < 0.05:
+            raise InputValueError(
+                f"place_clearance: expected metres in [0, 0.05), received {self.place_clearance!r}"
+            )
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> PickPlaceTask:
+        data = dict(data or {})
+        check_keys("pick_place", data, list(cls.__dataclass_fields__))
+        return cls(**data)
+
+    @classmethod
+    def sampled(cls, seed: int, **overrides: Any) -> PickPlaceTask:
+        """A box at a seeded place on the low or middle board of ``bookshelf``: depth 0.60 to
+        0.68 m, across -0.3 to 0.3 m."""
+        rng = np.random.default_rng(seed)
+        board_top = float(rng.choice([0.26, 0.51]))
+        dims = overrides.get("box_dims", cls.__dataclass_fields__["box_dims"].default_factory())
+        position = [
+            float(rng.uniform(0.60, 0.68)),
+            float(rng.uniform(-0.3, 0.3)),
+            board_top + 0.5 * float(dims[2]) + 0.001,
+        ]
+        return cls(box_position=position, **overrides)
+
+    def world_config(self) -> WorldConfig:
+        """The shelf with the box on its board and the table."""
+        world = WorldConfig.load(self.world).copy()
+        world.add(Cuboid(BOX, dims=list(self.box_dims), pose=[*self.box_position, 1, 0, 0, 0]))
+        world.add(
+            Cuboid(TABLE, dims=list(self.table_dims), pose=[*self.table_position, 1, 0, 0, 0])
+        )
+        return world
+
+    @property
+    def place_position(self) -> list[float]:
+        """The box's centre when let go ``[3]``."""
+        top = self.table_position[2] + 0.5 * self.table_dims[2]
+        return [*self.place_xy, top + 0.5 * self.box_dims[2] + self.place_clearance]
+
+    def grasp_matrices(self) -> np.ndarray:
+        """``[G, 4, 4]`` hand poses of the grasp set: the pads' centre at the box's centre, the
+        hand's z horizontal (into the shelf turned by a yaw), its y horizontal (the fingers
+        close across the box), its x up or down."""
+        out = []
+        for yaw in self.grasp_yaws:
+            z = np.array([math.cos(yaw), math.sin(yaw), 0.0])
+            for flip in (1.0, -1.0):
+                y = flip * np.cross([0.0, 0.0, 1.0], z)
+                matrix = np.eye(4)
+                matrix[:3, :3] = np.stack([np.cross(y, z), y, z], axis=1)
+                matrix[:3, 3] = np.asarray(self.box_position) - self.tip_offset * z
+                out.append(matrix)
+        return np.stack(out)
+
+
+@dataclass
+class StagePlan:
+    """One stage of the pick and place.
+
+    Attributes:
+        name: one of :data:`STAGES`.
+        trajectory: :class:`JointState` ``[T, D]``, ``interpolation_dt`` apart (``None`` when
+            the stage failed before it had one).
+        holding: the box is attached during the stage.
+        success: planned and judged collision-free.
+        status: ``"SUCCESS"`` or why not.
+        plan_time: seconds to plan the stage.
+        mesh_clearance: smallest clearance (m) of the robot's meshes and the held box's true
+            shape to the obstacles along the trajectory, swept (coal).
+        max_tilt: the box's largest tilt from upright (rad) along the trajectory by FK, while
+            held (0 otherwise).
+        interpolation_dt: seconds between the trajectory's samples.
+    """
+
+    name: str
+    trajectory: JointState | None
+    holding: bool
+    success: bool
+    status: str
+    plan_time: float
+    mesh_clearance: float = float("nan")
+    max_tilt: float = 0.0
+    interpolation_dt: float = 0.01
+
+    @property
+    def motion_time(self) -> float:
+        """Seconds the trajectory lasts."""
+        if self.trajectory is None:
+            return 0.0
+        return (self.trajectory.position.shape[0] - 1) * self.interpolation_dt
+
+
+@dataclass
+class PickPlacePlan:
+    """The stages of :func:`plan_pick_place`.
+
+    Attributes:
+        task: the task planned.
+        stages: the :class:`StagePlan` s in order, up to the first that failed.
+        goalset_index: the grasp of :meth:`PickPlaceTask.grasp_matrices` reached (``None`` when
+            the reach failed).
+        box_in_hand: ``[4, 4]`` the box's pose in the end effector's frame while held.
+        placed_pose: ``[7]`` where the box was put (the world's box after the plan).
+        held: what :meth:`MotionGen.attach_objects_to_robot` returned at the grasp (the box's
+            spheres and true shape on the ``attached_object`` link; a viewer draws them).
+    """
+
+    task: PickPlaceTask
+    stages: list[StagePlan]
+    goalset_index: int | None = None
+    box_in_hand: np.ndarray | None = None
+    placed_pose: list[float] | None = None
+    held: Any = None
+
+    @property
+    def success(self) -> bool:
+        """Every stage planned and judged collision-free."""
+        return len(self.stages) == len(STAGES) and all(s.success for s in self.stages)
+
+    @property
+    def failed_stage(self) -> str | None:
+        """The first stage that failed (``None`` on success)."""
+        for stage in self.stages:
+            if not stage.success:
+                return stage.name
+        return None if self.success else STAGES[len(self.stages)]
+
+    def stage(self, name: str) -> StagePlan:
+        for stage in self.stages:
+            if stage.name == name:
+                return stage
+        raise InputValueError(
+            f"name: expected one of {[s.name for s in self.stages]}, received {name!r}"
+        )
+
+
+def _matrix(position: torch.Tensor, quaternion: torch.Tensor) -> np.ndarray:
+    matrix = np.eye(4)
+    matrix[:3, :3] = quat_to_matrix(quaternion.detach().double().cpu()).numpy()
+    matrix[:3, 3] = position.detach().double().cpu().numpy()
+    return matrix
+
+
+def hand_matrices(motion_gen: MotionGen, q: torch.Tensor) -> np.ndarray:
+    """``[T, 4, 4]`` end-effector poses of ``q [T, D]`` (this package's FK)."""
+    state = motion_gen.checker.kinematics.forward(q, spheres=False)
+    return np.stack([_matrix(p, r) for p, r in zip(state.ee_position, state.ee_quaternion)])
+
+
+def _pose_rows(matrices: np.ndarray, tensor_args: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    m = torch.as_tensor(matrices, dtype=torch.float64)
+    quaternion = torch.stack([matrix_to_quat(r) for r in m[:, :3, :3]])
+    return (
+        tensor_args.to_device(m[:, :3, 3].contiguous()),
+        tensor_args.to_device(quaternion.contiguous()),
+    )
+
+
+def line_waypoints(start: np.ndarray, end: np.ndarray, step: float) -> np.ndarray:
+    """``[K, 4, 4]`` poses from ``start [4, 4]`` (excluded) to ``end`` (included), at most
+    ``step`` metres apart, the orientation slerped (here: held when both agree)."""
+    count = max(1, int(math.ceil(np.linalg.norm(end[:3, 3] - start[:3, 3]) / step - 1e-9)))
+    relative = torch.as_tensor(start[:3, :3].T @ end[:3, :3])
+    axis_angle = _rotation_vector(relative)
+    out = []
+    for k in range(1, count + 1):
+        s = k / count
+        matrix = np.eye(4)
+        matrix[:3, :3] = start[:3, :3] @ _rotation_matrix(s * axis_angle)
+        matrix[:3, 3] = (1.0 - s) * start[:3, 3] + s * end[:3, 3]
+        out.append(matrix)
+    return np.stack(out)
+
+
+def _rotation_vector(rotation: torch.Tensor) -> np.ndarray:
+    q = matrix_to_quat(rotation.double()).numpy()
+    q = q if q[0] >= 0.0 else -q
+    angle = 2.0 * math.atan2(float(np.linalg.norm(q[1:])), float(q[0]))
+    norm = float(np.linalg.norm(q[1:]))
+    return np.zeros(3) if norm < 1e-12 else q[1:] / norm * angle
+
+
+def _rotation_matrix(vector: np.ndarray) -> np.ndarray:
+    angle = float(np.linalg.norm(vector))
+    if angle < 1e-12:
+        return np.eye(3)
+    k = vector / angle
+    cross = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
+    return np.eye(3) + math.sin(angle) * cross + (1 - math.cos(angle)) * cross @ cross
+
+
+def straight_line(
+    motion_gen: MotionGen,
+    q0: torch.Tensor,
+    poses: np.ndarray,
+    guide: torch.Tensor | None = None,
+    iterations: int = 8,
+) -> tuple[torch.Tensor | None, str]:
+    """``([K + 1, D], "SUCCESS")``: ``q0 [D]`` then a configuration per pose of ``poses
+    [K, 4, 4]``, each solved from the previous by damped least squares and within
+    :data:`LINE_TOLERANCE` of its pose, :func:`thinned` to the rows the joint-space segments
+    need, those and the segments between them valid (spheres, with the exact band);
+    ``(None, reason)`` otherwise. ``guide [K + 1, D]``: joint-space
+    waypoints whose steps each solve starts from (the arm then moves as they do, in the null
+    space of the hand's line: a way from one arm posture to another)."""
+    checker = motion_gen.checker
+    position, quaternion = _pose_rows(poses, checker.tensor_args)
+    rows = [q0.reshape(1, -1)]
+    for k in range(poses.shape[0]):
+        initial = rows[-1]
+        if guide is not None:
+            initial = rows[-1] + (guide[k + 1] - guide[k])[None]
+        q = dls_steps(
+            checker.kinematics,
+            initial,
+            position[k : k + 1],
+            quaternion[k : k + 1],
+            iterations,
+        )
+        error = pose_error(checker.kinematics, q, position[k : k + 1], quaternion[k : k + 1])
+        if (
+            float(error[0, :3].norm()) > LINE_TOLERANCE[0]
+            or float(error[0, 3:].norm()) > LINE_TOLERANCE[1]
+        ):
+            return None, f"IK_FAIL at waypoint {k + 1} of {poses.shape[0]}"
+        rows.append(q)
+    path = thinned(checker.kinematics, torch.cat(rows), position, quaternion)
+    band = motion_gen.exact_band
+    ok = checker.validate(path[1:], band) & checker.validate_segments(
+        path[:-1], path[1:], resolution=0.02, exact_band=band
+    )
+    if not bool(ok.all()):
+        first = int((~ok).nonzero()[0, 0])
+        return None, f"COLLISION on segment {first + 1} of {path.shape[0] - 1}"
+    return path, "SUCCESS"
+
+
+@torch.no_grad()
+def thinned(
+    kinematics: Any, path: torch.Tensor, position: torch.Tensor, quaternion: torch.Tensor
+) -> torch.Tensor:
+    """The rows of ``path [K + 1, D]`` (row ``k > 0`` at the pose ``position [K, 3]``,
+    ``quaternion [K, 4]`` row ``k - 1``) that straight joint-space segments need: each segment
+    as long as every row it skips lies, moved onto the segment by its share of the joint-space
+    length, within :data:`LINE_TOLERANCE` of its pose. The arm then stops only at those rows
+    (:func:`time_polyline` rests at every corner) instead of at every waypoint."""
+    K = path.shape[0] - 1
+    length = torch.cat((path.new_zeros(1), (path[1:] - path[:-1]).norm(dim=-1).cumsum(0)))
+    keep, i = [0], 0
+    while i < K:
+        rows, owners, targets = [], [], []
+        for j in range(i + 2, K + 1):
+            span = (length[j] - length[i]).clamp(min=1e-12)
+            for m in range(i + 1, j):
+                share = (length[m] - length[i]) / span
+                rows.append(path[i] + share * (path[j] - path[i]))
+                owners.append(j)
+                targets.append(m - 1)
+        best = i + 1
+        if rows:
+            error = pose_error(
+                kinematics, torch.stack(rows), position[targets], quaternion[targets]
+            )
+            bad = (error[:, :3].norm(dim=-1) > LINE_TOLERANCE[0]) | (
+                error[:, 3:].norm(dim=-1) > LINE_TOLERANCE[1]
+            )
+            owners_t = torch.as_tensor(owners)
+            for j in range(i + 2, K + 1):
+                if bool(bad[owners_t == j].any()):
+                    break
+                best = j
+        keep.append(best)
+        i = best
+    return path[keep]
+
+
+def box_tilt(matrices: np.ndarray) -> np.ndarray:
+    """``[T]`` angle (rad) between the box's z axis in ``matrices [T, 4, 4]`` and the vertical."""
+    return np.arccos(np.clip(matrices[:, 2, 2], -1.0, 1.0))
+
+
+def guided_line(
+    motion_gen: MotionGen,
+    q0: torch.Tensor,
+    poses: np.ndarray,
+    tries: int = 4,
+    guide_first: bool = False,
+) -> tuple[torch.Tensor | None, str]:
+    """:func:`straight_line`, and where it fails, the same guided by the joint-space line from
+    ``q0`` to an IK solution of the last pose (the distinct solutions nearest ``q0`` first,
+    up to ``tries``); ``guide_first``: the guided lines first (a long line, where the plain
+    one tends to run a joint into its limit)."""
+    if not guide_first:
+        path, status = straight_line(motion_gen, q0, poses)
+        if path is not None:
+            return path, status
+    position, quaternion = _pose_rows(poses[-1:], motion_gen.checker.tensor_args)
+    ik = motion_gen.ik_solver.solve_single(Pose(position, quaternion))
+    ends = ik.distinct_solutions[0] if ik.distinct_solutions else ik.solution[:0]
+    ends = ends[(ends - q0).abs().amax(-1).argsort()][:tries]
+    s = torch.linspace(0.0, 1.0, poses.shape[0] + 1, dtype=q0.dtype, device=q0.device)[:, None]
+    reasons = []
+    for end in ends:
+        path, status = straight_line(motion_gen, q0, poses, q0 + s * (end.to(q0) - q0))
+        if path is not None:
+            return path, status
+        reasons.append(status)
+    if guide_first:
+        path, status = straight_line(motion_gen, q0, poses)
+        if path is not None:
+            return path, status
+        reasons.append(status)
+    return None, "; ".join(reasons) + f" ({len(ends)} IK solutions of the end pose)"
+
+
+class _Planner:
+    """The state of one :func:`plan_pick_place` run."""
+
+    def __init__(self, motion_gen: MotionGen, task: PickPlaceTask, mesh_tolerance: float) -> None:
+        self.motion_gen = motion_gen
+        self.task = task
+        self.mesh_tolerance = mesh_tolerance
+        self.dt = motion_gen.config.interpolation_dt
+        self.plan = PickPlacePlan(task, [])
+
+    def finish(
+        self, name: str, trajectory: JointState | None, status: str, t0: float, holding: bool
+    ) -> StagePlan:
+        stage = StagePlan(
+            name,
+            trajectory,
+            holding,
+            False,
+            status,
+            time.perf_counter() - t0,
+            interpolation_dt=self.dt,
+        )
+        if trajectory is not None and status == "SUCCESS":
+            _, clearance = self.motion_gen.checker.trajectory_mesh_report(trajectory.position)
+            stage.mesh_clearance = float(clearance)
+            stage.success = stage.mesh_clearance >= -self.mesh_tolerance
+            if not stage.success:
+                stage.status = f"MESH_COLLISION ({1e3 * stage.mesh_clearance:.1f} mm)"
+            if holding:
+                hands = hand_matrices(self.motion_gen, trajectory.position)
+                stage.max_tilt = float(box_tilt(hands @ self.plan.box_in_hand).max())
+            stage.plan_time = time.perf_counter() - t0
+        self.plan.stages.append(stage)
+        return stage
+
+    def line(
+        self, name: str, q0: torch.Tensor, poses: np.ndarray, holding: bool, long: bool = False
+    ) -> StagePlan:
+        t0 = time.perf_counter()
+        path, status = guided_line(self.motion_gen, q0, poses, guide_first=long)
+        trajectory = None
+        if path is not None:
+            limits = self.motion_gen.robot_config.joint_limits
+            trajectory = time_polyline(path, limits, self.dt)
+        return self.finish(name, trajectory, status, t0, holding)
+
+
+def plan_pick_place(
+    motion_gen: MotionGen,
+    task: PickPlaceTask,
+    start_state: JointState,
+    mesh_tolerance: float = 1e-3,
+) -> PickPlacePlan:
+    """Plan the stages of the module docstring from ``start_state [1, D]`` in ``motion_gen``'s
+    world, which must be ``task.world_config()`` (the box among its obstacles). Stops at the
+    first stage that fails. Afterwards the box is detached again and, when the place was
+    planned, the world's box stands where it was put."""
+    if BOX not in motion_gen.checker.world_collision.obstacle_names:
+        raise InputValueError(
+            f"motion_gen: expected a world with the task's '{BOX}' (task.world_config()), "
+            f"received obstacles {motion_gen.checker.world_collision.obstacle_names}"
+        )
+    run = _Planner(motion_gen, task, mesh_tolerance)
+    plan = run.plan
+    grasps = task.grasp_matrices()
+    pre = grasps.copy()
+    pre[:, :3, 3] -= task.approach_distance * grasps[:, :3, 2]
+    tensor_args = motion_gen.checker.tensor_args
+    # 1. reach a pre-grasp of the set
+    t0 = time.perf_counter()
+    position, quaternion = _pose_rows(pre, tensor_args)
+    result = motion_gen.plan_goalset(start_state, Pose(position.float(), quaternion.float()))
+    reach = run.finish(
+        "reach",
+        result.interpolated_plan if result.success else None,
+        result.status.value if hasattr(result.status, "value") else str(result.status),
+        t0,
+        False,
+    )
+    if not reach.success:
+        return plan
+    index = int(result.goalset_index)
+    plan.goalset_index = index
+    grasp = grasps[index]
+    # 2. approach along the hand's axis
+    q = reach.trajectory.position[-1]
+    approach = run.line("approach", q, line_waypoints(pre[index], grasp, task.step), False)
+    if not approach.success:
+        return plan
+    q_grasp = approach.trajectory.position[-1]
+    hand = hand_matrices(motion_gen, q_grasp[None])[0]
+    box = np.eye(4)
+    box[:3, 3] = task.box_position
+    plan.box_in_hand = np.linalg.inv(hand) @ box
+    # 3. attach; 4. lift, then back out
+    plan.held = motion_gen.attach_objects_to_robot(JointState.from_position(q_grasp[None]), [BOX])
+    try:
+        lifted = hand.copy()
+        lifted[2, 3] += task.lift
+        backed = lifted.copy()
+        backed[:3, 3] -= task.retreat_distance * hand[:3, 2]
+        poses = np.concatenate(
+            (line_waypoints(hand, lifted, task.step), line_waypoints(lifted, backed, task.step))
+        )
+        retreat = run.line("retreat", q_grasp, poses, True)
+        if not retreat.success:
+            return plan
+        # 5. carry upright to above the table
+        # turned about the vertical only (the box stays upright) so that the hand points
+        # away from the robot's base at the table, as it pointed into the shelf
+        put = np.eye(4)
+        put[:3, 3] = task.place_position
+        put = put @ np.linalg.inv(plan.box_in_hand)
+        heading = math.atan2(hand[1, 2], hand[0, 2])
+        turn = math.atan2(task.place_xy[1], task.place_xy[0]) - heading
+        put[:3, :3] = _rotation_matrix(np.array([0.0, 0.0, turn])) @ hand[:3, :3]
+        put[:3, 3] = np.asarray(task.place_position) - put[:3, :3] @ plan.box_in_hand[:3, 3]
+        above = put.copy()
+        above[2, 3] += task.lift
+        carry = run.line(
+            "carry",
+            retreat.trajectory.position[-1],
+            line_waypoints(backed, above, task.step),
+            True,
+            long=True,
+        )
+        if not carry.success:
+            return plan
+        # 6. set it down
+        place = run.line(
+            "place", carry.trajectory.position[-1], line_waypoints(above, put, task.step), True
+        )
+        if not place.success:
+            return plan
+    finally:
+        motion_gen.detach_object_from_robot()
+    # 7. the box stays where it was put; 8. back away from it
+    q_put = place.trajectory.position[-1]
+    placed = hand_matrices(motion_gen, q_put[None])[0] @ plan.box_in_hand
+    plan.placed_pose = [
+        *placed[:3, 3].tolist(),
+        *matrix_to_quat(torch.as_tensor(placed[:3, :3])).tolist(),
+    ]
+    world = task.world_config()
+    world.get(BOX).pose = list(plan.placed_pose)
+    motion_gen.update_world(world)
+    hand_put = hand_matrices(motion_gen, q_put[None])[0]
+    away = hand_put.copy()
+    away[:3, 3] -= task.approach_distance * hand_put[:3, 2]
+    run.line("release", q_put, line_waypoints(hand_put, away, task.step), False)
+    return plan
+
+
+def concatenate(stages: Sequence[StagePlan]) -> tuple[JointState, list[tuple[str, int, int]]]:
+    """The stages' trajectories one after the other ``[T, D]`` (each stage's first sample, the
+    previous one's last, dropped), and ``(name, first row, end row)`` per stage."""
+    positions, velocities, spans, row = [], [], [], 0
+    for i, stage in enumerate(stages):
+        trajectory = stage.trajectory
+        cut = 0 if i == 0 else 1
+        position = trajectory.position[cut:]
+        velocity = (
+            trajectory.velocity[cut:]
+            if trajectory.velocity is not None
+            else torch.zeros_like(position)
+        )
+        positions.append(position)
+        velocities.append(velocity)
+        spans.append((stage.name, row, row + position.shape[0]))
+        row += position.shape[0]
+    return JointState(torch.cat(positions), torch.cat(velocities)), spans
