@@ -154,6 +154,24 @@ def test_depth_carving_removes_a_moved_box() -> None:
     assert again.occupied_centres().shape[0] > 100
 
 
+def test_depth_decay_forgets_what_is_not_seen_again() -> None:
+    """A wall 0.5 m in front of a camera, then frames without readings: with ``decay = 0.8``
+    its voxels stay for three of them (0.8^3 >= 0.5) and are gone at the fourth (the decay
+    runs inside the carving pass); frames that see it again keep it."""
+    intrinsics = torch.tensor([[40.0, 0.0, 20.0], [0.0, 40.0, 15.0], [0.0, 0.0, 1.0]])
+    identity = [0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]  # looking along +z
+    wall, blank = torch.full((30, 40), 0.5), torch.zeros(30, 40)
+    probe = torch.tensor([[0.0, 0.0, 0.45, 0.0]])  # 5 cm in front of the wall's centre
+    for frames, expect in (([blank] * 3, True), ([blank] * 4, False), ([wall] * 5, True)):
+        grid = VoxelWorld([-0.3, -0.3, 0.1], [0.3, 0.3, 0.7], 0.02, decay=0.8)
+        grid.integrate_depth(wall, intrinsics, identity)
+        for depth in frames:
+            grid.integrate_depth(depth, intrinsics, identity)
+        near = float(grid.sphere_distance(probe).distance) <= 0.06
+        assert near == expect, (len(frames), expect)
+        assert bool((grid.occupancy >= 0.5).any()) == expect
+
+
 def test_viewer_draws_a_voxel_world_as_its_occupied_voxels() -> None:
     """The viewer shows a grid's occupied voxel centres beside the primitives, and a new frame
     integrated into the shared grid after the next sync."""

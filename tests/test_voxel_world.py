@@ -14,6 +14,7 @@ import torch
 from scipy.ndimage import distance_transform_edt
 
 from curobo_lite.geom import Cuboid, VoxelWorld, WorldCollision, WorldConfig
+from curobo_lite.kernels import voxel_kernels as vk
 from curobo_lite.types import Pose, TensorDeviceType
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
@@ -67,6 +68,32 @@ def test_esdf_equals_scipy_exact_transform(device: str) -> None:
         occupied, 0.0, distance_transform_edt(~occupied) * 0.02
     )  # single voxels: inside distance 0
     np.testing.assert_allclose(grid.esdf.cpu().numpy(), expected, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_truncated_esdf_is_the_exact_one_capped(device: str) -> None:
+    """With ``max_esdf_distance`` the field equals scipy's exact transform capped at it
+    outside (and exact inside); an empty truncated grid still reads "nothing there"."""
+    rng = np.random.default_rng(1)
+    cap = 0.07  # 3.5 voxels: squared distances 9 and 13 kept, 16 capped
+    grid = VoxelWorld(
+        [0, 0, 0], [0.46, 0.34, 0.22], 0.02, TensorDeviceType(device), max_esdf_distance=cap
+    )
+    for fraction in (0.002, 0.05, 0.6):
+        occupied = rng.random(grid.shape) < fraction
+        grid.occupancy.copy_(torch.from_numpy(occupied).float())
+        grid.update_esdf()
+        outside = np.minimum(distance_transform_edt(~occupied) * 0.02, cap)
+        inside = distance_transform_edt(occupied) * 0.02 - 0.02
+        expected = np.where(occupied, -inside, outside)
+        np.testing.assert_allclose(grid.esdf.cpu().numpy(), expected, atol=1e-6)
+    grid.clear()
+    grid.update_esdf()
+    assert float(grid.esdf.min()) >= vk.FAR
+    query = torch.tensor([[0.2, 0.2, 0.1, 0.01]], device=device)
+    assert float(grid.sphere_distance(query).distance) == math.inf
+    with pytest.raises(InputValueError, match="max_esdf_distance: expected a number > 0"):
+        VoxelWorld([0, 0, 0], [1, 1, 1], 0.1, max_esdf_distance=0.0)
 
 
 def test_point_cloud_distances_within_one_voxel_of_the_shapes() -> None:

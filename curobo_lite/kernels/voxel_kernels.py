@@ -7,9 +7,11 @@ voxel ``(i, j, k)`` has its centre at ``origin + (i + 1/2, j + 1/2, k + 1/2) v``
 
 - :func:`mark_points`: integration, one thread per point: the voxel holding the point becomes
   occupied (value 1), unless the point lies inside one of the robot's spheres (self-filter).
-- :func:`depth_to_points`: a depth image's pixels to base-frame points, one thread per pixel.
-- :func:`carve_projective`: free-space carving of a depth image, one thread per voxel: an
-  occupied voxel whose centre and corners project onto pixels that read farther becomes free.
+- :func:`mark_depth`: the same for a depth image, one thread per pixel (or a block of them);
+  :func:`check_depth` flags NaN, inf and negative pixels first.
+- :func:`carve_projective`: decay and free-space carving of a depth image, one thread per voxel:
+  an occupied voxel whose centre and corners project onto pixels that read farther becomes
+  free.
 - :func:`carve_rays`: free-space carving of a point cloud, one thread per ray: every voxel the
   segment from the sensor to a point crosses, up to ``margin`` voxels short of it, becomes free.
 
@@ -142,24 +144,51 @@ def carve_rays(
 
 
 @wp.kernel
-def depth_to_points(
+def check_depth(
+    depth: wp.array2d(dtype=wp.float32), per_thread: int, flags: wp.array(dtype=wp.int32)
+):
+    """``flags[0] = 1`` if a pixel of ``depth`` is NaN or inf, ``flags[1] = 1`` if one is
+    negative; ``per_thread`` pixels (row-major) per thread."""
+    width = depth.shape[1]
+    first = wp.tid() * per_thread
+    for i in range(first, wp.min(first + per_thread, depth.shape[0] * width)):
+        v = i / width
+        z = depth[v, i - v * width]
+        if not wp.isfinite(z):
+            flags[0] = 1
+        elif z < 0.0:
+            flags[1] = 1
+
+
+@wp.kernel
+def mark_depth(
     depth: wp.array2d(dtype=wp.float32),
     depth_scale: float,
     max_range: float,
     k_inv: wp.mat33f,
     rotation: wp.mat33f,
     position: wp.vec3f,
-    points: wp.array(dtype=wp.vec3f),
+    origin: wp.vec3f,
+    inv_voxel: float,
+    robot_spheres: wp.array(dtype=wp.vec4f),
+    robot_lo: wp.vec3f,
+    robot_hi: wp.vec3f,
+    per_thread: int,
+    occupancy: Grid,
 ):
-    """Pixel ``(u, v)`` of a depth image to its base-frame point ``points[v * W + u]``
-    (``depth * depth_scale`` metres along the optical axis; NaN where there is no reading in
-    ``(0, max_range]``)."""
-    v, u = wp.tid()
-    z = depth[v, u] * depth_scale
-    p = wp.vec3f(wp.nan, wp.nan, wp.nan)
-    if z > 0.0 and z <= max_range:
-        p = rotation @ (k_inv @ wp.vec3f(float(u), float(v), 1.0) * z) + position
-    points[v * depth.shape[1] + u] = p
+    """:func:`mark_points` of a depth image's points: pixel ``(u, v)`` (column, row) reads
+    ``depth * depth_scale`` metres along the optical axis; its point is ``rotation (k_inv (u,
+    v, 1) z) + position`` in the base frame; pixels without a reading in ``(0, max_range]``
+    are skipped. ``per_thread`` pixels (row-major) per thread."""
+    width = depth.shape[1]
+    first = wp.tid() * per_thread
+    for i in range(first, wp.min(first + per_thread, depth.shape[0] * width)):
+        v = i / width
+        u = i - v * width
+        z = depth[v, u] * depth_scale
+        if z > 0.0 and z <= max_range:
+            p = rotation @ (k_inv @ wp.vec3f(float(u), float(v), 1.0) * z) + position
+            _mark_point(p, origin, inv_voxel, robot_spheres, robot_lo, robot_hi, occupancy)
 
 
 @wp.func
@@ -236,22 +265,27 @@ def carve_projective(
     depth_scale: float,
     max_range: float,
     margin: float,
+    decay: float,
     offset: int,
     end: int,
     per_thread: int,
 ):
-    """Projective carving of the flat voxels ``offset + t * per_thread`` on (up to ``end``)
-    in thread ``t`` (several per thread on a CPU, where a thread first copies the launch's
-    arguments): a voxel holding some occupancy whose centre and eight corners all project
-    onto pixels that read farther than themselves plus ``margin`` (metres) lies in front of
-    the measured surfaces: it becomes free. (The corners keep a voxel that a surface's
+    """Decay (the occupancy times ``decay``) and projective carving of the flat voxels
+    ``offset + t * per_thread`` on (up to ``end``) in thread ``t`` (several per thread on a
+    CPU, where a thread first copies the launch's arguments): a voxel holding some
+    occupancy whose centre and eight corners all project onto pixels that read farther than
+    themselves plus ``margin`` (metres) lies in front of the measured surfaces: it becomes
+    free. (The corners keep a voxel that a surface's
     silhouette crosses.) Voxels partly outside the image, behind the camera or behind a
     surface keep their value."""
     first = wp.tid() * per_thread + offset
     for i in range(first, wp.min(first + per_thread, end)):
-        if occupancy[i] > 0.0:
+        value = occupancy[i]
+        if value > 0.0:
             if _carve_voxel(
                 i, shape, origin, voxel, world_to_camera, position, intrinsics, depth,
                 depth_scale, max_range, margin,
             ):  # fmt: skip
                 occupancy[i] = 0.0
+            elif decay < 1.0:
+                occupancy[i] = value * decay
