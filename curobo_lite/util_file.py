@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from curobo_lite.config_files import config_dirs, read_config_file
-from curobo_lite.robot.curobo_format import ENV_ASSETS
+from curobo_lite.robot.curobo_layout import ENV_ASSETS
 from curobo_lite.types.errors import InputTypeError
 
 __all__ = [

@@ -28,7 +28,7 @@ from curobo_reference import (
 
 from curobo_lite.cli import main
 from curobo_lite.robot import Kinematics, RobotConfig
-from curobo_lite.robot.curobo_format import CuroboKeysIgnored
+from curobo_lite.robot.curobo_layout import CuroboKeysIgnored
 from curobo_lite.types.errors import ConfigError
 
 F64 = {"dtype": torch.float64}

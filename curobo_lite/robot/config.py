@@ -76,7 +76,8 @@ from curobo_lite.config_files import (
     read_config_file,
 )
 from curobo_lite.robot.collision_config import COLLISION_KEYS, RobotCollisionConfig
-from curobo_lite.robot.curobo_format import curobo_to_robot_dict, is_curobo_layout
+from curobo_lite.robot.curobo_format import curobo_to_robot_dict
+from curobo_lite.robot.curobo_layout import is_curobo_layout
 from curobo_lite.robot.dynamics_config import (
     INERTIA_KEYS,
     LinkInertial,

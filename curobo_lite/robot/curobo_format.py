@@ -1,4 +1,4 @@
-"""cuRobo's robot files, read and written: ``robot_cfg: kinematics: {...}``.
+"""cuRobo's robot files, read: ``robot_cfg: kinematics: {...}``.
 
 Two layouts are read, both unchanged:
 
@@ -10,8 +10,10 @@ Two layouts are read, both unchanged:
 
 :func:`curobo_to_robot_dict` turns either into this package's robot-file mapping (see
 :mod:`curobo_lite.robot.config`), which :class:`~curobo_lite.robot.config.RobotConfig` then
-validates as any robot file; :func:`robot_to_curobo` writes a :class:`RobotConfig` back in
-cuRobo's layout, with a URDF of its tree. How each key maps is in ``docs/coming_from_curobo.md``.
+validates as any robot file; :mod:`curobo_lite.robot.curobo_export` writes a
+:class:`RobotConfig` back in cuRobo's layout, with a URDF of its tree. How each key maps is in
+``docs/coming_from_curobo.md``; which keys are read, which ignored and where relative paths
+point is :mod:`curobo_lite.robot.curobo_layout`'s.
 
 Relative paths (``urdf_path``, ``asset_root_path``) resolve against, in order: an
 ``assets_path`` argument, the environment variable ``CUROBO_LITE_ASSETS``, the robot file's own
@@ -23,19 +25,26 @@ any other unknown key is a :class:`~curobo_lite.types.errors.ConfigError`.
 
 from __future__ import annotations
 
-import math
 import os
-import sys
-import threading
-import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
-from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
-from curobo_lite.config_files import YamlReader, config_dirs, read_config_file
+from curobo_lite.config_files import YamlReader, read_config_file
+from curobo_lite.robot.curobo_layout import (
+    CSPACE_KEYS,
+    EXTRA_JOINT_TYPES,
+    EXTRA_LINK_KEYS,
+    IGNORED_EXTRA_LINK_KEYS,
+    IGNORED_KINEMATICS_KEYS,
+    IGNORED_ROBOT_CFG_KEYS,
+    KINEMATICS_KEYS,
+    asset_roots,
+    report_ignored,
+    resolve_asset,
+)
 from curobo_lite.robot.dynamics_config import RobotDynamicsConfig
 from curobo_lite.robot.geometry import matrix_to_rpy_np, quat_to_matrix_np
 from curobo_lite.robot.joints import (
@@ -44,174 +53,6 @@ from curobo_lite.robot.joints import (
     tree_links,
 )
 from curobo_lite.types.errors import ConfigError
-
-# RobotConfig (robot/config.py) imports this module: its instances are typed Any here
-RobotConfig = Any
-
-ENV_ASSETS = "CUROBO_LITE_ASSETS"
-
-# kinematics keys that change kinematics or collision: read and honoured
-KINEMATICS_KEYS = (
-    "urdf_path",
-    "asset_root_path",
-    "base_link",
-    "ee_link",
-    "tool_frames",
-    "link_names",
-    "collision_link_names",
-    "collision_spheres",
-    "collision_sphere_buffer",
-    "extra_collision_spheres",
-    "self_collision_ignore",
-    "self_collision_buffer",
-    "lock_joints",
-    "extra_links",
-    "mesh_link_names",
-    "load_collision_spheres",
-    "cspace",
-    "format_version",
-)
-# kinematics keys of other tools (USD, Isaac Sim), of cuRobo's GPU code paths or of its
-# visualisation: accepted and reported as ignored
-IGNORED_KINEMATICS_KEYS = (
-    "usd_path",
-    "usd_robot_root",
-    "isaac_usd_path",
-    "use_usd_kinematics",
-    "usd_flip_joints",
-    "usd_flip_joint_limits",
-    "use_global_cumul",
-    "compute_jacobian",
-    "debug",
-    "load_meshes",
-    "load_link_names_with_mesh",
-    "load_tool_frames_with_mesh",
-    "grasp_contact_link_names",
-    "use_external_assets",
-    "external_asset_path",
-    "external_robot_configs_path",
-    "num_envs",
-    "add_object_link",
-)
-CSPACE_KEYS = (
-    "joint_names",
-    "retract_config",
-    "default_joint_position",
-    "cspace_distance_weight",
-    "null_space_weight",
-    "null_space_maximum_distance",
-    "max_acceleration",
-    "max_jerk",
-    "velocity_scale",
-    "acceleration_scale",
-    "jerk_scale",
-    "position_limit_clip",
-)
-# beside ``kinematics`` in ``robot_cfg``: cuRobo's dynamics model is not used here
-IGNORED_ROBOT_CFG_KEYS = ("dynamics", "load_dynamics", "device_cfg", "tensor_args")
-EXTRA_LINK_KEYS = (
-    "parent_link_name",
-    "link_name",
-    "joint_name",
-    "joint_type",
-    "fixed_transform",
-    "joint_limits",
-    "joint_velocity_limits",
-)
-# extra-link keys that change nothing here (inertials, cuRobo's internal ids and mimic fields)
-IGNORED_EXTRA_LINK_KEYS = (
-    "child_link_name",
-    "joint_axis",
-    "joint_id",
-    "joint_offset",
-    "mimic_joint_name",
-    "joint_effort_limit",
-    "link_mass",
-    "link_com",
-    "link_inertia",
-)
-# cuRobo's joint types of extra links: this package's type and axis
-EXTRA_JOINT_TYPES = {
-    "FIXED": ("fixed", (1.0, 0.0, 0.0)),
-    **{
-        f"{axis}_{kind}": (urdf_type, tuple(float(a == axis) for a in "XYZ"))
-        for axis in "XYZ"
-        for kind, urdf_type in (("PRISM", "prismatic"), ("ROT", "revolute"))
-    },
-}
-
-
-class CuroboKeysIgnored(UserWarning):
-    """Keys of a cuRobo robot file that belong to other tools and change nothing here."""
-
-
-_reported: set[tuple[str, tuple[str, ...]]] = set()
-_reported_lock = threading.Lock()
-
-
-def _report_once(source: str, keys: Sequence[str], why: str) -> None:
-    key = (source, tuple(keys))
-    with _reported_lock:
-        if not keys or key in _reported:
-            return
-        _reported.add(key)
-    warnings.warn(f"{source}: {why}: {list(keys)}", CuroboKeysIgnored, stacklevel=_outside())
-
-
-def _outside() -> int:
-    """The ``stacklevel`` of the first frame outside curobo_lite, seen from the function that
-    calls :func:`warnings.warn` (whoever loaded the robot file)."""
-    frame, level = sys._getframe(2), 2
-    while frame is not None and frame.f_globals.get("__name__", "").startswith("curobo_lite."):
-        frame, level = frame.f_back, level + 1
-    return level
-
-
-def is_curobo_layout(data: Any) -> bool:
-    """Whether a parsed robot file is in cuRobo's layout (``robot_cfg:`` or a top-level
-    ``kinematics:`` mapping)."""
-    return isinstance(data, Mapping) and (
-        isinstance(data.get("robot_cfg"), Mapping) or isinstance(data.get("kinematics"), Mapping)
-    )
-
-
-def asset_roots(
-    base_dir: str | os.PathLike | None, assets_path: str | os.PathLike | None = None
-) -> list[Path]:
-    """Folders a relative asset path resolves against, first match wins: ``assets_path``,
-    ``$CUROBO_LITE_ASSETS``, the robot file's folder (``base_dir``), the bundled robot
-    folders."""
-    roots = []
-    if assets_path is not None:
-        roots.append(Path(assets_path))
-    if os.environ.get(ENV_ASSETS):
-        roots.append(Path(os.environ[ENV_ASSETS]))
-    if base_dir is not None:
-        roots.append(Path(base_dir))
-    roots.extend(config_dirs("robot"))
-    unique: list[Path] = []
-    for root in roots:
-        if root not in unique:
-            unique.append(root)
-    return unique
-
-
-def resolve_asset(
-    reader: YamlReader, key: str, value: str, roots: Sequence[Path], directory: bool = False
-) -> Path:
-    """The first existing ``root / value`` (``value`` itself when absolute); a
-    :class:`ConfigError` naming every path tried when none exists."""
-    path = Path(reader.string(value, key))
-    tried = [path] if path.is_absolute() else [root / path for root in roots]
-    for candidate in tried:
-        if candidate.is_dir() if directory else candidate.is_file():
-            return candidate.absolute()
-    kind = "folder" if directory else "file"
-    raise reader.error(
-        key,
-        f"{kind} '{value}' not found; tried {[str(p) for p in tried]} (set {ENV_ASSETS} "
-        "or pass assets_path to point at cuRobo's assets folder)",
-    )
 
 
 def _any_keys(reader: YamlReader, value: Any, key: str) -> Mapping[str, Any]:
@@ -368,7 +209,7 @@ def curobo_to_robot_dict(
     top = reader.mapping(
         top, "robot_cfg", ("kinematics",), ("format_version", *IGNORED_ROBOT_CFG_KEYS)
     )
-    _report_once(
+    report_ignored(
         source,
         [f"robot_cfg.{k}" for k in top if k in IGNORED_ROBOT_CFG_KEYS],
         "ignored (cuRobo's dynamics model and device settings are not used by curobo_lite)",
@@ -379,7 +220,7 @@ def curobo_to_robot_dict(
         ("base_link",),
         (*KINEMATICS_KEYS, *IGNORED_KINEMATICS_KEYS),
     )
-    _report_once(
+    report_ignored(
         source,
         [f"kinematics.{k}" for k in kin if k in IGNORED_KINEMATICS_KEYS],
         "ignored (keys of USD / Isaac Sim and of cuRobo's GPU code paths)",
@@ -400,7 +241,7 @@ def curobo_to_robot_dict(
             reader, "kinematics.asset_root_path", kin["asset_root_path"], roots, directory=True
         )
         if mesh_root.resolve() != urdf_path.parent.resolve():
-            _report_once(
+            report_ignored(
                 source,
                 ["kinematics.asset_root_path"],
                 f"mesh paths resolve against the URDF's folder {urdf_path.parent}, not "
@@ -485,7 +326,7 @@ def curobo_to_robot_dict(
         if cspace.get("cspace_distance_weight") is None:
             distance = null_space
         elif not np.allclose(null_space, distance):
-            _report_once(
+            report_ignored(
                 source,
                 ["kinematics.cspace.null_space_weight"],
                 "differs from cspace_distance_weight; curobo_lite has one set of c-space "
@@ -543,7 +384,7 @@ def curobo_to_robot_dict(
             RobotDynamicsConfig.from_dict(dynamics, None, str(urdf_path))
             out["dynamics"] = dynamics
         except ConfigError as err:
-            _report_once(source, ["<urdf inertials>"], f"left out: {err}")
+            report_ignored(source, ["<urdf inertials>"], f"left out: {err}")
     out.update(_collision(reader, kin, base_dir, links))
     return out
 
@@ -635,160 +476,10 @@ def _collision(
     self_buffer = {k: v for k, v in self_buffer.items() if k in links}
     if self_buffer:
         out["self_collision_buffer"] = self_buffer
-    _report_once(
+    report_ignored(
         reader.source,
         sorted(set(unknown)),
         "self-collision rules name links that are not in the robot and are skipped (as cuRobo "
         "does)",
     )
     return out
-
-
-# writing ----------------------------------------------------------------------------------------
-def _fmt(values: Sequence[float]) -> str:
-    return " ".join(repr(float(v)) for v in values)
-
-
-def _collision_elements(path: str | None, out_dir: Path | None) -> dict[str, list[str]]:
-    """``{link: [<collision> XML]}`` of the URDF at ``path``, mesh file names made relative to
-    ``out_dir`` (absolute when it is ``None``)."""
-    if path is None:
-        return {}
-    import xml.etree.ElementTree as ET
-
-    source = Path(path)
-    out: dict[str, list[str]] = {}
-    for link in ET.parse(source).getroot().iter("link"):
-        for element in link.findall("collision"):
-            for mesh in element.iter("mesh"):
-                name = mesh.get("filename", "")
-                if name and "://" not in name:
-                    target = (source.parent / name).absolute()
-                    mesh.set(
-                        "filename",
-                        os.path.relpath(target, out_dir) if out_dir is not None else str(target),
-                    )
-            element.tail = None
-            out.setdefault(link.get("name", ""), []).append(
-                ET.tostring(element, encoding="unicode").strip()
-            )
-    return out
-
-
-def robot_urdf_text(config: RobotConfig, out_dir: str | os.PathLike | None = None) -> str:
-    """A URDF of ``config``'s tree: links, joints (origins, axes, mimic tags), the limits of
-    the actuated joints, masses when ``config.dynamics`` has them, and the ``<collision>``
-    elements of ``config.collision_geometry_path`` (mesh paths relative to ``out_dir``, the
-    folder the URDF is written to; absolute without it)."""
-    limits = config.joint_limits
-    index = {n: i for i, n in enumerate(config.joint_names)}
-    inertials = config.dynamics.link_inertials if config.dynamics is not None else {}
-    collisions = _collision_elements(
-        config.collision_geometry_path, Path(out_dir) if out_dir is not None else None
-    )
-    lines = ['<?xml version="1.0"?>', f"<robot name={quoteattr(config.name)}>"]
-    for link in sorted(tree_links(config.joints)):
-        inertial = inertials.get(link)
-        shapes = collisions.get(link, [])
-        if inertial is None and not shapes:
-            lines.append(f"  <link name={quoteattr(link)}/>")
-            continue
-        lines.append(f"  <link name={quoteattr(link)}>")
-        if inertial is not None:
-            i = list(inertial.inertia)
-            lines += [
-                f'    <inertial><origin xyz="{_fmt(inertial.com)}" rpy="0 0 0"/>'
-                f'<mass value="{float(inertial.mass)!r}"/>',
-                f'      <inertia ixx="{i[0]!r}" iyy="{i[1]!r}" izz="{i[2]!r}" ixy="{i[3]!r}" '
-                f'ixz="{i[4]!r}" iyz="{i[5]!r}"/></inertial>',
-            ]
-        lines += [f"    {shape}" for shape in shapes]
-        lines.append("  </link>")
-    effort = config.dynamics.effort_limit if config.dynamics is not None else None
-    for joint in config.joints:
-        lines.append(f'  <joint name={quoteattr(joint.name)} type="{joint.type}">')
-        lines.append(f"    <parent link={quoteattr(joint.parent)}/>")
-        lines.append(f"    <child link={quoteattr(joint.child)}/>")
-        lines.append(f'    <origin xyz="{_fmt(joint.origin_xyz)}" rpy="{_fmt(joint.origin_rpy)}"/>')
-        if joint.is_moving:
-            lines.append(f'    <axis xyz="{_fmt(joint.axis)}"/>')
-            if joint.name in index:
-                i = index[joint.name]
-                low, high = limits.position[0, i].item(), limits.position[1, i].item()
-                vel = limits.velocity[1, i].item()
-                eff = float(effort[i]) if effort is not None else 1000.0
-            else:  # locked or off the chain: a placeholder range around the held value
-                value = config.lock_joints.get(joint.name, 0.0)
-                low, high, vel, eff = min(value, -math.pi), max(value, math.pi), 1.0, 1000.0
-            lines.append(
-                f'    <limit lower="{low!r}" upper="{high!r}" velocity="{vel!r}" effort="{eff!r}"/>'
-            )
-        if joint.mimic is not None:
-            lines.append(
-                f"    <mimic joint={quoteattr(joint.mimic.joint)} "
-                f'multiplier="{joint.mimic.multiplier!r}" offset="{joint.mimic.offset!r}"/>'
-            )
-        lines.append("  </joint>")
-    lines.append("</robot>")
-    return "\n".join(lines) + "\n"
-
-
-def _symmetric(config: RobotConfig, kind: str) -> list[float]:
-    value = getattr(config.joint_limits, kind)
-    low, high = value[0].tolist(), value[1].tolist()
-    for name, lo, hi in zip(config.joint_names, low, high, strict=True):
-        if not math.isclose(-lo, hi, rel_tol=1e-9, abs_tol=1e-12):
-            raise YamlReader(config.source).error(
-                f"joint_limits.{kind}",
-                f"joint '{name}' has limits [{lo}, {hi}]; cuRobo's files hold symmetric "
-                f"{kind} limits only",
-            )
-    return high
-
-
-def robot_to_curobo(
-    config: RobotConfig, urdf_path: str, format_version: float = 1.0
-) -> dict[str, Any]:
-    """``config`` as a cuRobo robot file (``format_version`` 1.0: cuRobo 0.7's layout; 2.0:
-    the newer one), whose tree is the URDF written by :func:`robot_urdf_text` at
-    ``urdf_path``."""
-    if format_version not in (1.0, 2.0):
-        raise ValueError(f"format_version: expected 1.0 or 2.0, received {format_version!r}")
-    locked = list(config.lock_joints)
-    names = [*config.joint_names, *locked]
-    retract = [*config.retract_config.tolist(), *config.lock_joints.values()]
-    weights = [*config.cspace_weights.tolist(), *([1.0] * len(locked))]
-    acceleration = _symmetric(config, "acceleration")
-    jerk = _symmetric(config, "jerk")
-    _symmetric(config, "velocity")
-    cspace: dict[str, Any] = {
-        "joint_names": names,
-        ("retract_config" if format_version == 1.0 else "default_joint_position"): retract,
-        "null_space_weight": weights,
-        "cspace_distance_weight": weights,
-        "max_acceleration": [*acceleration, *([max(acceleration)] * len(locked))],
-        "max_jerk": [*jerk, *([max(jerk)] * len(locked))],
-    }
-    kin: dict[str, Any] = {}
-    if format_version == 2.0:
-        kin["format_version"] = 2.0
-    kin["urdf_path"] = urdf_path
-    kin["asset_root_path"] = ""
-    kin["base_link"] = config.base_link
-    if format_version == 1.0:
-        kin["ee_link"] = config.ee_link
-    else:
-        kin["tool_frames"] = [config.ee_link]
-    kin["lock_joints"] = dict(config.lock_joints) if locked else None
-    collision = config.collision
-    if collision is not None:
-        written = collision.to_dict()
-        kin["collision_link_names"] = written["collision_link_names"]
-        kin["collision_spheres"] = written["collision_spheres"]
-        kin["collision_sphere_buffer"] = written["collision_sphere_buffer"]
-        kin["self_collision_ignore"] = written.get("self_collision_ignore", {})
-        kin["self_collision_buffer"] = written.get("self_collision_buffer", {})
-        if written.get("extra_collision_spheres"):
-            kin["extra_collision_spheres"] = written["extra_collision_spheres"]
-    kin["cspace"] = cspace
-    return {"robot_cfg": {"kinematics": kin}}

@@ -9,7 +9,8 @@ import yaml
 
 from curobo_lite.config_files import FlowListDumper, atomic_write_text, read_config_file
 from curobo_lite.robot.config import RobotConfig, resolve_robot_file
-from curobo_lite.robot.curobo_format import is_curobo_layout, robot_to_curobo, robot_urdf_text
+from curobo_lite.robot.curobo_export import robot_to_curobo, robot_urdf_text
+from curobo_lite.robot.curobo_layout import is_curobo_layout
 
 
 def register_convert(commands: argparse._SubParsersAction) -> None:
