@@ -181,8 +181,26 @@ class Kinematics:
         self._world_shift = self.tensor_args.to_device(torch.zeros(self.num_spheres, 4))
         self._world_shift[left_out, 3] = -1.0
         self._world_all = not bool(left_out.any())
+        self.sphere_group_frames = self._group_frames()
         if backend == "warp":
             wp.init()
+
+    def _group_frames(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """int32 ``(group_start [G + 1], group_frame [G], world_mask [S])`` on the device: the
+        sphere ranges of the links (:attr:`sphere_groups`), the frame each link's spheres ride
+        on (-1 the base, ``f`` link frame ``f``) and :attr:`sphere_world_mask`, for kernels
+        that place the spheres from the link frames themselves."""
+        groups = self.tables.sphere_groups.cpu().reshape(-1, 2)
+        start = self.tables.sphere_start.cpu()
+        # spheres are sorted by frame: frame f's are start[f + 1] .. start[f + 2] (f = -1 base)
+        frame = torch.searchsorted(start[1:].contiguous(), groups[:, 0].contiguous(), right=True)
+        index = {"dtype": torch.int32, "device": self.tensor_args.device}
+        group_start = torch.cat((groups[:, 0], groups[-1:, 1])) if len(groups) else groups[:1, 0]
+        return (
+            group_start.to(**index),
+            (frame - 1).to(**index),
+            self.tables.sphere_world_mask.to(**index),
+        )
 
     # properties -----------------------------------------------------------------------------------
     @property

@@ -359,7 +359,7 @@ class ArmReacher:
             raise InputValueError("rollout_fn: call update_params(goal, start_state) first")
         problem_index = self._problem_index(act_seq.shape[0])
         state = self.dynamics_model.forward(
-            self.start_state, act_seq, problem_index, spheres=self.needs_spheres()
+            self.start_state, act_seq, problem_index, spheres=self.needs_spheres(rollout=True)
         )
         terms = self._cost_terms(state, problem_index)
         costs = (
@@ -385,9 +385,11 @@ class ArmReacher:
             self.start_state, act_seq, problem_index, spheres=self.has_spheres
         )
 
-    def needs_spheres(self) -> bool:
+    def needs_spheres(self, rollout: bool = False) -> bool:
         """Whether an enabled cost reads the collision spheres (world costs only while an
-        obstacle is enabled): otherwise forward kinematics skips them."""
+        obstacle is enabled): otherwise forward kinematics skips them. ``rollout``: for a
+        :meth:`rollout_fn` call now, where a world cost that reads the link frames instead
+        (no gradient, :meth:`PrimitiveCollisionCost.reads_frames`) needs none."""
         if not self.has_spheres:
             return False
         for cost in self.costs.values():
@@ -398,8 +400,14 @@ class ArmReacher:
             if isinstance(cost, PrimitiveCollisionCost):
                 world = cost.world_collision
                 if world is not None and world.num_enabled:
-                    return True
+                    if not (rollout and self._frames_serve(cost)):
+                        return True
         return False
+
+    def _frames_serve(self, cost: PrimitiveCollisionCost) -> bool:
+        """Whether ``cost`` reads the link frames instead of the spheres this call (no
+        gradient, no scale tracking: :meth:`PrimitiveCollisionCost.reads_frames`)."""
+        return active_session() is None and cost.reads_frames(self.dynamics_model.kinematics)
 
     def _cost_terms(
         self, state: KinematicModelState, problem_index: torch.Tensor
@@ -429,6 +437,8 @@ class ArmReacher:
                     goal.goal_pose,
                     self._goal_index(goal.goal_pose.batch, problem_index),
                 )
+            elif isinstance(cost, PrimitiveCollisionCost) and self._frames_serve(cost):
+                value = cost.forward_frames(state.kinematics, self.dynamics_model.kinematics)
             elif isinstance(cost, (PrimitiveCollisionCost, SelfCollisionCost)):
                 spheres = state.kinematics.link_spheres
                 if spheres is None:

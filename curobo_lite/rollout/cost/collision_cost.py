@@ -8,6 +8,10 @@ Both read the robot's collision spheres along the trajectory, ``link_spheres [B,
   :mod:`curobo_lite.kernels.collision_common`), summed over spheres, times ``weight``. With
   ``use_sweep`` the distance at step ``h`` is the minimum over the segment swept by each sphere
   since step ``h-1``, so a fast step cannot tunnel through a thin obstacle.
+  Where no gradient is taken (MPPI's rollouts), :meth:`PrimitiveCollisionCost.forward_frames`
+  computes the same cost from the link frames of forward kinematics, the spheres never written
+  out: a link's bounding sphere is tested first and its spheres only near an obstacle
+  (:mod:`curobo_lite.kernels.frame_world_kernels`).
 - ``self_collision_cost``: the same penalty summed over the robot's sphere pairs that may touch
   (different links, not in ``self_collision_ignore``), times ``weight``.
 
@@ -26,6 +30,9 @@ import torch
 
 from curobo_lite.geom.self_collision import SelfCollisionModel
 from curobo_lite.geom.world_collision import WorldCollision
+from curobo_lite.kernels import frame_world_kernels as fwk
+from curobo_lite.kernels.launch import as_warp, launch_rows
+from curobo_lite.robot import Kinematics, KinematicsState
 from curobo_lite.rollout.cost.base import CostBase, CostConfig, as_bool, as_scalar, check_tensor
 from curobo_lite.types.checks import excerpt
 from curobo_lite.types.errors import InputTypeError, InputValueError
@@ -120,6 +127,88 @@ class PrimitiveCollisionCost(CostBase[PrimitiveCollisionCostConfig]):
                 spheres, activation_distance=cfg.activation_distance, max_distance=reach
             )
         return cfg.weight * result.cost.sum(-1)
+
+    def reads_frames(self, kinematics: Kinematics) -> bool:
+        """Whether :meth:`forward_frames` serves this call: no gradient to take, a plain (not
+        swept) query, a world with obstacles and without voxel grids, and a robot with
+        spheres (otherwise :meth:`forward` on the spheres)."""
+        world = self.world_collision
+        return (
+            self.enabled
+            and not torch.is_grad_enabled()
+            and not self.config.use_sweep
+            and world is not None
+            and world.num_enabled > 0
+            and world.num_voxel_worlds == 0
+            and kinematics.num_spheres > 0
+        )
+
+    def forward_frames(self, state: KinematicsState, kinematics: Kinematics) -> torch.Tensor:
+        """Per-step cost ``[B, H]`` of the robot at the link frames ``state.link_position
+        [B, H, L, 3]`` and ``state.link_quaternion [B, H, L, 4]`` of ``kinematics`` (its
+        spheres, those :meth:`Kinematics.world_spheres` keeps): :meth:`forward`'s value on
+        ``kinematics.world_spheres(link_spheres)`` without the ``[B, H, S, 4]`` spheres or a
+        gradient (see :meth:`reads_frames`)."""
+        position = check_tensor(
+            self.name, "link_position", state.link_position, 4, self.tensor_args, last_dim=3
+        )
+        quaternion = check_tensor(
+            self.name, "link_quaternion", state.link_quaternion, 4, self.tensor_args, last_dim=4
+        )
+        batch, horizon = position.shape[:2]
+        if not self.reads_frames(kinematics):
+            raise InputValueError(
+                f"{self.name}.forward_frames: expected a call reads_frames() accepts (no "
+                "gradient, no sweep, obstacles but no voxel grid, a robot with spheres)"
+            )
+        cfg = self.config
+        world = self.world_collision
+        reach = max(cfg.activation_distance, 1e-6)
+        group_start, group_frame, world_mask = kinematics.sphere_group_frames
+        local = kinematics.tables.sphere_local
+        num_groups = group_frame.shape[0]
+        kw = self.tensor_args.as_kwargs()
+        bounds = torch.empty(num_groups, 4, **kw)
+        launch_rows(
+            fwk.bounds_kernel(local.dtype),
+            num_groups,
+            local.device,
+            lambda b0, b1: (
+                num_groups,
+                [as_warp(t) for t in (local, world_mask, group_start, bounds)],
+            ),
+            num_groups,
+        )
+        rows = batch * horizon
+        position = position.reshape(rows, *position.shape[2:]).contiguous()
+        quaternion = quaternion.reshape(rows, *quaternion.shape[2:]).contiguous()
+        cost = torch.empty(rows, **kw)
+        # the world's own tables and broad-phase choice, as its sphere queries use them
+        tables, use_bvh = world._tables, world._use_bvh(reach)
+        constants = [as_warp(t) for t in (local, world_mask, group_start, group_frame, bounds)]
+
+        def make_launch(b0: int, b1: int):
+            inputs = [
+                as_warp(position[b0:b1]),
+                as_warp(quaternion[b0:b1]),
+                *constants,
+                cfg.activation_distance,
+                reach,
+                world.initial_range,
+                tables,
+                use_bvh,
+                as_warp(cost[b0:b1]),
+            ]
+            return b1 - b0, inputs
+
+        launch_rows(
+            fwk.cost_kernel(position.dtype),
+            rows,
+            position.device,
+            make_launch,
+            rows * local.shape[0],
+        )
+        return (cfg.weight * cost).view(batch, horizon)
 
 
 @dataclass
