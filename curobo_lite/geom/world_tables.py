@@ -20,7 +20,8 @@ import torch
 import warp as wp
 
 from curobo_lite.config_files import YamlReader
-from curobo_lite.geom.world import Mesh, Obstacle, WorldConfig, _check_pose
+from curobo_lite.geom.obstacles import Mesh, Obstacle, check_pose
+from curobo_lite.geom.world import WorldConfig
 from curobo_lite.kernels import primitive_sdf
 from curobo_lite.kernels import world_collision_kernels as wck
 from curobo_lite.types import Pose, TensorDeviceType
@@ -417,7 +418,7 @@ class WorldTables:
             if pose.shape not in ((7,), (1, 7)):
                 raise InputValueError(f"pose: expected shape [7], received {tuple(pose.shape)}")
             pose = pose.detach().reshape(-1).cpu().double().tolist()
-        pose = _check_pose(YamlReader("update_obstacle_pose"), pose, "pose")
+        pose = check_pose(YamlReader("update_obstacle_pose"), pose, "pose")
         obstacle = self._world.get(name)
         obstacle.pose = pose
         self._write_pose(obstacle)
