@@ -71,7 +71,10 @@ class EsdfTransform:
         cpu = device.type != "cuda"
 
         def pass_x(b0: int, b1: int) -> tuple[int, list]:
-            return b1 - b0, [cells, nx, ny, nz, trunc, b0, *fields, deep_y, deep_z, seen]
+            slot = b0 if cpu else -1
+            return b1 - b0, [
+                cells, nx, ny, nz, trunc, b0, slot, *fields, deep_y, deep_z, seen, scratch[0],
+            ]  # fmt: skip
 
         def pass_y(b0: int, b1: int) -> tuple[int, list]:
             slot = b0 if cpu else -1

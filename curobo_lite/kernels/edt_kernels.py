@@ -52,56 +52,73 @@ def edt_pass_x(
     nz: int,
     trunc: float,
     line_offset: int,
+    shared_slot: int,
     outside: wp.array(dtype=wp.float32),
     inside: wp.array(dtype=wp.float32),
     deep_y: wp.array(dtype=wp.int32),
     deep_z: wp.array(dtype=wp.int32),
     seen: wp.array(dtype=wp.int32),
+    occupied: wp.array(dtype=wp.int32),
 ):
     """The x axis straight from the occupancy, one thread per line ``(y, z)`` (thread ``i``
-    takes line ``i + line_offset``): two sweeps give each voxel's distance along x to the
-    nearest occupied voxel (``outside``) and the nearest free one (``inside``), squared;
-    ``INF`` where the line has none (or, outside, none within ``trunc``). An occupied voxel
-    with no free neighbour along x sets ``deep_y[x * nz + z]`` and ``deep_z[x * ny + y]``;
-    any occupied voxel sets ``seen[0]``."""
+    takes line ``i + line_offset``): each voxel's distance along x to the nearest occupied
+    voxel (``outside``) and the nearest free one (``inside``), squared; ``INF`` where the
+    line has none (or, outside, none within ``trunc``). One read of the line lists its
+    occupied voxels (``occupied``, ``nx`` from slot ``(nx + 1) * slot``, the slot as in
+    :func:`edt_pass_y`); one write sweep follows the list (a strided line costs a cache line
+    per voxel: read once, written once). An occupied voxel with no free neighbour along x
+    sets ``deep_y[x * nz + z]`` and ``deep_z[x * ny + y]``; any occupied voxel sets
+    ``seen[0]``."""
     line = wp.tid() + line_offset
     y = line / nz
     z = line - y * nz
     stride = ny * nz
-    far = nx + nx + 2
-    last_occupied = -far
-    last_free = -far
+    base = (nx + 1) * wp.where(shared_slot >= 0, shared_slot, line)
+    m = wp.int32(0)
     q = wp.int32(0)
     index = line
     while q < nx:
         if occupancy[index] >= OCCUPIED:
-            last_occupied = q
-        else:
-            last_free = q
-        outside[index] = float(q - last_occupied)
-        inside[index] = float(q - last_free)
+            occupied[base + m] = q
+            m += 1
         q += 1
         index += stride
-    next_occupied = far + nx
-    next_free = far + nx
-    q = nx - 1
-    index = line + (nx - 1) * stride
-    while q >= 0:
-        if occupancy[index] >= OCCUPIED:
-            next_occupied = q
-        else:
-            next_free = q
-        d = wp.min(outside[index], float(next_occupied - q))
-        outside[index] = wp.where(d < float(nx) and d <= trunc, d * d, INF)
-        d = wp.min(inside[index], float(next_free - q))
-        inside[index] = wp.where(d < float(nx), d * d, INF)
-        if d > 1.0:
-            deep_y[q * nz + z] = 1
-            deep_z[q * ny + y] = 1
-        q -= 1
-        index -= stride
-    if last_occupied >= 0:
+    if m > 0:
         seen[0] = 1
+    far = nx + nx + 2
+    previous = -far  # the last occupied voxel before q
+    run_start = wp.int32(0)
+    run_end = wp.int32(0)
+    j = wp.int32(0)  # list entry of the first occupied voxel at or after q
+    q = wp.int32(0)
+    index = line
+    while q < nx:
+        following = far + nx
+        if j < m:
+            following = occupied[base + j]
+        if following == q:
+            if j == 0 or occupied[base + j - 1] != q - 1:  # a run of occupied voxels starts
+                run_start = q
+                r = j
+                while r + 1 < m and occupied[base + r + 1] == occupied[base + r] + 1:
+                    r += 1
+                run_end = occupied[base + r]
+            left = wp.where(run_start > 0, q - run_start + 1, far)
+            right = wp.where(run_end < nx - 1, run_end + 1 - q, far)
+            depth = wp.min(left, right)
+            inside[index] = wp.where(depth < nx, float(depth * depth), INF)
+            outside[index] = 0.0
+            if depth > 1:
+                deep_y[q * nz + z] = 1
+                deep_z[q * ny + y] = 1
+            previous = q
+            j += 1
+        else:
+            gap = float(wp.min(q - previous, following - q))
+            inside[index] = 0.0
+            outside[index] = wp.where(gap < float(nx) and gap <= trunc, gap * gap, INF)
+        q += 1
+        index += stride
 
 
 @wp.func
