@@ -204,6 +204,40 @@ class PoseCost(CostBase[PoseCostConfig]):
         norms = (quaternion.square().sum(-1) * goal.square().sum(-1)).rsqrt()
         return 1.0 - dot * norms
 
+    def _metric_errors(
+        self,
+        ee_position: torch.Tensor,
+        ee_quaternion: torch.Tensor,
+        goal_position: torch.Tensor,
+        goal_quaternion: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`errors` under the metric: the last step's along the goal's judged axes and,
+        under a hold, the largest held-axis error of the steps it covers (so that the
+        solvers' stop and success checks wait for the hold too)."""
+        metric = self.metric
+        e_p, v = goal_frame_errors(
+            ee_position[:, -1],
+            ee_quaternion[:, -1],
+            goal_position[:, 0],
+            goal_quaternion[:, 0],
+            metric.project,
+        )
+        position_error, rotation_error = judged_errors(e_p, v, metric.reach_mask)
+        first = metric.first_step(ee_position.shape[1])
+        if metric.hold is None or first >= ee_position.shape[1] - 1:
+            return position_error, rotation_error
+        e_p, v = goal_frame_errors(
+            ee_position[:, first:-1],
+            ee_quaternion[:, first:-1],
+            goal_position,
+            goal_quaternion,
+            metric.project,
+        )
+        held_position, held_rotation = judged_errors(e_p, v, metric.hold_mask)
+        position_error = torch.maximum(position_error, held_position.amax(dim=1))
+        rotation_error = torch.maximum(rotation_error, held_rotation.amax(dim=1))
+        return position_error, rotation_error
+
     def forward(
         self,
         ee_position: torch.Tensor,
@@ -259,19 +293,15 @@ class PoseCost(CostBase[PoseCostConfig]):
             ``(position_error [B]`` Euclidean distance in metres, ``rotation_error [B]``
             geodesic angle in radians, in ``[0, pi]``), whatever the cost's norms; under a
             metric, along the goal's weighted axes only (free axes are not judged, see
-            :func:`~curobo_lite.rollout.cost.pose_metric.judged_errors`).
+            :func:`~curobo_lite.rollout.cost.pose_metric.judged_errors`), and under a hold
+            the largest of those and the held axes' errors over the steps it covers.
         """
         goal_position, goal_quaternion = self._check(ee_position, ee_quaternion, goal, goal_idx)
         if self.metric is not None:
             with torch.no_grad():
-                e_p, v = goal_frame_errors(
-                    ee_position[:, -1],
-                    ee_quaternion[:, -1],
-                    goal_position[:, 0],
-                    goal_quaternion[:, 0],
-                    self.metric.project,
+                return self._metric_errors(
+                    ee_position, ee_quaternion, goal_position, goal_quaternion
                 )
-                return judged_errors(e_p, v, self.metric.reach_mask)
         with torch.no_grad():
             position_error = torch.linalg.vector_norm(
                 ee_position[:, -1] - goal_position[:, 0], dim=-1

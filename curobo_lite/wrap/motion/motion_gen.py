@@ -576,12 +576,13 @@ class MotionGen(MotionGenGoals, MetricStages, HoldsObjects):
         (:mod:`curobo_lite.wrap.trajopt.approach_seeds`); ``None`` (straight lines) when
         ``approach_distance`` is 0 or there is one seed."""
         n = configs.shape[1]
-        if self.config.approach_distance <= 0.0 or n < 2:
+        distance = self._approach_distance(self.config.approach_distance)
+        if distance <= 0.0 or n < 2:
             return None
         profile = min_jerk_profile(self.trajopt.horizon, self.tensor_args)
         paths = straight_seed_paths(start, configs, profile)
         odd = configs[:, 1::2]
-        retreat = retreat_configs(self.checker.kinematics, odd, self.config.approach_distance)
+        retreat = retreat_configs(self.checker.kinematics, odd, distance)
         paths[:, 1::2] = approach_seed_paths(start, odd, retreat, profile)
         return paths
 

@@ -80,6 +80,17 @@ class MetricStages:
         metric = self._pose_metric
         return self.roadmap is not None and (metric is None or not metric.constrains_path)
 
+    def _approach_distance(self, default: float) -> float:
+        """How far behind the goal the approach seeds start: the metric's waypoint offset
+        when it backs off along the hand's z axis only, else ``default``."""
+        metric = self._pose_metric
+        if metric is None or metric.offset is None:
+            return default
+        offset = metric.offset[3:]
+        if bool((offset[:2] != 0).any()) or float(offset[2]) <= 0.0:
+            return default
+        return float(offset[2])
+
     def _metric_pose_errors(
         self, q: torch.Tensor, goal: Pose
     ) -> tuple[torch.Tensor, torch.Tensor] | None:

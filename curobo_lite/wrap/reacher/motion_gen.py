@@ -24,8 +24,10 @@ from typing import Any
 
 import torch
 
+from curobo_lite.rollout.cost.pose_metric import PoseCostMetric
 from curobo_lite.types import JointState, Pose
 from curobo_lite.types.errors import InputTypeError, InputValueError
+from curobo_lite.wrap.base.pose_metric import check_pose_metric, start_off_constraint
 from curobo_lite.wrap.motion.config import MotionGenResult as _MotionGenResult
 from curobo_lite.wrap.motion.config import MotionGenStatus
 from curobo_lite.wrap.motion.motion_gen import MotionGen as _MotionGen
@@ -123,6 +125,8 @@ class MotionGenPlanConfig:
         "finetune_dt_scale",
         "finetune_attempts",
         "finetune_js_dt_scale",
+        # a curobo_lite.wrap.PoseCostMetric for this plan (partial and constrained poses)
+        "pose_cost_metric",
     )
 
     def __post_init__(self) -> None:
@@ -136,6 +140,7 @@ class MotionGenPlanConfig:
                     f"(only cuRobo's default {f.default!r}); supported: "
                     f"{list(self._SUPPORTED)}"
                 )
+        check_pose_metric(self.pose_cost_metric)
         if isinstance(self.max_attempts, bool) or not isinstance(self.max_attempts, int):
             raise InputTypeError(
                 f"MotionGenPlanConfig.max_attempts: expected an int, received {self.max_attempts!r}"
@@ -315,7 +320,9 @@ class MotionGen(Adapter):
         attempts = 0
         while attempts < plan_config.max_attempts:
             attempts += 1
-            result = self.motion_gen.plan_single(start_state, goal_pose)
+            metric = plan_config.pose_cost_metric or self._pose_cost_metric
+            extra = {} if metric is None else {"pose_cost_metric": metric}
+            result = self.motion_gen.plan_single(start_state, goal_pose, **extra)
             if result.success or result.status.value.startswith("INVALID"):
                 break  # done, or no retry can help
             if result.status == MotionGenStatus.IK_FAIL:
@@ -329,6 +336,32 @@ class MotionGen(Adapter):
         assert result is not None
         result.solve_time = time.perf_counter() - t_start
         return MotionGenResult(result, attempts)
+
+    _pose_cost_metric: PoseCostMetric | None = None
+
+    def update_pose_cost_metric(
+        self,
+        metric: PoseCostMetric,
+        start_state: JointState | None = None,
+        goal_pose: Pose | None = None,
+    ) -> bool:
+        """cuRobo's persistent metric: the plans without ``plan_config.pose_cost_metric``
+        use ``metric`` until the next update (``PoseCostMetric.reset_metric()`` ends it).
+        Returns ``False`` (and keeps the previous metric) when ``start_state`` is off
+        ``goal_pose``'s axes that ``metric`` holds over the whole motion, as cuRobo does."""
+        check_pose_metric(metric)
+        if start_state is not None and goal_pose is not None:
+            kin = self.compute_kinematics(start_state)
+            off = start_off_constraint(
+                metric.resolve(self.tensor_args),
+                kin.ee_position,
+                kin.ee_quaternion,
+                goal_pose.to(self.tensor_args),
+            )
+            if off is not None and bool(off.any()):
+                return False
+        self._pose_cost_metric = metric
+        return True
 
     def update_world(self, world: Any) -> None:
         """Replace the obstacles (a ``WorldConfig``, a cuRobo-layout mapping or a file)."""
