@@ -28,7 +28,8 @@ from curobo_lite.types import JointState
 from curobo_lite.types.errors import InputValueError
 from curobo_lite.wrap.base.attach import ATTACHED_LINK
 from curobo_lite.wrap.motion.motion_gen import MotionGen
-from curobo_lite.wrap.motion.pick_place import BOX, TABLE, PickPlacePlan, box_tilt, hand_matrices
+from curobo_lite.wrap.motion.pick_place import BOX, TABLE, PickPlacePlan, box_tilt
+from curobo_lite.wrap.motion.straight_line import hand_matrices
 
 #: the box is still on its board while less than this above where it was grasped (m)
 ON_BOARD = 0.002
