@@ -298,6 +298,34 @@ def test_trajopt_holds_the_tilt_on_every_waypoint(
     no_metric_left(motion_gen)
 
 
+@pytest.mark.parametrize("planner", ["trajopt", "plan_single"])
+def test_yaw_free_goal_is_judged_without_its_yaw(
+    motion_gen: MotionGen, hand: PinocchioHand, start: JointState, planner: str
+) -> None:
+    """A yaw-free goal turned 1 rad from the start's hand: the plan succeeds with the tilt and
+    the position within the thresholds and ends away from the goal's yaw (not forced there);
+    the result's rotation error is the tilt, not the 1 rad."""
+    p0, r0 = start_hand(hand, start)
+    goal_rotation = r0 @ rotz(1.0)
+    goal = pose(p0 + np.array([0.1, 0.2, -0.1]), goal_rotation)
+    metric = PoseCostMetric(reach_partial_pose=True, reach_vec_weight=[1, 1, 0, 1, 1, 1])
+    if planner == "trajopt":
+        result = motion_gen.trajopt.solve_pose(start, goal, pose_cost_metric=metric)
+        success, plan = bool(result.success[0]), result.get_interpolated_plan(0).position
+        rotation_error = float(result.rotation_error[0])
+    else:
+        result = motion_gen.plan_single(start, goal, pose_cost_metric=metric)
+        success, plan = result.success, result.interpolated_plan.position
+        rotation_error = result.rotation_error
+    assert success
+    p, r = hand(plan[-1:])
+    assert np.linalg.norm(p[0] - goal.position[0].cpu().numpy()) <= GOAL_TOL[0]
+    assert tilt(r, goal_rotation)[0] <= GOAL_TOL[1]
+    assert angle(r, goal_rotation)[0] > 0.5
+    assert rotation_error == pytest.approx(tilt(r, goal_rotation)[0], abs=2e-3)
+    no_metric_left(motion_gen)
+
+
 # --- MotionGen ------------------------------------------------------------------------------------
 
 
