@@ -42,7 +42,7 @@ from pathlib import Path
 
 from timing import write_json
 
-from curobo_lite.data import DatasetConfig, generate_dataset, verify_dataset
+from curobo_lite.data import DatasetConfig
 
 REPO = Path(__file__).resolve().parents[1]
 CHEAP_GENERATOR = {"ik_seeds": 4, "max_scenes": 1}
@@ -63,6 +63,8 @@ def run_once(config: DatasetConfig, workers: int, device: str, gpus_per_worker: 
 
         resources = {"num_cpus": max(workers, 1), "num_gpus": torch.cuda.device_count()}
     import ray  # the direct mode (--direct) runs without it
+
+    from curobo_lite.data import generate_dataset, verify_dataset
 
     ray.init(include_dashboard=False, log_to_driver=False, logging_level="ERROR", **resources)
     try:
