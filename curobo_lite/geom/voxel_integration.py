@@ -105,7 +105,7 @@ class VoxelIntegration:
         wp.launch(
             vk.check_depth,
             dim=-(-depth.numel() // per_thread),
-            inputs=[depth_wp, per_thread, as_warp(flags)],
+            inputs=[as_warp(depth.view(-1)), per_thread, as_warp(flags)],
             **self._stream(),
         )
         non_finite, negative = flags.tolist()
@@ -140,15 +140,15 @@ class VoxelIntegration:
 
         # the decay rides along the carving's pass over the grid
         launch_rows(vk.carve_projective, count, device, carve, count)
+        pixel_to_base = rotation.double() @ torch.linalg.inv(k.double())
         wp.launch(
             vk.mark_depth,
-            dim=-(-depth.numel() // per_thread),
+            dim=(depth.shape[0], -(-depth.shape[1] // per_thread)),
             inputs=[
                 depth_wp,
                 scale,
                 self.max_range,
-                wp.mat33f(*torch.linalg.inv(k.double()).reshape(-1).tolist()),
-                wp.mat33f(*rotation.reshape(-1).tolist()),
+                wp.mat33f(*pixel_to_base.reshape(-1).tolist()),
                 position,
                 self._grid_origin(),
                 1.0 / self.voxel_size,

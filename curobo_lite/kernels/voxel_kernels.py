@@ -145,19 +145,23 @@ def carve_rays(
 
 @wp.kernel
 def check_depth(
-    depth: wp.array2d(dtype=wp.float32), per_thread: int, flags: wp.array(dtype=wp.int32)
+    depth: wp.array(dtype=wp.float32), per_thread: int, flags: wp.array(dtype=wp.int32)
 ):
-    """``flags[0] = 1`` if a pixel of ``depth`` is NaN or inf, ``flags[1] = 1`` if one is
-    negative; ``per_thread`` pixels (row-major) per thread."""
-    width = depth.shape[1]
-    first = wp.tid() * per_thread
-    for i in range(first, wp.min(first + per_thread, depth.shape[0] * width)):
-        v = i / width
-        z = depth[v, i - v * width]
-        if not wp.isfinite(z):
-            flags[0] = 1
-        elif z < 0.0:
-            flags[1] = 1
+    """``flags[0] = 1`` if a pixel of the flat image ``depth`` is NaN or inf, ``flags[1] = 1``
+    if one is negative; ``per_thread`` pixels per thread."""
+    i = wp.tid() * per_thread
+    end = wp.min(i + per_thread, depth.shape[0])
+    non_finite = wp.bool(False)
+    negative = wp.bool(False)
+    while i < end:
+        z = depth[i]
+        non_finite = non_finite or not wp.isfinite(z)
+        negative = negative or z < 0.0
+        i += 1
+    if non_finite:
+        flags[0] = 1
+    if negative:
+        flags[1] = 1
 
 
 @wp.kernel
@@ -165,8 +169,7 @@ def mark_depth(
     depth: wp.array2d(dtype=wp.float32),
     depth_scale: float,
     max_range: float,
-    k_inv: wp.mat33f,
-    rotation: wp.mat33f,
+    pixel_to_base: wp.mat33f,
     position: wp.vec3f,
     origin: wp.vec3f,
     inv_voxel: float,
@@ -176,19 +179,20 @@ def mark_depth(
     per_thread: int,
     occupancy: Grid,
 ):
-    """:func:`mark_points` of a depth image's points: pixel ``(u, v)`` (column, row) reads
-    ``depth * depth_scale`` metres along the optical axis; its point is ``rotation (k_inv (u,
-    v, 1) z) + position`` in the base frame; pixels without a reading in ``(0, max_range]``
-    are skipped. ``per_thread`` pixels (row-major) per thread."""
-    width = depth.shape[1]
-    first = wp.tid() * per_thread
-    for i in range(first, wp.min(first + per_thread, depth.shape[0] * width)):
-        v = i / width
-        u = i - v * width
+    """:func:`mark_points` of a depth image's points, thread ``(v, b)`` taking pixels ``b *
+    per_thread`` on of row ``v``: pixel ``(u, v)`` (column, row) reads ``depth *
+    depth_scale`` metres along the optical axis; its base-frame point is ``pixel_to_base (u,
+    v, 1) z + position`` (``pixel_to_base = rotation K^-1``); pixels without a reading in
+    ``(0, max_range]`` are skipped."""
+    v, block = wp.tid()
+    u = block * per_thread
+    end = wp.min(u + per_thread, depth.shape[1])
+    while u < end:
         z = depth[v, u] * depth_scale
         if z > 0.0 and z <= max_range:
-            p = rotation @ (k_inv @ wp.vec3f(float(u), float(v), 1.0) * z) + position
+            p = pixel_to_base @ wp.vec3f(float(u), float(v), 1.0) * z + position
             _mark_point(p, origin, inv_voxel, robot_spheres, robot_lo, robot_hi, occupancy)
+        u += 1
 
 
 @wp.func
@@ -278,8 +282,9 @@ def carve_projective(
     free. (The corners keep a voxel that a surface's
     silhouette crosses.) Voxels partly outside the image, behind the camera or behind a
     surface keep their value."""
-    first = wp.tid() * per_thread + offset
-    for i in range(first, wp.min(first + per_thread, end)):
+    i = wp.tid() * per_thread + offset
+    last = wp.min(i + per_thread, end)
+    while i < last:
         value = occupancy[i]
         if value > 0.0:
             if _carve_voxel(
@@ -289,3 +294,4 @@ def carve_projective(
                 occupancy[i] = 0.0
             elif decay < 1.0:
                 occupancy[i] = value * decay
+        i += 1
