@@ -22,7 +22,7 @@ def _solver(**overrides) -> MpcSolver:
 
 def _joint_plan(start: torch.Tensor, end: torch.Tensor, duration: float, dt: float) -> JointState:
     """A quintic (minimum-jerk) joint motion at rest at both ends, ``[T, D]``."""
-    t = torch.arange(0.0, duration + 1e-9, dt, dtype=start.dtype) / duration
+    t = torch.arange(0.0, duration + 1e-9, dt, dtype=start.dtype, device=start.device) / duration
     s = 10 * t**3 - 15 * t**4 + 6 * t**5
     ds = (30 * t**2 - 60 * t**3 + 30 * t**4) / duration
     dds = (60 * t - 180 * t**2 + 120 * t**3) / duration**2
