@@ -247,15 +247,16 @@ def sphere_esdf_distance(
     distance is lowered by ``inflation`` (metres). Thread ``t`` takes rows ``row_offset +
     t * rows_per_thread`` on, up to ``row_end`` (several per thread on a CPU: a Warp CPU thread
     copies the launch's arguments, which costs more than most rows' one grid read)."""
-    first = wp.tid() * rows_per_thread + row_offset
-    last = wp.min(first + rows_per_thread, row_end)
-    for s in range(first, last):
+    s = wp.tid() * rows_per_thread + row_offset
+    last = wp.min(s + rows_per_thread, row_end)
+    while s < last:  # (a while loop: Warp's CPU code for a dynamic range loop is slower)
         _fold_sphere(
             s, s - row_offset, spheres, activation, max_distance, sweep, horizon, num_spheres,
             sweep_spacing, max_sweep_samples, esdf, origin_x, origin_y, origin_z, voxel,
             inflation, write_grad, distance, cost, grad_distance, grad_cost,
             grad_distance_prev, grad_cost_prev,
         )  # fmt: skip
+        s += 1
 
 
 def _query_signature(scalar) -> list:
