@@ -68,6 +68,31 @@ def _p95(values: list[float]) -> float:
     return values[min(len(values) - 1, int(round(0.95 * (len(values) - 1))))]
 
 
+def summarize(rows: list[dict]) -> dict:
+    """Per ``single`` and ``goalset``: problems, success rate, median and p95 planning time, and
+    the median time ratio; printed as a short table."""
+    summary: dict = {}
+    for key in ("single", "goalset"):
+        times = [r[f"{key}_time"] for r in rows]
+        summary[key] = {
+            "problems": len(rows),
+            "success_rate": sum(r[f"{key}_success"] for r in rows) / len(rows),
+            "time_median_s": statistics.median(times),
+            "time_p95_s": _p95(times),
+        }
+    ratio = summary["goalset"]["time_median_s"] / summary["single"]["time_median_s"]
+    summary["median_time_ratio"] = ratio
+    print()
+    for key in ("single", "goalset"):
+        s = summary[key]
+        print(
+            f"{key:>8}: {s['problems']} problems, success {100 * s['success_rate']:.0f} %, "
+            f"median {s['time_median_s']:.3f} s, p95 {s['time_p95_s']:.3f} s"
+        )
+    print(f"goal set / single, median planning time: {ratio:.2f}x")
+    return summary
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--families", nargs="+", default=["bookshelf_small", "table_pick"])
@@ -117,25 +142,7 @@ def main() -> None:
             f"{row['goalset_time']:>6.2f} {str(row['goalset_index']):>5}",
             flush=True,
         )
-    summary = {}
-    for key in ("single", "goalset"):
-        times = [r[f"{key}_time"] for r in rows]
-        summary[key] = {
-            "problems": len(rows),
-            "success_rate": sum(r[f"{key}_success"] for r in rows) / len(rows),
-            "time_median_s": statistics.median(times),
-            "time_p95_s": _p95(times),
-        }
-    ratio = summary["goalset"]["time_median_s"] / summary["single"]["time_median_s"]
-    summary["median_time_ratio"] = ratio
-    print()
-    for key in ("single", "goalset"):
-        s = summary[key]
-        print(
-            f"{key:>8}: {s['problems']} problems, success {100 * s['success_rate']:.0f} %, "
-            f"median {s['time_median_s']:.3f} s, p95 {s['time_p95_s']:.3f} s"
-        )
-    print(f"goal set / single, median planning time: {ratio:.2f}x")
+    summary = summarize(rows)
     write_json(args.json, {"benchmark": "goalset", **vars(args), "summary": summary}, rows)
 
 

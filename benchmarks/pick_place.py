@@ -8,8 +8,9 @@ board (depth 0.60-0.68 m, across -0.3 to 0.3 m) and :func:`plan_pick_place` plan
 p95); with ``--sim`` each plan also runs on the MuJoCo plant (largest tilt of the carried box,
 stray contacts). The goal-set figure (issue 31: a set of 10 costs at most 2x one pose) is
 measured as ``benchmarks/goalset.py`` measures it (its ``_measured`` judge: the pose claimed
-reached by FK and the exact mesh check of the plan), here on the pick and place's own
-pre-grasps: ``plan_single`` to the straight-in pre-grasp against ``plan_goalset`` to all 10.
+reached by FK and the exact mesh check of the plan; its ``summarize``), here on the pick and
+place's own pre-grasps: ``plan_single`` to the straight-in pre-grasp against ``plan_goalset``
+to all 10.
 
 Usage::
 
@@ -25,7 +26,7 @@ import time
 from pathlib import Path
 
 import torch
-from goalset import _measured, _p95
+from goalset import _measured, _p95, summarize
 from timing import write_json
 
 from curobo_lite.types import JointState, Pose, TensorDeviceType
@@ -165,22 +166,8 @@ def main() -> None:
             f"{s['with_stray_contacts']} with stray contacts, placed within "
             f"{1e3 * s['max_placed_error_m']:.1f} mm"
         )
-    for key in ("single", "goalset"):
-        times = [r[f"{key}_time"] for r in rows]
-        summary[f"reach_{key}"] = {
-            "success_rate": sum(r[f"{key}_success"] for r in rows) / len(rows),
-            "time_median_s": statistics.median(times),
-            "time_p95_s": _p95(times),
-        }
-    ratio = summary["reach_goalset"]["time_median_s"] / summary["reach_single"]["time_median_s"]
-    summary["goalset_median_time_ratio"] = ratio
-    for key in ("single", "goalset"):
-        s = summary[f"reach_{key}"]
-        print(
-            f"reach, {key:>7}: success {100 * s['success_rate']:.0f} %, median "
-            f"{s['time_median_s']:.3f} s, p95 {s['time_p95_s']:.3f} s"
-        )
-    print(f"goal set of 10 / one pre-grasp, median planning time: {ratio:.2f}x")
+    print("reach stage: one pre-grasp (straight in) vs the goal set of 10")
+    summary["goalset"] = summarize(rows)
     write_json(args.json, {"benchmark": "pick_place", **vars(args), "summary": summary}, rows)
 
 

@@ -13,9 +13,11 @@ timed trajectory (:class:`StagePlan`):
 3. the box is attached (:meth:`MotionGen.attach_objects_to_robot`);
 4. ``retreat``: straight up by ``lift`` (off the board), then straight back along the hand's
    axis by ``retreat_distance``;
-5. ``carry``: a straight line to above the table, the hand turning only about the vertical
-   (so the box stays upright: its tilt along the plan is what FK of every sample says) until
-   it points away from the robot's base as it pointed into the shelf;
+5. ``carry``: straight up (or down) to the table's height, then straight across to above the
+   table, the hand turning only about the vertical (so the box stays upright: its tilt along
+   the plan is what FK of every sample says) until it points away from the robot's base as it
+   pointed into the shelf (or turned 0.5 rad either way off that, or not at all: the first of
+   :meth:`PickPlaceTask.place_turns` whose lines pass);
 6. ``place``: straight down by ``lift`` (the box ``place_clearance`` above the table);
 7. the box is detached and returns to the world where it was put;
 8. ``release``: straight back along the hand's axis by ``approach_distance``.
@@ -92,7 +94,7 @@ class PickPlaceTask:
     grasp_yaws: list[float] = field(default_factory=lambda: list(GRASP_YAWS))
     approach_distance: float = 0.08
     lift: float = 0.03
-    retreat_distance: float = 0.12
+    retreat_distance: float = 0.2
     place_clearance: float = 0.002
     step: float = 0.02
     tip_offset: float = 0.1034
@@ -129,6 +131,11 @@ class PickPlaceTask:
             raise InputValueError(
                 f"place_clearance: expected metres in [0, 0.05), received {self.place_clearance!r}"
             )
+
+    def place_turns(self, toward_radial: float) -> list[float]:
+        """The hand's turns about the vertical (rad) the carry tries, in order: pointing away
+        from the base at the table (``toward_radial``), that turned by ``-+ 0.5`` rad, none."""
+        return [toward_radial, toward_radial - 0.5, toward_radial + 0.5, 0.0]
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> PickPlaceTask:
@@ -374,25 +381,31 @@ def plan_pick_place(
         retreat = run.line("retreat", q_grasp, poses, True)
         if not retreat.success:
             return plan
-        # 5. carry upright to above the table
-        # turned about the vertical only (the box stays upright) so that the hand points
-        # away from the robot's base at the table, as it pointed into the shelf
-        put = np.eye(4)
-        put[:3, 3] = task.place_position
-        put = put @ np.linalg.inv(plan.box_in_hand)
+        # 5. carry upright to above the table, turned about the vertical only (the box stays
+        # upright): the hand pointing away from the robot's base there, as it pointed into
+        # the shelf, or turned a little off that, or not turned at all, whichever line works
         heading = math.atan2(hand[1, 2], hand[0, 2])
-        turn = math.atan2(task.place_xy[1], task.place_xy[0]) - heading
-        put[:3, :3] = rotation_matrix(np.array([0.0, 0.0, turn])) @ hand[:3, :3]
-        put[:3, 3] = np.asarray(task.place_position) - put[:3, :3] @ plan.box_in_hand[:3, 3]
-        above = put.copy()
-        above[2, 3] += task.lift
-        carry = run.line(
-            "carry",
-            retreat.trajectory.position[-1],
-            line_waypoints(backed, above, task.step),
-            True,
-            long=True,
-        )
+        radial = math.atan2(task.place_xy[1], task.place_xy[0])
+        for k, turn in enumerate(task.place_turns(radial - heading)):
+            put = np.eye(4)
+            put[:3, :3] = rotation_matrix(np.array([0.0, 0.0, turn])) @ hand[:3, :3]
+            put[:3, 3] = np.asarray(task.place_position) - put[:3, :3] @ plan.box_in_hand[:3, 3]
+            above = put.copy()
+            above[2, 3] += task.lift
+            if k:
+                plan.stages.pop()  # the failed try
+            q_back = retreat.trajectory.position[-1]
+            raised = backed.copy()  # up (or down) to the table's height first, then across
+            raised[2, 3] = above[2, 3]
+            poses = np.concatenate(
+                (
+                    line_waypoints(backed, raised, task.step),
+                    line_waypoints(raised, above, task.step),
+                )
+            )
+            carry = run.line("carry", q_back, poses, True, long=True)
+            if carry.success:
+                break
         if not carry.success:
             return plan
         # 6. set it down, from where the carry ended (within the planner's tolerance of

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import torch
 
 from curobo_lite.sim import MujocoPlant
 from curobo_lite.types import JointState
@@ -166,7 +165,7 @@ class _Recorder:
         q = np.stack(rows["q"])
         box = np.stack(rows["box"])
         carried = np.asarray(rows["carried"])
-        hands = hand_matrices(self.motion_gen, torch.as_tensor(q, dtype=torch.float32))
+        hands = hand_matrices(self.motion_gen, self.motion_gen.tensor_args.to_device(q))
         expected = hands @ self.plan.box_in_hand
         offset = np.linalg.norm(expected[:, :3, 3] - box[:, :3], axis=1) * carried
         boxes = np.stack([_matrix_of(p) for p in box])
