@@ -73,11 +73,14 @@ def _cost(tensor_args, world: WorldConfig, broad_phase: str = "auto") -> Primiti
 
 
 @pytest.mark.parametrize("broad_phase", ["loop", "bvh"])
-def test_frames_cost_matches_dense_reference(setup, broad_phase):
-    tensor_args, kinematics, q = setup
+def test_frames_cost_matches_dense_reference(setup, broad_phase, device):
+    _, host_kinematics, q = setup
     world = WorldConfig.load(WORLD)
+    expected = _reference(host_kinematics, q, world)
+    tensor_args = TensorDeviceType(device=device)
+    kinematics = Kinematics(host_kinematics.robot_config, tensor_args)
+    q = q.to(device)
     cost = _cost(tensor_args, world, broad_phase)
-    expected = _reference(kinematics, q, world)
     with torch.no_grad():
         assert cost.reads_frames(kinematics)
         got = cost.forward_frames(kinematics.forward(q, spheres=False), kinematics)
@@ -86,7 +89,7 @@ def test_frames_cost_matches_dense_reference(setup, broad_phase):
     touching = expected > 0
     # both in and out of contact, and some configurations entirely clear
     assert 0.2 < touching.float().mean() < 0.9
-    torch.testing.assert_close(got.double(), expected, rtol=1e-4, atol=1e-3)
+    torch.testing.assert_close(got.double().cpu(), expected, rtol=1e-4, atol=1e-3)
     torch.testing.assert_close(got, spheres, rtol=1e-5, atol=1e-3)
 
 

@@ -265,6 +265,13 @@ class WorldCollision(WorldTables):
 
     _check_ranges = staticmethod(check_ranges)
 
+    def query_tables(self, max_distance: float) -> tuple[Any, int]:
+        """``(tables, use_bvh)``: the world-tables struct and the broad phase (1: BVH, 0: the
+        loop) this world's own sphere queries use at ``max_distance``, for kernels that query
+        it themselves (``kernels.frame_world_kernels``). The struct reads the world's buffers
+        in place: valid until the next obstacle update."""
+        return self._tables, self._use_bvh(max_distance)
+
     def _use_bvh(self, max_distance: float) -> int:
         if self._broad_phase == "auto":
             if max_distance < math.inf:

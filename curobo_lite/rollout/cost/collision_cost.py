@@ -183,8 +183,7 @@ class PrimitiveCollisionCost(CostBase[PrimitiveCollisionCostConfig]):
         position = position.reshape(rows, *position.shape[2:]).contiguous()
         quaternion = quaternion.reshape(rows, *quaternion.shape[2:]).contiguous()
         cost = torch.empty(rows, **kw)
-        # the world's own tables and broad-phase choice, as its sphere queries use them
-        tables, use_bvh = world._tables, world._use_bvh(reach)
+        tables, use_bvh = world.query_tables(reach)
         constants = [as_warp(t) for t in (local, world_mask, group_start, group_frame, bounds)]
 
         def make_launch(b0: int, b1: int):
