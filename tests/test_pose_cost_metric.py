@@ -388,6 +388,29 @@ def test_grasp_approach_moves_along_the_hand_axis(
     no_metric_left(motion_gen)
 
 
+def test_linear_retreat_holds_the_hand_on_its_axis(
+    motion_gen: MotionGen, hand: PinocchioHand
+) -> None:
+    """cuRobo's retreat (``plan_grasp``'s): from a grasp to the grasp backed off 0.12 m along
+    the hand's z, holding every axis but that one over the whole motion: every waypoint on
+    the line (5 mm) at the grasp's orientation (0.05 rad)."""
+    grasp = Pose.from_list([0.5, -0.25, 0.3, 0.0, 1.0, 0.0, 0.0])
+    ik = motion_gen.ik_solver.solve_single(grasp)
+    assert bool(ik.success[0])
+    start = JointState.from_position(ik.solution.clone())
+    rg = quat_matrix(grasp.quaternion[0].cpu().numpy())
+    retreat = pose(grasp.position[0].cpu().numpy() - 0.12 * rg[:, 2], rg)
+    metric = PoseCostMetric(hold_partial_pose=True, hold_vec_weight=[1, 1, 1, 1, 1, 0])
+    result = motion_gen.plan_single(start, retreat, pose_cost_metric=metric)
+    assert result.success, result.status
+    p, r = hand(result.interpolated_plan.position)
+    local = (p - grasp.position[0].cpu().numpy()) @ rg
+    assert np.linalg.norm(local[:, :2], axis=1).max() <= LINE_TOL
+    assert angle(r, rg).max() <= TILT_TOL
+    assert local[-1, 2] == pytest.approx(-0.12, abs=GOAL_TOL[0])
+    no_metric_left(motion_gen)
+
+
 def test_plan_goalset_holds_and_names_the_poses_off_the_hold(
     motion_gen: MotionGen, hand: PinocchioHand, start: JointState
 ) -> None:
