@@ -168,21 +168,18 @@ def _envelope(
 
 
 @wp.func
-def _parabola_over(env: wp.array(dtype=wp.int32), e: int, last: int, q: int):
-    """The envelope's parabola over ``q``, from ``e`` (the one over ``q - 1``) on, up to the
-    last one ``last`` (see :func:`_envelope`)."""
+def _parabola_over(env: wp.array(dtype=wp.int32), e: int, last: int, q: int, site: int, value: int):
+    """The envelope's parabola over ``q``, from ``e`` (the one over ``q - 1``, apex ``site``,
+    height ``value``) on, up to the last one ``last`` (see :func:`_envelope`): its ``e``,
+    apex and height."""
     k = e
+    apex = site
+    height = value
     while k < last and env[k + 6] < q * env[k + 7]:
         k += 4
-    return k
-
-
-@wp.func
-def _height(env: wp.array(dtype=wp.int32), e: int, q: int):
-    """Parabola ``e``'s height over ``q``: ``(q - apex)^2 + f(apex)``."""
-    site = env[e]
-    gap = q - site
-    return gap * gap + env[e + 1] - site * site
+        apex = env[k]
+        height = env[k + 1] - apex * apex
+    return k, apex, height
 
 
 @wp.func
@@ -201,11 +198,14 @@ def _lower_line(
     if k < 0:
         return  # no finite value: the line stays INF
     e = zbase
+    site = env[e]
+    value = env[e + 1] - site * site
     q = wp.int32(0)
     index = first
     while q < n:
-        e = _parabola_over(env, e, zbase + 4 * k, q)
-        lowered = _height(env, e, q)
+        e, site, value = _parabola_over(env, e, zbase + 4 * k, q, site, value)
+        gap = q - site
+        lowered = gap * gap + value
         f[index] = wp.where(lowered <= trunc2, float(lowered), INF)
         q += 1
         index += stride
@@ -331,6 +331,9 @@ def edt_pass_z(
         _lower_inside(inside, first, 1, nz, env, zbase, window, slot * nz)
     k = _envelope(outside, first, 1, nz, env, zbase)
     e = zbase
+    last = zbase + 4 * k
+    site = env[e]
+    value = env[e + 1] - site * site
     far_value = wp.where(seen[0] != 0, far, voxel * wp.sqrt(INF))
     q = wp.int32(0)
     while q < nz:
@@ -340,7 +343,8 @@ def edt_pass_z(
         elif k < 0:
             esdf[index] = far_value  # no occupied voxel within reach
         else:
-            e = _parabola_over(env, e, zbase + 4 * k, q)
-            lowered = _height(env, e, q)
+            e, site, value = _parabola_over(env, e, last, q, site, value)
+            gap = q - site
+            lowered = gap * gap + value
             esdf[index] = wp.where(lowered <= trunc2, voxel * wp.sqrt(float(lowered)), far_value)
         q += 1
