@@ -74,7 +74,7 @@ def _flag(name: str, value: Any, allow_none: bool = False) -> bool | None:
     return value
 
 
-@dataclass
+@dataclass(eq=False)  # tensors inside: compared by identity, not element-wise
 class PoseCostMetric:
     """How a pose goal is reached and which axes are held on the way (cuRobo's names).
 
