@@ -13,11 +13,11 @@ timed trajectory (:class:`StagePlan`):
 3. the box is attached (:meth:`MotionGen.attach_objects_to_robot`);
 4. ``retreat``: straight up by ``lift`` (off the board), then straight back along the hand's
    axis by ``retreat_distance``;
-5. ``carry``: straight up (or down) to the table's height, then straight across to above the
-   table, the hand turning only about the vertical (so the box stays upright: its tilt along
-   the plan is what FK of every sample says) until it points away from the robot's base as it
-   pointed into the shelf (or turned 0.5 rad either way off that, or not at all: the first of
-   :meth:`PickPlaceTask.place_turns` whose lines pass);
+5. ``carry``: straight to above the table (or straight up or down to the table's height,
+   then straight across), the hand turning only about the vertical (so the box stays upright:
+   its tilt along the plan is what FK of every sample says) until it points away from the
+   robot's base as it pointed into the shelf (or turned 0.5 rad either way off that, or not at
+   all: the first of :meth:`PickPlaceTask.place_turns` and route whose line passes);
 6. ``place``: straight down by ``lift`` (the box ``place_clearance`` above the table);
 7. the box is detached and returns to the world where it was put;
 8. ``release``: straight back along the hand's axis by ``approach_distance``.
@@ -383,39 +383,49 @@ def plan_pick_place(
             return plan
         # 5. carry upright to above the table, turned about the vertical only (the box stays
         # upright): the hand pointing away from the robot's base there, as it pointed into
-        # the shelf, or turned a little off that, or not turned at all, whichever line works
+        # the shelf, or turned a little off that, or not turned at all, whichever lines work
         heading = math.atan2(hand[1, 2], hand[0, 2])
         radial = math.atan2(task.place_xy[1], task.place_xy[0])
-        for k, turn in enumerate(task.place_turns(radial - heading)):
+        q_back = retreat.trajectory.position[-1]
+        t_carry = time.perf_counter()
+        carry = place = None
+        for turn in task.place_turns(radial - heading):
             put = np.eye(4)
             put[:3, :3] = rotation_matrix(np.array([0.0, 0.0, turn])) @ hand[:3, :3]
             put[:3, 3] = np.asarray(task.place_position) - put[:3, :3] @ plan.box_in_hand[:3, 3]
             above = put.copy()
             above[2, 3] += task.lift
-            if k:
-                plan.stages.pop()  # the failed try
-            q_back = retreat.trajectory.position[-1]
             raised = backed.copy()  # up (or down) to the table's height first, then across
             raised[2, 3] = above[2, 3]
-            poses = np.concatenate(
-                (
-                    line_waypoints(backed, raised, task.step),
-                    line_waypoints(raised, above, task.step),
-                )
+            routes = (
+                line_waypoints(backed, above, task.step),
+                np.concatenate(
+                    (
+                        line_waypoints(backed, raised, task.step),
+                        line_waypoints(raised, above, task.step),
+                    )
+                ),
             )
-            carry = run.line("carry", q_back, poses, True, long=True)
-            if carry.success:
+            for poses in routes:
+                del plan.stages[3:]  # the failed try's carry (and set-down)
+                carry = run.line("carry", q_back, poses, True, long=True)
+                if not carry.success:
+                    continue
+                # 6. set it down, from where the carry ended (within the planner's tolerance
+                # of ``above``): a carry that ends where the arm cannot go on down fails too
+                q_above = carry.trajectory.position[-1]
+                reached = hand_matrices(motion_gen, q_above[None])[0]
+                lowered = reached.copy()
+                lowered[2, 3] -= task.lift
+                place = run.line(
+                    "place", q_above, line_waypoints(reached, lowered, task.step), True
+                )
+                if place.success:
+                    break
+            if place is not None and place.success:
                 break
-        if not carry.success:
-            return plan
-        # 6. set it down, from where the carry ended (within the planner's tolerance of
-        # ``above``)
-        q_above = carry.trajectory.position[-1]
-        reached = hand_matrices(motion_gen, q_above[None])[0]
-        put = reached.copy()
-        put[2, 3] -= task.lift
-        place = run.line("place", q_above, line_waypoints(reached, put, task.step), True)
-        if not place.success:
+        carry.plan_time = time.perf_counter() - t_carry  # every try
+        if place is None or not place.success:
             return plan
     finally:
         motion_gen.detach_object_from_robot()

@@ -167,7 +167,7 @@ def guided_line(
     motion_gen: MotionGen,
     q0: torch.Tensor,
     poses: np.ndarray,
-    tries: int = 4,
+    tries: int = 2,
     guide_first: bool = False,
 ) -> tuple[torch.Tensor | None, str]:
     """:func:`straight_line`, and where it fails, the same guided by the joint-space line from
