@@ -153,7 +153,7 @@ def thinned(
             bad = (error[:, :3].norm(dim=-1) > LINE_TOLERANCE[0]) | (
                 error[:, 3:].norm(dim=-1) > LINE_TOLERANCE[1]
             )
-            owners_t = torch.as_tensor(owners)
+            owners_t = torch.as_tensor(owners, device=bad.device)
             for j in range(i + 2, K + 1):
                 if bool(bad[owners_t == j].any()):
                     break
