@@ -6,7 +6,7 @@ The scene is the bundled ``table`` world plus a few boxes and a ball on the tabl
 covers 1.5 x 1.5 x 1.0 m at 1 cm (2.25 M voxels). Rows:
 
 - ``render``: the synthetic camera's ray casts (not part of the target; for scale);
-- ``integrate``: one frame into the grid (depth to points, projective carving, marking);
+- ``integrate``: one frame into the grid (image check, decay with projective carving, marking);
 - ``esdf refresh``: the exact distance transform of the whole grid (Felzenszwalb, x/y/z);
 - ``integrate + refresh``: both, what a new frame costs (target <= 50 ms on the 2-core CPU);
 - the same two with ``max_esdf_distance`` (default 0.2 m: distances exact up to it, what the
