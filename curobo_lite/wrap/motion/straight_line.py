@@ -84,6 +84,7 @@ def straight_line(
     poses: np.ndarray,
     guide: torch.Tensor | None = None,
     iterations: int = 8,
+    band: bool = True,
 ) -> tuple[torch.Tensor | None, str]:
     """``([K + 1, D], "SUCCESS")``: ``q0 [D]`` then a configuration per pose of ``poses
     [K, 4, 4]``, each solved from the previous by damped least squares and within
@@ -91,7 +92,9 @@ def straight_line(
     need, those and the segments between them valid (spheres, with the exact band);
     ``(None, reason)`` otherwise. ``guide [K + 1, D]``: joint-space
     waypoints whose steps each solve starts from (the arm then moves as they do, in the null
-    space of the hand's line: a way from one arm posture to another)."""
+    space of the hand's line: a way from one arm posture to another). ``band``: spheres within
+    the exact band of an obstacle are judged on the meshes (a held object resting on its
+    support); ``False``: the spheres must be clear (as a simulator made of them needs)."""
     checker = motion_gen.checker
     position, quaternion = pose_rows(poses, checker.tensor_args)
     rows = [q0.reshape(1, -1)]
@@ -114,7 +117,7 @@ def straight_line(
             return None, f"IK_FAIL at waypoint {k + 1} of {poses.shape[0]}"
         rows.append(q)
     path = thinned(checker.kinematics, torch.cat(rows), position, quaternion)
-    band = motion_gen.exact_band
+    band = motion_gen.exact_band if band else 0.0
     ok = checker.validate(path[1:], band) & checker.validate_segments(
         path[:-1], path[1:], resolution=0.02, exact_band=band
     )
@@ -169,14 +172,15 @@ def guided_line(
     poses: np.ndarray,
     tries: int = 2,
     guide_first: bool = False,
+    band: bool = True,
 ) -> tuple[torch.Tensor | None, str]:
     """:func:`straight_line`, and where it fails, the same guided by the joint-space line from
     ``q0`` to an IK solution of the last pose (the distinct solutions nearest ``q0`` first,
     up to ``tries``); ``guide_first``: the guided lines first (a long line, where the plain
-    one tends to run a joint into its limit)."""
+    one tends to run a joint into its limit); ``band``: as in :func:`straight_line`."""
     reasons = []
     if not guide_first:
-        path, status = straight_line(motion_gen, q0, poses)
+        path, status = straight_line(motion_gen, q0, poses, band=band)
         if path is not None:
             return path, status
         reasons.append(status)
@@ -186,12 +190,13 @@ def guided_line(
     ends = ends[(ends - q0).abs().amax(-1).argsort()][:tries]
     s = torch.linspace(0.0, 1.0, poses.shape[0] + 1, dtype=q0.dtype, device=q0.device)[:, None]
     for end in ends:
-        path, status = straight_line(motion_gen, q0, poses, q0 + s * (end.to(q0) - q0))
+        guide = q0 + s * (end.to(q0) - q0)
+        path, status = straight_line(motion_gen, q0, poses, guide, band=band)
         if path is not None:
             return path, status
         reasons.append(status)
     if guide_first:
-        path, status = straight_line(motion_gen, q0, poses)
+        path, status = straight_line(motion_gen, q0, poses, band=band)
         if path is not None:
             return path, status
         reasons.append(status)
