@@ -17,7 +17,8 @@ The model is generated in code (:class:`mujoco.MjSpec`) from a :class:`RobotConf
 - held objects: obstacles named in ``free_objects`` are free bodies instead (gravity moves
   them; they touch the robot and the other obstacles), each with an inactive weld to
   ``weld_link`` (``weld/<name>``) that :meth:`MujocoPlant.weld` turns on at a grasp and off at
-  the release.
+  the release. The links the robot file exempts from self-collision with ``weld_link`` (the
+  hand and fingers) do not touch them: the weld is the grasp.
 """
 
 from __future__ import annotations
@@ -309,6 +310,12 @@ def build_mujoco_spec(
         _obstacle_geom(spec, body, obstacle, mujoco, free)
         if free:
             body.add_freejoint()
+            # the grasp is the weld: the links a held object may touch (the robot file's
+            # self_collision_ignore for the weld link) do not push it
+            collision = robot_config.collision
+            grasping = collision.self_collision_ignore.get(weld_link, []) if collision else []
+            for link in grasping:
+                spec.add_exclude(bodyname1=link, bodyname2=OBSTACLE_PREFIX + obstacle.name)
             spec.add_equality(
                 name=WELD_PREFIX + obstacle.name,
                 type=mujoco.mjtEq.mjEQ_WELD,
