@@ -863,8 +863,12 @@ def test_replace_top_level_block_keeps_the_rest():
 def test_cli_show_reports_the_collision_model(capsys):
     assert main(["robot", "show", "ur5e"]) == 0
     out = capsys.readouterr().out
-    kin = Kinematics(RobotConfig.load("ur5e"))
-    assert f"collision: {kin.num_spheres} spheres on 7 links" in out
+    robot = RobotConfig.load("ur5e")
+    kin = Kinematics(robot)
+    # the base and arm links with spheres, and the attached_object link (reserved spheres)
+    links = set(robot.collision.link_names)
+    assert {"shoulder_link", "wrist_3_link", "attached_object"} <= links
+    assert f"collision: {kin.num_spheres} spheres on {len(links)} links" in out
     assert "self-collision distance at retract: 0.0" in out
 
 

@@ -63,7 +63,6 @@ optimizer is unchanged (it sees the spheres).
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -86,7 +85,7 @@ from curobo_lite.wrap.base.exclusive import exclusive
 from curobo_lite.wrap.base.mesh_check import coal_available
 from curobo_lite.wrap.base.offenders import Offender
 from curobo_lite.wrap.base.robot_world import RobotWorld, as_world_collision, as_world_config
-from curobo_lite.wrap.ik.solver import IKResult, IKSolver, distinct_rows
+from curobo_lite.wrap.ik.solver import IKResult, IKSolver
 from curobo_lite.wrap.motion.checks import (
     ik_offenders,
     pose_errors,
@@ -95,10 +94,10 @@ from curobo_lite.wrap.motion.checks import (
 )
 from curobo_lite.wrap.motion.config import MotionGenConfig, MotionGenResult, MotionGenStatus
 from curobo_lite.wrap.motion.goals import MotionGenGoals, cycle_rows
-from curobo_lite.wrap.motion.graph_planner import GraphPlanResult, OmplPlanner, resample_path
-from curobo_lite.wrap.motion.path_timing import time_polyline
+from curobo_lite.wrap.motion.graph_planner import OmplPlanner, resample_path
 from curobo_lite.wrap.motion.pose_metric import MetricStages
 from curobo_lite.wrap.motion.roadmap import RoadmapConfig, RoadmapPlanner
+from curobo_lite.wrap.motion.roadmap_stage import RoadmapStage
 from curobo_lite.wrap.trajopt.approach_seeds import (
     approach_seed_paths,
     retreat_configs,
@@ -116,11 +115,9 @@ DLS_SEEDS = 256
 #: at most this deep (m) into an obstacle is judged on the meshes instead (the Franka's arm
 #: spheres stand up to 15 mm proud of its meshes); ``roadmap={"exact_band": 0}``: spheres only
 EXACT_BAND = 0.015
-#: largest joint step (rad) between the waypoints of a segment's swept mesh check
-_MESH_PIECE = 0.05
 
 
-class MotionGen(MotionGenGoals, MetricStages, HoldsObjects):
+class MotionGen(MotionGenGoals, RoadmapStage, MetricStages, HoldsObjects):
     """Collision-free motion generation for one robot in one (editable) world.
 
     Build with :meth:`from_config`; the IK, the trajectory optimizer, the collision checker
@@ -354,59 +351,6 @@ class MotionGen(MotionGenGoals, MetricStages, HoldsObjects):
         thresholds = (config.position_threshold, config.rotation_threshold)
         return ik_offenders(self.checker, ik, k, goal, thresholds)
 
-    def _roadmap_plans(
-        self,
-        solved: list[int],
-        valid: list[int],
-        start: torch.Tensor,
-        goal: Pose,
-        goal_configs: list[torch.Tensor],
-        results: list[MotionGenResult | None],
-        t_start: float,
-        timings: dict[str, float],
-    ) -> list[int]:
-        """The roadmap stage: per problem ``k`` of ``solved``, a roadmap path from
-        ``start[k]`` to its goal configurations (the distinct IK solutions), timed along its
-        segments; a plan that passes its checks goes into ``results[valid[k]]``. Returns the
-        problems left for the trajectory optimization."""
-        left = []
-        for k in solved:
-            graph, stage_timings = self._roadmap_path(start[k], goal_configs[k], timings)
-            if graph.success:
-                goal_k = Pose(goal.position[k : k + 1], goal.quaternion[k : k + 1])
-                result = self._from_path(graph, goal_k, t_start, stage_timings)
-                if result.success:
-                    results[valid[k]] = result
-                    continue
-            timings["roadmap"] = timings.get("roadmap", 0.0) + stage_timings["roadmap"]
-            left.append(k)
-        return left
-
-    def _roadmap_path(
-        self, start: torch.Tensor, goals: torch.Tensor, timings: dict[str, float]
-    ) -> tuple[GraphPlanResult, dict[str, float]]:
-        """The roadmap from ``start [D]`` to ``goals [G, D]`` (segments judged on the meshes
-        too when the exact check is on), and ``timings`` with its time (``roadmap``, and the
-        part of it the mesh checks took, ``exact_check``)."""
-        t0 = time.perf_counter()
-        self._mesh_time = 0.0
-        check = self._mesh_segments if self.exact_check else None
-        graph = self.roadmap.plan(start, goals, check)
-        stage_timings = {**timings, "roadmap": time.perf_counter() - t0}
-        if check is not None:
-            stage_timings["exact_check"] = self._mesh_time
-        return graph, stage_timings
-
-    @property
-    def exact_band(self) -> float:
-        """Metres of sphere contact the meshes judge instead (0: spheres only): the band of
-        :meth:`RobotWorld.validate` that this planner's checks use."""
-        return self.roadmap.config.exact_band if self.roadmap is not None else 0.0
-
-    @property
-    def _exact_band(self) -> float:
-        return self.exact_band
-
     def _goal_configs(self, ik: IKResult, goal: Pose) -> list[torch.Tensor]:
         """Per problem of ``ik``: its distinct solutions, or where it failed, the seeds that
         the meshes judge valid (:meth:`_mesh_judged_solutions`)."""
@@ -446,101 +390,6 @@ class MotionGen(MotionGenGoals, MetricStages, HoldsObjects):
         if len(left) == goal.batch:  # one problem (plan_single): report the full solve
             return full, configs
         return quick, configs
-
-    def _mesh_judged_solutions(self, ik: IKResult, k: int, goal: Pose) -> torch.Tensor:
-        """``[m, D]`` distinct configurations among problem ``k``'s IK seeds that reach the
-        pose and that the meshes find clear where the spheres touch (within the roadmap's
-        ``exact_band``): a grasp whose hand spheres graze the object by a millimetre is a
-        valid goal. Empty without that band or without such seeds."""
-        band = self._exact_band
-        candidates = ik.solutions[k]
-        if band <= 0.0:
-            return candidates[:0]
-        pose = Pose(goal.position[k : k + 1], goal.quaternion[k : k + 1])
-        position, rotation = self._pose_errors(candidates, pose)
-        config = self.ik_solver.config
-        reached = (position <= config.position_threshold) & (rotation <= config.rotation_threshold)
-        candidates = candidates[reached]
-        if candidates.shape[0] == 0:
-            return candidates
-        candidates = candidates[self.checker.validate(candidates, band)]
-        return distinct_rows(candidates, config.distinct_tolerance)
-
-    def _mesh_segments(
-        self, q_from: torch.Tensor, q_to: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """The exact check of straight segments ``q_from [E, D] -> q_to [E, D]``: ``ok [E]``
-        and the smallest mesh clearance ``[E]`` along each (the roadmap's segment check).
-        Each segment is cut into pieces of at most ``_MESH_PIECE`` rad per joint: the swept
-        check advances all pieces together, so a long segment near obstacles costs a few
-        batched queries instead of hundreds of sequential ones."""
-        t0 = time.perf_counter()
-        pieces = max(1, math.ceil(float((q_to - q_from).abs().max()) / _MESH_PIECE))
-        t = torch.linspace(0.0, 1.0, pieces + 1, dtype=q_from.dtype, device=q_from.device)
-        waypoints = q_from[:, None] + t[None, :, None] * (q_to - q_from)[:, None]
-        report = self.checker.trajectory_mesh_report(
-            waypoints, self.config.exact_check_margin, self.config.exact_check_resolution
-        )
-        self._mesh_time += time.perf_counter() - t0
-        return report
-
-    def _from_path(
-        self, graph: GraphPlanResult, goal: Pose, t_start: float, timings: dict[str, float]
-    ) -> MotionGenResult:
-        """A result from the roadmap's checked path: timed along its segments
-        (:func:`~.path_timing.time_polyline`, at rest at each waypoint, so the
-        plan stays on the checked segments), its pose error and sphere clearance measured. The
-        exact check already judged every segment (the roadmap's segment check): its clearance
-        is the plan's ``mesh_min_distance``."""
-        path = graph.path
-        dt = self.config.interpolation_dt
-        plan = time_polyline(path, self.robot_config.joint_limits, dt)
-        position, rotation = self._pose_errors(path[-1:], goal)
-        q = plan.position
-        clearance = torch.minimum(
-            self.checker.collision_distance(q, max_distance=1.0),
-            self.checker.self_collision_distance(q),
-        )
-        status = MotionGenStatus.SUCCESS
-        thresholds = (
-            self.ik_solver.config.position_threshold,
-            self.ik_solver.config.rotation_threshold,
-        )
-        if float(position[0]) > thresholds[0] or float(rotation[0]) > thresholds[1]:
-            status = MotionGenStatus.TRAJOPT_FAIL  # not reached: cannot happen from IK goals
-        return MotionGenResult(
-            success=status is MotionGenStatus.SUCCESS,
-            status=status,
-            interpolated_plan=plan,
-            interpolation_dt=dt,
-            solve_time=time.perf_counter() - t_start,
-            timings=timings,
-            position_error=float(position[0]),
-            rotation_error=float(rotation[0]),
-            min_distance=float(clearance.min()),
-            mesh_min_distance=graph.clearance,
-            attempts=0,
-            goal_config=path[-1],
-            used_graph=True,
-            waypoints=path,
-        )
-
-    def _exact_check(
-        self, plan: JointState | None, status: MotionGenStatus, timings: dict[str, float]
-    ) -> tuple[MotionGenStatus, float]:
-        """The exact mesh check of a plan that passed on the spheres: the status
-        (``FINAL_PLAN_MESH_COLLISION`` when the meshes touch) and the mesh clearance (``nan``
-        when the check did not run)."""
-        if not (self.exact_check and status is MotionGenStatus.SUCCESS and plan is not None):
-            return status, float("nan")
-        t0 = time.perf_counter()
-        ok, low = self.checker.trajectory_mesh_report(
-            plan.position, self.config.exact_check_margin, self.config.exact_check_resolution
-        )
-        timings["exact_check"] = time.perf_counter() - t0
-        if not bool(ok):
-            status = MotionGenStatus.FINAL_PLAN_MESH_COLLISION
-        return status, float(low)
 
     def _pose_errors(self, q: torch.Tensor, goal: Pose) -> tuple[torch.Tensor, torch.Tensor]:
         """``[n]`` metres and radians from the end effector at ``q [n, D]`` to ``goal`` (along
