@@ -23,6 +23,7 @@ Usage::
 
     python benchmarks/mbm.py [--families box cage] [--problems N] [--no-ompl]
         [--json out/mbm.json] [--threads 2] [--ompl-time 5] [--device cpu] [--cuda-graph]
+        [--roadmap corridor_fraction=0 max_samples=4096]
 """
 
 from __future__ import annotations
@@ -145,7 +146,18 @@ def main() -> None:
     parser.add_argument(
         "--cuda-graph", action="store_true", help="MotionGen with use_cuda_graph (CUDA only)"
     )
+    parser.add_argument(
+        "--roadmap",
+        nargs="*",
+        default=[],
+        metavar="KEY=VALUE",
+        help="MotionGen roadmap options (RoadmapConfig), e.g. corridor_fraction=0",
+    )
     args = parser.parse_args()
+    roadmap = {}
+    for item in args.roadmap:
+        key, _, value = item.partition("=")
+        roadmap[key] = yaml.safe_load(value)
     torch.set_num_threads(args.threads)
     tensor_args = TensorDeviceType(device=torch.device(args.device))
     missing = [f for f in args.families if not (Path(args.data) / f"{f}.yml").is_file()]
@@ -157,7 +169,11 @@ def main() -> None:
     problems = {f: load_problems(f, args.problems, Path(args.data)) for f in families}
     first = next(p for ps in problems.values() for p in ps)
     motion_gen = MotionGen.from_config(
-        "franka", first.world, tensor_args=tensor_args, use_cuda_graph=args.cuda_graph
+        "franka",
+        first.world,
+        tensor_args=tensor_args,
+        use_cuda_graph=args.cuda_graph,
+        roadmap=roadmap,
     )
     # the judge: its own checker (mesh check on), same robot, the problem's world
     checker = RobotWorld.from_config("franka", first.world, tensor_args)
@@ -256,6 +272,7 @@ def main() -> None:
         "threads": args.threads,
         "problems": len(rows),
         "ompl_time_limit_s": args.ompl_time,
+        "roadmap": roadmap,
         "position_tolerance_m": POSITION_TOLERANCE,
         "rotation_tolerance_rad": ROTATION_TOLERANCE,
         "summary": summary,

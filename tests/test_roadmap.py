@@ -302,3 +302,78 @@ def test_exact_band_judges_shallow_sphere_contacts_on_the_meshes():
         t = torch.arange(1, n + 1, dtype=q.dtype)[:, None] / n
         samples = found + t * (ends[e] - found)
         assert bool(ok[e]) == bool(world.validate(samples, exact_band=band).all())
+
+
+# --- narrow passages: MotionBenchMaker's cage --------------------------------------------------
+
+CAGE = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "mbm" / "cage.yml"
+
+
+@pytest.fixture(scope="module")
+def cage():
+    """The first cage problem (a cube on the cage's floor, grasped from above; the way in is
+    a slot between two bars), its checker with the exact band MotionGen uses, and its start
+    and stored goal configuration."""
+    import yaml
+
+    from curobo_lite.scenes import MbmProblem
+
+    problem = MbmProblem.from_dict(yaml.safe_load(CAGE.read_text())["problems"][0])
+    cage_checker = RobotWorld.from_config("franka", problem.world)
+    start = torch.tensor(problem.start, dtype=torch.float32)
+    goal = torch.tensor(problem.goal_config, dtype=torch.float32)
+    return cage_checker, start, goal
+
+
+def _segment_distance(points: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Distances of ``points [N, 3]`` to the segment ``a -> b`` (closed form)."""
+    ab = b - a
+    t = np.clip((points - a) @ ab / (ab @ ab), 0.0, 1.0)
+    return np.linalg.norm(points - (a + t[:, None] * ab), axis=1)
+
+
+def test_corridor_samples_follow_the_hand_from_the_goal_to_the_start(cage):
+    cage_checker, start, goal = cage
+    planner = RoadmapPlanner(cage_checker, RoadmapConfig())
+    generator = torch.Generator().manual_seed(0)
+    q = planner._corridor(512, start, goal[None], generator)
+    low, high = cage_checker.robot_config.joint_limits.position
+    assert bool(((q >= low) & (q <= high)).all())
+    fk = cage_checker.kinematics.forward(torch.cat((start[None], goal[None], q)))
+    points = fk.ee_position.double().numpy()
+    near = _segment_distance(points[2:], points[1], points[0])
+    # uniform joint samples, for comparison: their hands are spread over the arm's reach
+    uniform = low + (high - low) * torch.rand(512, 7, generator=generator)
+    spread = cage_checker.kinematics.forward(uniform).ee_position.double().numpy()
+    far = _segment_distance(spread, points[1], points[0])
+    assert np.median(near) < 0.2 and np.mean(near < 0.35) > 0.9
+    assert np.median(far) > 2.0 * np.median(near)
+
+
+def _mesh_segments(checker: RobotWorld, step: float = 0.05):
+    """A segment check on the collision meshes (coal, swept): ``(ok [E], clearance [E])``."""
+
+    def check(q_from: torch.Tensor, q_to: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        pieces = max(1, math.ceil(float((q_to - q_from).abs().max()) / step))
+        t = torch.linspace(0.0, 1.0, pieces + 1)
+        return checker.trajectory_mesh_report(
+            q_from[:, None] + t[None, :, None] * (q_to - q_from)[:, None]
+        )
+
+    return check
+
+
+@pytest.mark.slow
+def test_corridor_samples_thread_the_cage_where_uniform_samples_do_not(cage):
+    cage_checker, start, goal = cage
+    options = {"num_samples": 512, "max_samples": 512, "exact_band": 0.015, "time_limit": 120.0}
+    check = _mesh_segments(cage_checker)
+    with_corridor = RoadmapPlanner(cage_checker, RoadmapConfig(**options)).plan(start, goal, check)
+    assert with_corridor.success
+    path = with_corridor.path
+    assert torch.equal(path[0], start) and torch.equal(path[-1], goal)
+    # judged again on the collision meshes (coal), every waypoint and swept between them
+    mesh_ok, _ = cage_checker.trajectory_mesh_report(_dense(path, 0.05))
+    assert bool(mesh_ok)
+    without = RoadmapPlanner(cage_checker, RoadmapConfig(corridor_fraction=0.0, **options))
+    assert not without.plan(start, goal, check).success

@@ -13,7 +13,10 @@ Bohlin & Kavraki 2000, the scheme cuRobo's graph planner also batches):
    several nudged starts so that the free elbow can keep the forearm off the boards); the
    chain, every configuration and segment checked, joins the roadmap as known-good edges.
 2. **Samples.** Random configurations, half uniform within the position limits, half around
-   the start and the chains' outer ends (two scales), are validated in one batch; the valid
+   the start and the chains' outer ends (two scales), a quarter in the hand's *corridor*
+   (hand poses about the line from a goal's hand to the start's, reached by a few damped
+   least-squares steps from configurations between the two: in a cage the arm's way out is a
+   narrow passage that uniform samples rarely hit), are validated in one batch; the valid
    ones become nodes, joined to their ``neighbors`` nearest nodes by edges that are *not*
    checked yet. The start gets a straight-shot candidate edge to every goal and chain end.
 3. **Lazy search.** Dijkstra (SciPy) from the start to the nearest goal over the edges not
@@ -31,7 +34,10 @@ the segments of a candidate path and of its shortcuts. The result is a
 
 Tried and left out: corridors of hand poses out of the goal (straight to the start's hand
 pose, or level toward the base) as extra nodes: on MBM's bookshelf and cage problems they
-solved nothing that the samples did not.
+solved nothing that the samples did not. Likewise chains that pull the hand back level toward
+the base from 9 cm up the approach chain (a lift-then-pull grasp retreat) on MBM's cage: they
+often reach 27 cm, but the hand still points down at the front bars there, and the roadmaps
+needed as many samples as without them. What did help there: the corridor samples (step 2).
 """
 
 from __future__ import annotations
@@ -49,7 +55,9 @@ from scipy.sparse.csgraph import dijkstra
 
 from curobo_lite.opt.options import CheckedOptions, as_float, as_int, options_from_dict
 from curobo_lite.types.errors import InputValueError
+from curobo_lite.types.math import quat_multiply
 from curobo_lite.wrap.base.robot_world import RobotWorld
+from curobo_lite.wrap.ik.dls import dls_steps
 from curobo_lite.wrap.motion.graph_planner import GraphPlanResult
 from curobo_lite.wrap.trajopt.approach_seeds import retreat_configs
 
@@ -71,6 +79,17 @@ _CHAIN_VARIANTS = 8
 _CHAIN_DLS = 6
 _CHAIN_NUDGE = 0.15
 
+#: the corridor samples: hand position noise (m) about the start-goal line, orientation
+#: noise (rad per axis), joint noise of their seeds (rad), and damped least-squares steps
+_CORRIDOR_POSITION = 0.12
+_CORRIDOR_ROTATION = 0.6
+_CORRIDOR_SEED = 0.3
+_CORRIDOR_DLS = 6
+#: t = u ** power, u uniform: most corridor samples near the goal, where the way is narrow
+_CORRIDOR_POWER = 2.0
+#: the goals (nearest the start in joint space) whose ways out the corridor samples follow
+_CORRIDOR_GOALS = 4
+
 #: coarse resolution (rad) of the first pass over an edge: most invalid edges fail it, at a
 #: fifth of the fine pass's samples
 _COARSE = 0.1
@@ -89,6 +108,12 @@ class RoadmapConfig(CheckedOptions):
             approach chains).
         approach_step: metres between the configurations of an approach chain.
         local_fraction: share of the samples drawn around the start and the chains' ends.
+        corridor_fraction: share of the samples drawn in the hand's corridor: hand poses
+            about the straight line from the goal's hand pose to the start's (orientations
+            between theirs, turned at random), reached by a few damped least-squares steps
+            from configurations between the goal and the start. In a cage or a cubby the
+            way out is a narrow passage for the arm; these postures follow the hand through
+            it where uniform joint samples rarely land.
         local_std: standard deviation (rad) of those samples (half of them at 0.4 of it).
         exact_band: metres: a configuration whose spheres reach at most this deep into an
             obstacle is judged on the collision meshes (:meth:`RobotWorld.validate`; 0: spheres
@@ -105,6 +130,7 @@ class RoadmapConfig(CheckedOptions):
     approach_distance: float = 0.24
     approach_step: float = 0.03
     local_fraction: float = 0.5
+    corridor_fraction: float = 0.25
     local_std: float = 0.5
     exact_band: float = 0.0
     time_limit: float = 10.0
@@ -122,6 +148,7 @@ class RoadmapConfig(CheckedOptions):
             setattr(self, key, as_float(s, key, getattr(self, key), 0.0, low_open=True))
         self.approach_distance = as_float(s, "approach_distance", self.approach_distance, 0.0)
         self.local_fraction = as_float(s, "local_fraction", self.local_fraction, 0.0, 1.0)
+        self.corridor_fraction = as_float(s, "corridor_fraction", self.corridor_fraction, 0.0, 1.0)
         self.exact_band = as_float(s, "exact_band", self.exact_band, 0.0)
 
     @classmethod
@@ -310,12 +337,23 @@ class RoadmapPlanner:
         chains = torch.stack(links, dim=1)  # [G, steps + 1, D]
         return [chains[g, : int(length[g])] for g in range(G)]
 
-    def _sample(self, n: int, centres: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-        """``[<= n, D]`` valid configurations: uniform, and Gaussian around ``centres``."""
+    def _sample(
+        self,
+        n: int,
+        centres: torch.Tensor,
+        generator: torch.Generator,
+        corridor: tuple[torch.Tensor, torch.Tensor] | None = None,
+    ) -> torch.Tensor:
+        """``[<= n, D]`` valid configurations: uniform, Gaussian around ``centres``, and in the
+        hand's corridor from ``corridor = (start [D], ends [M, D])`` (:meth:`_corridor`)."""
         tensor_args = self.checker.tensor_args
         low, high = self.checker.robot_config.joint_limits.position.to(**tensor_args.as_kwargs())
         n_local = int(round(self.config.local_fraction * n))
-        uniform = torch.rand(n - n_local, self.dof, generator=generator, dtype=low.dtype)
+        n_corridor = 0 if corridor is None else int(round(self.config.corridor_fraction * n))
+        n_corridor = min(n_corridor, n - n_local)
+        uniform = torch.rand(
+            n - n_local - n_corridor, self.dof, generator=generator, dtype=low.dtype
+        )
         uniform = low.cpu() + (high - low).cpu() * uniform
         pick = torch.randint(centres.shape[0], (n_local,), generator=generator)
         noise = torch.randn(n_local, self.dof, generator=generator, dtype=low.dtype)
@@ -324,10 +362,48 @@ class RoadmapPlanner:
         scale = self.config.local_std * torch.where(narrow, _NARROW, 1.0)
         local = centres.cpu()[pick] + scale * noise
         q = torch.cat((uniform, local)).to(low.device)
+        if n_corridor > 0:
+            q = torch.cat((q, self._corridor(n_corridor, *corridor, generator)))
         q = torch.minimum(torch.maximum(q, low), high)
         ok = self.checker.validate(q, self.config.exact_band)
         self._checked_states += q.shape[0]
         return q[ok]
+
+    def _corridor(
+        self, n: int, start: torch.Tensor, ends: torch.Tensor, generator: torch.Generator
+    ) -> torch.Tensor:
+        """``[n, D]`` configurations whose hand lies about the way from one of ``ends [M, D]``
+        (the goals and the approach chains' outer ends) to ``start [D]``: a point ``t`` of the
+        straight line between their hand positions (noise ``_CORRIDOR_POSITION``), the
+        orientation blended between theirs by ``t`` and turned by up to about
+        ``_CORRIDOR_ROTATION``, reached by ``_CORRIDOR_DLS`` damped least-squares steps from the
+        configuration ``t`` of the way between theirs (noise ``_CORRIDOR_SEED``)."""
+        dtype = start.dtype
+        kinematics = self.checker.kinematics
+        state = kinematics.forward(torch.cat((start[None], ends)), spheres=False)
+        position, quaternion = state.ee_position.cpu(), state.ee_quaternion.cpu()
+        pick = 1 + torch.randint(ends.shape[0], (n,), generator=generator)
+        t = torch.rand(n, 1, generator=generator, dtype=dtype) ** _CORRIDOR_POWER
+        target = position[pick] + t * (position[0] - position[pick])
+        target += _CORRIDOR_POSITION * torch.randn(n, 3, generator=generator, dtype=dtype)
+        q_end, q_start = quaternion[pick], quaternion[0].expand(n, 4)
+        q_start = torch.where((q_end * q_start).sum(-1, keepdim=True) < 0.0, -q_start, q_start)
+        blend = q_end + t * (q_start - q_end)
+        blend = blend / blend.norm(dim=-1, keepdim=True)
+        turn = _CORRIDOR_ROTATION * torch.randn(n, 3, generator=generator, dtype=dtype)
+        angle = turn.norm(dim=-1, keepdim=True).clamp(min=1e-9)
+        turn_q = torch.cat((torch.cos(0.5 * angle), torch.sin(0.5 * angle) * turn / angle), -1)
+        target_q = quat_multiply(turn_q, blend)
+        seed = ends.cpu()[pick - 1] + t * (start.cpu() - ends.cpu()[pick - 1])
+        seed += _CORRIDOR_SEED * torch.randn(n, self.dof, generator=generator, dtype=dtype)
+        device = start.device
+        return dls_steps(
+            kinematics,
+            seed.to(device),
+            target.to(device),
+            target_q.to(device),
+            _CORRIDOR_DLS,
+        )
 
     @torch.no_grad()
     def plan(
@@ -371,6 +447,10 @@ class RoadmapPlanner:
             # the straight shot from the start to the chain's outer end (or the goal itself)
             graph.add_edges(np.array([[0, previous]]))
         centres = torch.cat([start[None]] + [chain[-1:] for chain in chains])
+        # the corridor from the goals nearest the start (and their chains' ends): among
+        # dozens of IK solutions, most would only thin its samples out
+        near = (goals - start).norm(dim=-1).argsort()[:_CORRIDOR_GOALS].tolist()
+        corridor = (start, torch.cat([goals[near]] + [chains[g][-1:] for g in near]))
         samples = 0
         found = None
         while found is None and time.perf_counter() - t_start <= config.time_limit:
@@ -378,7 +458,7 @@ class RoadmapPlanner:
             if path is None:  # cut off: more samples, unless the budget is spent
                 if samples >= config.max_samples:
                     break
-                new = self._sample(config.num_samples, centres, generator)
+                new = self._sample(config.num_samples, centres, generator, corridor)
                 samples += max(1, new.shape[0])
                 graph.add_nodes(new)
                 graph.connect_neighbors(config.neighbors)
