@@ -23,8 +23,10 @@ $(VENV)/.installed: pyproject.toml
 
 install: $(VENV)/.installed
 
+# the suite in parallel worker processes (pytest-xdist, one per core); TEST_WORKERS=0: one process
+TEST_WORKERS ?= auto
 test: install
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS)
 
 # the suite with every Warp kernel bounds-checked (Warp's debug mode, its own kernel cache):
 # an out-of-bounds index aborts naming the kernel's line instead of corrupting memory; slower
