@@ -119,9 +119,7 @@ class _SelfCollision(torch.autograd.Function):
     """``spheres [B, N, 4] -> (distance [B], cost [B])`` with a hand-written backward."""
 
     @staticmethod
-    def forward(
-        ctx, spheres, pairs, pair_buffer, eta, max_distance, blocks, block_buffer, groups
-    ):
+    def forward(ctx, spheres, pairs, pair_buffer, eta, max_distance, blocks, block_buffer, groups):
         ctx.set_materialize_grads(False)
         b = spheres.shape[0]
         kwargs = {"dtype": spheres.dtype, "device": spheres.device}
