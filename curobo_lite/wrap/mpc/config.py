@@ -9,7 +9,13 @@ from typing import Any
 
 import torch
 
-from curobo_lite.opt.options import CheckedOptions, as_bool, as_float, as_int, check_keys
+from curobo_lite.opt.options import (
+    CheckedOptions,
+    as_bool,
+    as_float,
+    as_int,
+    options_from_dict,
+)
 from curobo_lite.types import JointState
 
 _SECTION = "mpc"
@@ -18,6 +24,8 @@ _SECTION = "mpc"
 @dataclass
 class MpcSolverConfig(CheckedOptions):
     """Options of :class:`~curobo_lite.wrap.MpcSolver` (task section ``mpc:``)."""
+
+    section = _SECTION
 
     shift_steps: int = 1
     control_dt: float | None = None
@@ -42,9 +50,7 @@ class MpcSolverConfig(CheckedOptions):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> MpcSolverConfig:
-        data = dict(data or {})
-        check_keys(_SECTION, data, [f for f in cls.__dataclass_fields__])
-        return cls(**data)
+        return options_from_dict(cls, data)
 
 
 @dataclass

@@ -46,7 +46,13 @@ from typing import Any
 import torch
 
 from curobo_lite.geom import WorldCollision, WorldConfig
-from curobo_lite.opt.options import CheckedOptions, as_bool, as_float, as_int, check_keys
+from curobo_lite.opt.options import (
+    CheckedOptions,
+    as_bool,
+    as_float,
+    as_int,
+    options_from_dict,
+)
 from curobo_lite.robot import RobotConfig
 from curobo_lite.rollout import TaskConfig
 from curobo_lite.types import JointState, Pose, TensorDeviceType, check_pose
@@ -63,6 +69,8 @@ _SECTION = "reactive"
 @dataclass
 class ReactivePlannerConfig(CheckedOptions):
     """Options of :class:`ReactivePlanner` (see the module docstring)."""
+
+    section = _SECTION
 
     max_deviation: float = 0.3
     check_resolution: float = 0.02
@@ -97,9 +105,7 @@ class ReactivePlannerConfig(CheckedOptions):
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> ReactivePlannerConfig:
-        data = dict(data or {})
-        check_keys(_SECTION, data, [f for f in cls.__dataclass_fields__])
-        return cls(**data)
+        return options_from_dict(cls, data)
 
 
 @dataclass
