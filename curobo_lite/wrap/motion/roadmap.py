@@ -61,8 +61,9 @@ from curobo_lite.wrap.ik.dls import dls_steps
 from curobo_lite.wrap.motion.graph_planner import GraphPlanResult
 from curobo_lite.wrap.trajopt.approach_seeds import retreat_configs
 
-#: edge states: not checked, valid on the spheres (awaiting the segment check), valid, invalid
-_UNCHECKED, _SPHERES, _VALID, _INVALID = 0, 1, 2, -1
+#: edge states: not checked, valid on the spheres (awaiting the segment check), valid, invalid,
+#: and passed the coarse samples only (:data:`_COARSE`; the fine pass is still to come)
+_UNCHECKED, _SPHERES, _VALID, _INVALID, _ROUGH = 0, 1, 2, -1, 3
 
 #: a second judge of segments: ``(q_from [E, D], q_to [E, D]) -> (ok [E], clearance [E])``
 SegmentCheck = Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
@@ -93,6 +94,12 @@ _CORRIDOR_GOALS = 4
 #: coarse resolution (rad) of the first pass over an edge: most invalid edges fail it, at a
 #: fifth of the fine pass's samples
 _COARSE = 0.1
+
+#: the lazy search's speculative checks: with the shortest path's unchecked edges, the
+#: unchecked edges of the paths up to this factor longer (cheapest through them first), up
+#: to :data:`_ROUND_EDGES` per round: one batched call instead of one round per path
+_ROUND_SLACK = 1.25
+_ROUND_EDGES = 32
 
 
 @dataclass
@@ -191,6 +198,10 @@ class _Graph:
         self.length = np.concatenate((self.length, np.maximum(length, 1e-9)))
         self.states = np.concatenate((self.states, np.zeros(len(codes), dtype=np.int8)))
 
+    def row(self, i: int, j: int) -> int:
+        """The row of the edge between nodes ``i`` and ``j`` (it must exist)."""
+        return self._row[min(i, j) * _CODE + max(i, j)]
+
     def state(self, i: int, j: int) -> int | None:
         row = self._row.get(min(i, j) * _CODE + max(i, j))
         return None if row is None else int(self.states[row])
@@ -212,9 +223,13 @@ class _Graph:
         nearest = distance.topk(k, dim=1, largest=False).indices.cpu().numpy()
         self.add_edges(np.stack((np.repeat(np.arange(n), k), nearest.reshape(-1)), axis=1))
 
-    def shortest_path(self, source: int, targets: list[int]) -> list[int] | None:
+    def shortest_path(
+        self, source: int, targets: list[int], slack: float = 0.0, limit: int = 0
+    ) -> tuple[list[int], np.ndarray] | None:
         """Node indices of the shortest path from ``source`` to the nearest of ``targets``
-        over the edges not known to be invalid, ``None`` when none is connected."""
+        over the edges not known to be invalid (``None`` when none is connected), and the
+        rows of up to ``limit`` unchecked edges on paths at most ``1 + slack`` times its
+        length, cheapest path through them first (none with ``limit = 0``)."""
         usable = self.states >= 0
         if not usable.any():
             return None
@@ -228,7 +243,17 @@ class _Graph:
         path = [best]
         while path[-1] != source:
             path.append(int(previous[path[-1]]))
-        return path[::-1]
+        extra = np.zeros(0, dtype=np.int64)
+        unchecked = np.flatnonzero(self.states == _UNCHECKED)
+        if limit > 0 and len(unchecked):
+            to_goal = dijkstra(graph, directed=False, indices=targets, min_only=True)
+            a, b = self.pairs[unchecked, 0], self.pairs[unchecked, 1]
+            through = self.length[unchecked] + np.minimum(
+                cost[a] + to_goal[b], cost[b] + to_goal[a]
+            )
+            near = np.flatnonzero(through <= (1.0 + slack) * cost[best])
+            extra = unchecked[near[np.argsort(through[near], kind="stable")[:limit]]]
+        return path[::-1], extra
 
 
 class RoadmapPlanner:
@@ -253,14 +278,6 @@ class RoadmapPlanner:
         return self.checker.validate_segments(
             q_from, q_to, resolution, exact_band=self.config.exact_band
         )
-
-    def _edges_valid(self, q_from: torch.Tensor, q_to: torch.Tensor) -> torch.Tensor:
-        """``[E]``: coarse samples first; the fine pass only on the edges that pass them."""
-        ok = self._segments_valid(q_from, q_to, max(_COARSE, self.config.resolution))
-        if self.config.resolution < _COARSE and bool(ok.any()):
-            index = ok.nonzero()[:, 0]
-            ok[index] = self._segments_valid(q_from[index], q_to[index], self.config.resolution)
-        return ok
 
     def approach_chains(self, goals: torch.Tensor) -> list[torch.Tensor]:
         """Per goal ``[G, D]``: ``[L, D]`` configurations from the goal backing off along the
@@ -438,14 +455,18 @@ class RoadmapPlanner:
         graph = _Graph(torch.cat([start[None], goals] + [c[1:] for c in chains]))
         targets = list(range(1, 1 + G))
         offset = 1 + G
+        links, shots = [], []
         for g, chain in enumerate(chains):
             previous = 1 + g
             for _ in range(1, chain.shape[0]):
-                graph.set_state(previous, offset, _SPHERES if segment_check else _VALID)
+                links.append((previous, offset))
                 previous = offset
                 offset += 1
             # the straight shot from the start to the chain's outer end (or the goal itself)
-            graph.add_edges(np.array([[0, previous]]))
+            shots.append((0, previous))
+        graph.add_edges(np.array(links + shots))
+        rows = [graph.row(a, b) for a, b in links]
+        graph.states[rows] = _SPHERES if segment_check else _VALID
         centres = torch.cat([start[None]] + [chain[-1:] for chain in chains])
         # the corridor from the goals nearest the start (and their chains' ends): among
         # dozens of IK solutions, most would only thin its samples out
@@ -482,22 +503,39 @@ class RoadmapPlanner:
         )
 
     def _lazy_search(self, graph: _Graph, targets: list[int], t_start: float) -> list[int] | None:
-        """Shortest paths, checking only their unchecked edges on the spheres, until one is
-        valid on them or the graph is cut (``None``)."""
+        """Shortest paths until one is valid on the spheres, or the graph is cut (``None``).
+
+        A round checks the shortest path's unchecked edges on the coarse samples only, in one
+        call with the unchecked edges of the nearly as short paths (:data:`_ROUND_SLACK`,
+        :data:`_ROUND_EDGES`): those are the edges the next rounds would check. The fine pass
+        runs on the edges of a path that has passed the coarse samples everywhere: most
+        invalid edges never cost it."""
+        final = _SPHERES if self._segment_check is not None else _VALID
         while time.perf_counter() - t_start <= self.config.time_limit:
-            path = graph.shortest_path(0, targets)
-            if path is None:
+            found = graph.shortest_path(0, targets, _ROUND_SLACK, _ROUND_EDGES)
+            if found is None:
                 return None
-            pairs = [(min(a, b), max(a, b)) for a, b in zip(path[:-1], path[1:])]
-            edges = [key for key in pairs if graph.state(*key) == _UNCHECKED]
-            if not edges:
+            path, extra = found
+            rows = np.array([graph.row(a, b) for a, b in zip(path[:-1], path[1:])], dtype=np.int64)
+            unchecked = rows[graph.states[rows] == _UNCHECKED]
+            if len(unchecked):
+                rows = np.unique(np.concatenate((unchecked, extra)))
+                fine = self.config.resolution >= _COARSE
+                ok = self._rows_valid(graph, rows, max(_COARSE, self.config.resolution))
+                graph.states[rows] = np.where(ok, final if fine else _ROUGH, _INVALID)
+                continue
+            rough = rows[graph.states[rows] == _ROUGH]
+            if not len(rough):
                 return path
-            index = torch.tensor(edges, dtype=torch.long, device=graph.nodes.device)
-            ok = self._edges_valid(graph.nodes[index[:, 0]], graph.nodes[index[:, 1]])
-            final = _SPHERES if self._segment_check is not None else _VALID
-            for key, valid in zip(edges, ok.tolist()):
-                graph.set_state(*key, final if valid else _INVALID)
+            ok = self._rows_valid(graph, rough, self.config.resolution)
+            graph.states[rough] = np.where(ok, final, _INVALID)
         return None
+
+    def _rows_valid(self, graph: _Graph, rows: np.ndarray, resolution: float) -> np.ndarray:
+        """``[R]`` bool: the edges ``rows`` of ``graph`` pass the samples ``resolution`` apart."""
+        ends = torch.as_tensor(graph.pairs[rows], device=graph.nodes.device)
+        ok = self._segments_valid(graph.nodes[ends[:, 0]], graph.nodes[ends[:, 1]], resolution)
+        return ok.cpu().numpy()
 
     def _shortcut_checked(
         self, graph: _Graph, path: list[int], rounds: int = 2
@@ -513,15 +551,31 @@ class RoadmapPlanner:
         for _ in range(rounds):
             q = graph.nodes[nodes]
             K = len(nodes)
+            # every shortcut on the coarse samples, then the fine pass on the chosen ones only
+            # (a refused one is dropped and the choice redone)
             reach = torch.zeros(K, K, dtype=torch.bool)
+            fine = torch.zeros(K, K, dtype=torch.bool)
             if K > 2:
                 i, j = torch.triu_indices(K, K, offset=2)
-                reach[i, j] = self._edges_valid(q[i], q[j]).cpu()
+                reach[i, j] = self._segments_valid(
+                    q[i], q[j], max(_COARSE, self.config.resolution)
+                ).cpu()
+                fine[i, j] = self.config.resolution >= _COARSE
             reach[torch.arange(K - 1), torch.arange(1, K)] = True
+            fine[torch.arange(K - 1), torch.arange(1, K)] = True
             while True:
                 keep = [0]
                 while keep[-1] != K - 1:
                     keep.append(int(reach[keep[-1]].nonzero()[-1, 0]))
+                coarse = [(a, b) for a, b in zip(keep[:-1], keep[1:]) if not fine[a, b]]
+                if coarse:
+                    index = torch.tensor(coarse, dtype=torch.long)
+                    ok = self._segments_valid(
+                        q[index[:, 0]], q[index[:, 1]], self.config.resolution
+                    ).cpu()
+                    fine[index[:, 0], index[:, 1]] = True
+                    reach[index[:, 0], index[:, 1]] = ok
+                    continue
                 segments = [(nodes[a], nodes[b]) for a, b in zip(keep[:-1], keep[1:])]
                 todo = [
                     (a, b)
