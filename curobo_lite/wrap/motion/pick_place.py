@@ -12,20 +12,25 @@ timed trajectory (:class:`StagePlan`):
    obstacle: the fingers pass around it);
 3. the box is attached (:meth:`MotionGen.attach_objects_to_robot`);
 4. ``retreat``: straight up by ``lift`` (off the board), then straight back along the hand's
-   axis by ``retreat_distance``;
-5. ``carry``: straight to above the table (or straight up or down to the table's height,
-   then straight across), the hand turning only about the vertical (so the box stays upright:
-   its tilt along the plan is what FK of every sample says) until it points away from the
+   axis until the box is ``retreat_distance`` out of the shelf;
+5. ``carry``: to above the table, the box upright all the way (its tilt along the plan is what
+   FK of every sample says), the hand turned about the vertical until it points away from the
    robot's base as it pointed into the shelf (or turned 0.5 rad either way off that, or not at
-   all: the first of :meth:`PickPlaceTask.place_turns` and route whose line passes);
+   all: :meth:`PickPlaceTask.place_turns` in order): a joint-space path projected onto the
+   upright configurations (:mod:`~curobo_lite.wrap.motion.pick_place_carry`, all candidate
+   ends in one batch), from where the retreat ended or after a straight move to the table's
+   height; where none is clear, the straight lines of the hand there;
 6. ``place``: straight down by ``lift`` (the box ``place_clearance`` above the table);
 7. the box is detached and returns to the world where it was put;
 8. ``release``: straight back along the hand's axis by ``approach_distance``.
 
 A straight line is solved as waypoints ``step`` apart (damped least squares from the previous
 configuration, :func:`~curobo_lite.wrap.ik.dls.dls_steps`; each within 1 mm and 0.01 rad of its
-pose), checked on the spheres (with the exact band while the held box leaves its board or is set
-down: there it is judged on its true shape), and timed by
+pose), checked on the collision spheres, which must all be clear of the obstacles (so the real
+robot is, and the MuJoCo plant built of the spheres sees no contact) except the hand's and
+fingers' against the box they grasp or let go of, and the held box's cover spheres within the
+exact band while it leaves its board or is set down (:class:`SphereRule`: there the true shapes
+judge), and timed by
 :func:`~curobo_lite.wrap.motion.path_timing.time_polyline` (the motion stays on the checked
 segments). Every stage's trajectory is then judged by the exact mesh check (coal, the held box's
 true shape included) swept between samples: its clearance is in the stage's report, and a stage
@@ -34,6 +39,7 @@ below ``-mesh_tolerance`` fails the plan.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -47,25 +53,32 @@ from curobo_lite.geom.world import Cuboid, WorldConfig
 from curobo_lite.opt.options import check_keys
 from curobo_lite.types import JointState, Pose, matrix_to_quat
 from curobo_lite.types.errors import InputValueError
+from curobo_lite.wrap.base.attach import ATTACHED_LINK
 from curobo_lite.wrap.motion.motion_gen import MotionGen
 from curobo_lite.wrap.motion.path_timing import time_polyline
+from curobo_lite.wrap.motion.pick_place_carry import carry_ends, upright_paths
 from curobo_lite.wrap.motion.straight_line import (
+    SphereRule,
     guided_line,
     hand_matrices,
     line_waypoints,
     pose_rows,
     rotation_matrix,
+    straight_line,
 )
 
 BOX = "box"
 TABLE = "table"
 #: turns (rad) of the side grasps about the vertical (as the MotionBenchMaker-style scenes')
 GRASP_YAWS = (0.0, -0.3, 0.3, -0.6, 0.6)
-#: the stages whose lines judge spheres within the exact band on the meshes: the fingers close
-#: around the box, the held box leaves its board, is set down on the table (its cover spheres
-#: bulge past it) and the hand backs away from it just above the table; the carry keeps the
-#: arm's spheres clear, as the MuJoCo plant (made of them) needs
-BAND_STAGES = ("approach", "retreat", "place", "release")
+#: the stages whose lines judge the held box's spheres within the exact band on its true shape
+#: (it leaves its board, it is set down on the table: its cover spheres bulge past it)
+HELD_BAND_STAGES = ("retreat", "place")
+#: the stages where the hand and fingers are judged without the (unheld) box: they close around
+#: it and back away from it; the stage's exact mesh check judges both true shapes. Every other
+#: sphere stays clear of every obstacle in every stage, as the MuJoCo plant (made of the
+#: spheres; the hand and fingers do not collide with its free box) needs
+GRASP_STAGES = ("approach", "release")
 STAGES = ("reach", "approach", "retreat", "carry", "place", "release")
 
 
@@ -84,7 +97,8 @@ class PickPlaceTask:
             the shelf; each with the fingers either way round.
         approach_distance: the straight approach and release along the hand's axis.
         lift: the straight lift off the board and the set-down onto the table.
-        retreat_distance: the straight retreat out of the shelf after the lift.
+        retreat_distance: the straight retreat out of the shelf after the lift (along the
+            hand's axis, as far as takes the box this far out along the shelf's depth).
         place_clearance: the box's bottom above the table when it is let go.
         step: metres between the waypoints of a straight line.
         tip_offset: the finger pads' centre along the end effector's z (the Franka's
@@ -289,6 +303,8 @@ class _Planner:
         self.mesh_tolerance = mesh_tolerance
         self.dt = motion_gen.config.interpolation_dt
         self.plan = PickPlacePlan(task, [])
+        exempt = getattr(motion_gen.robot_config.collision, "self_collision_ignore", None) or {}
+        self.grasp_links = tuple(exempt.get(ATTACHED_LINK, ()))
 
     def finish(
         self, name: str, trajectory: JointState | None, status: str, t0: float, holding: bool
@@ -315,17 +331,117 @@ class _Planner:
         self.plan.stages.append(stage)
         return stage
 
-    def line(
-        self, name: str, q0: torch.Tensor, poses: np.ndarray, holding: bool, long: bool = False
+    def rule(self, name: str) -> SphereRule:
+        """How the stage's lines are judged on the spheres (see :class:`SphereRule`)."""
+        if name in GRASP_STAGES:
+            return SphereRule(grasp_links=self.grasp_links, grasp_obstacle=BOX)
+        return SphereRule(held_band=name in HELD_BAND_STAGES)
+
+    def timed(
+        self, name: str, path: torch.Tensor | None, status: str, t0: float, holding: bool
     ) -> StagePlan:
-        t0 = time.perf_counter()
-        band = name in BAND_STAGES
-        path, status = guided_line(self.motion_gen, q0, poses, guide_first=long, band=band)
+        """The stage of the checked joint-space corners ``path [K, D]`` (``None``: failed)."""
         trajectory = None
         if path is not None:
             limits = self.motion_gen.robot_config.joint_limits
             trajectory = time_polyline(path, limits, self.dt)
         return self.finish(name, trajectory, status, t0, holding)
+
+    def line(
+        self, name: str, q0: torch.Tensor, poses: np.ndarray, holding: bool, long: bool = False
+    ) -> StagePlan:
+        t0 = time.perf_counter()
+        rule = self.rule(name)
+        path, status = guided_line(self.motion_gen, q0, poses, guide_first=long, rule=rule)
+        return self.timed(name, path, status, t0, holding)
+
+    def set_down(self, q_above: torch.Tensor) -> tuple[torch.Tensor | None, str]:
+        """The place's corners: straight down by ``lift`` from where the carry ended."""
+        reached = hand_matrices(self.motion_gen, q_above[None])[0]
+        lowered = reached.copy()
+        lowered[2, 3] -= self.task.lift
+        poses = line_waypoints(reached, lowered, self.task.step)
+        return straight_line(self.motion_gen, q_above, poses, rule=self.rule("place"))
+
+    def carry(self, q_back: torch.Tensor, hand: np.ndarray, backed: np.ndarray) -> StagePlan | None:
+        """The carry and the set-down after it: the first carry whose set-down works and that
+        passes the exact mesh check, tried in this order: the joint-space carries holding the
+        box upright (:func:`upright_paths`) from where the retreat ended, the same after a
+        straight move up or down to the height above the table, then the straight lines of
+        the hand (to above the table, or up or down to its height first, then across), each
+        for the turns of :meth:`PickPlaceTask.place_turns` in order. Returns the place
+        (``None`` when no carry was found; the carry's stage says why)."""
+        task, plan, motion_gen = self.task, self.plan, self.motion_gen
+        t0 = time.perf_counter()
+        heading = math.atan2(hand[1, 2], hand[0, 2])
+        radial = math.atan2(task.place_xy[1], task.place_xy[0])
+        aboves = []
+        for turn in task.place_turns(radial - heading):
+            put = np.eye(4)
+            put[:3, :3] = rotation_matrix(np.array([0.0, 0.0, turn])) @ hand[:3, :3]
+            put[:3, 3] = np.asarray(task.place_position) - put[:3, :3] @ plan.box_in_hand[:3, 3]
+            put[2, 3] += task.lift
+            aboves.append(put)
+        raised = backed.copy()
+        raised[2, 3] = aboves[0][2, 3]
+        reasons, downs, ends = [], {}, []
+        for turn, end in carry_ends(motion_gen, q_back, np.stack(aboves)):
+            down, status = self.set_down(end)  # cheap: the ends the box can be set down from
+            if down is None:
+                reasons.append(f"set-down from an IK solution of turn {turn}: {status}")
+                continue
+            downs[len(ends)] = down
+            ends.append((turn, end))
+
+        def joint_space():  # the upright joint-space carries, from the retreat's end or raised
+            paths, reason = upright_paths(motion_gen, q_back, hand[:3, :3], ends)
+            reasons.append(reason)
+            yield from ((c.path, downs[c.index]) for c in paths)
+            up, status = guided_line(
+                motion_gen, q_back, line_waypoints(backed, raised, task.step), rule=SphereRule()
+            )
+            if up is None:
+                reasons.append(f"raise: {status}")
+                return
+            paths, reason = upright_paths(motion_gen, up[-1], hand[:3, :3], ends)
+            reasons.append(f"raised: {reason}")
+            yield from ((torch.cat((up, c.path[1:])), downs[c.index]) for c in paths)
+
+        def straight():  # the straight lines of the hand
+            for above in aboves:
+                raised_above = backed.copy()
+                raised_above[2, 3] = above[2, 3]
+                for poses in (
+                    line_waypoints(backed, above, task.step),
+                    np.concatenate(
+                        (
+                            line_waypoints(backed, raised_above, task.step),
+                            line_waypoints(raised_above, above, task.step),
+                        )
+                    ),
+                ):
+                    path, status = guided_line(
+                        motion_gen, q_back, poses, guide_first=True, rule=SphereRule()
+                    )
+                    reasons.append(status)
+                    if path is not None:
+                        yield path, None
+
+        for path, down in itertools.chain(joint_space(), straight()):
+            if down is None:  # cheap: before the carry's mesh check
+                down, status = self.set_down(path[-1])
+                if down is None:
+                    reasons.append(f"set-down: {status}")
+                    continue
+            del plan.stages[3:]  # the failed try's carry (and set-down)
+            carry = self.timed("carry", path, "SUCCESS", t0, True)
+            if carry.success:
+                place = self.timed("place", down, "SUCCESS", time.perf_counter(), True)
+                if place.success:
+                    return place
+        del plan.stages[3:]
+        self.timed("carry", None, "; ".join(reasons), t0, True)
+        return None
 
 
 def plan_pick_place(
@@ -381,57 +497,17 @@ def plan_pick_place(
         lifted = hand.copy()
         lifted[2, 3] += task.lift
         backed = lifted.copy()
-        backed[:3, 3] -= task.retreat_distance * hand[:3, 2]
+        # as far along the hand's axis as takes the box retreat_distance out of the shelf
+        # (its depth is the base frame's x): a grasp turned by a yaw backs out further
+        backed[:3, 3] -= task.retreat_distance / max(hand[0, 2], 0.5) * hand[:3, 2]
         poses = np.concatenate(
             (line_waypoints(hand, lifted, task.step), line_waypoints(lifted, backed, task.step))
         )
         retreat = run.line("retreat", q_grasp, poses, True)
         if not retreat.success:
             return plan
-        # 5. carry upright to above the table, turned about the vertical only (the box stays
-        # upright): the hand pointing away from the robot's base there, as it pointed into
-        # the shelf, or turned a little off that, or not turned at all, whichever lines work
-        heading = math.atan2(hand[1, 2], hand[0, 2])
-        radial = math.atan2(task.place_xy[1], task.place_xy[0])
-        q_back = retreat.trajectory.position[-1]
-        t_carry = time.perf_counter()
-        carry = place = None
-        for turn in task.place_turns(radial - heading):
-            put = np.eye(4)
-            put[:3, :3] = rotation_matrix(np.array([0.0, 0.0, turn])) @ hand[:3, :3]
-            put[:3, 3] = np.asarray(task.place_position) - put[:3, :3] @ plan.box_in_hand[:3, 3]
-            above = put.copy()
-            above[2, 3] += task.lift
-            raised = backed.copy()  # up (or down) to the table's height first, then across
-            raised[2, 3] = above[2, 3]
-            routes = (
-                line_waypoints(backed, above, task.step),
-                np.concatenate(
-                    (
-                        line_waypoints(backed, raised, task.step),
-                        line_waypoints(raised, above, task.step),
-                    )
-                ),
-            )
-            for poses in routes:
-                del plan.stages[3:]  # the failed try's carry (and set-down)
-                carry = run.line("carry", q_back, poses, True, long=True)
-                if not carry.success:
-                    continue
-                # 6. set it down, from where the carry ended (within the planner's tolerance
-                # of ``above``): a carry that ends where the arm cannot go on down fails too
-                q_above = carry.trajectory.position[-1]
-                reached = hand_matrices(motion_gen, q_above[None])[0]
-                lowered = reached.copy()
-                lowered[2, 3] -= task.lift
-                place = run.line(
-                    "place", q_above, line_waypoints(reached, lowered, task.step), True
-                )
-                if place.success:
-                    break
-            if place is not None and place.success:
-                break
-        carry.plan_time = time.perf_counter() - t_carry  # every try
+        # 5. carry the box upright to above the table; 6. set it down
+        place = run.carry(retreat.trajectory.position[-1], hand, backed)
         if place is None or not place.success:
             return plan
     finally:

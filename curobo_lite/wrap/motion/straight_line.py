@@ -1,21 +1,26 @@
 """Straight lines of the end effector: poses ``step`` apart, each solved by damped least
 squares from the previous configuration (:func:`~curobo_lite.wrap.ik.dls.dls_steps`), thinned
-to the joint-space segments that stay on the line, checked on the spheres with the exact band.
-Where the plain line runs a joint into its limit (a long line: the redundant arm drifts),
-:func:`guided_line` moves the arm along the joint-space line to an IK solution of the last pose
-while the hand keeps to its line. The pick and place (:mod:`~curobo_lite.wrap.motion.pick_place`)
-is made of them.
+to the joint-space segments that stay on the line, and checked on the collision spheres by a
+:class:`SphereRule` (every sphere clear of the obstacles, as a simulator built of them needs, but
+where a grasp or a held object must touch: there the true shapes judge). Where the plain line
+runs a joint into its limit (a long line: the redundant arm drifts), :func:`guided_line` moves
+the arm along the joint-space line to an IK solution of the last pose while the hand keeps to
+its line. The pick and place (:mod:`~curobo_lite.wrap.motion.pick_place`) is made of them.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 
 from curobo_lite.types import Pose, matrix_to_quat, quat_to_matrix
+from curobo_lite.wrap.base.attach import ATTACHED_LINK
 from curobo_lite.wrap.ik.dls import dls_steps, pose_error
 from curobo_lite.wrap.motion.motion_gen import MotionGen
 
@@ -23,22 +28,105 @@ from curobo_lite.wrap.motion.motion_gen import MotionGen
 LINE_TOLERANCE = (1e-3, 1e-2)
 
 
-def _matrix(position: torch.Tensor, quaternion: torch.Tensor) -> np.ndarray:
-    matrix = np.eye(4)
-    matrix[:3, :3] = quat_to_matrix(quaternion.detach().double().cpu()).numpy()
-    matrix[:3, 3] = position.detach().double().cpu().numpy()
-    return matrix
+@dataclass(frozen=True)
+class SphereRule:
+    """How a line's configurations are judged besides the joint limits and self-collision.
+
+    By default every collision sphere must be clear of every obstacle: the spheres bound the
+    links' meshes, so the real robot is clear too, and a simulator built of the spheres (the
+    MuJoCo plant) sees no contact. The exceptions are where the robot must touch:
+
+    Attributes:
+        held_band: the held object's spheres (the ``attached_object`` link) within the exact
+            band of an obstacle are judged on its true shape (a held box leaving its board or
+            set down: its cover spheres bulge past it); every other sphere stays clear.
+        grasp_links: the links that close around ``grasp_obstacle`` (the hand and fingers of
+            a grasp); their spheres are judged without that obstacle, the exact mesh check of
+            the stage judges the true shapes of both. Every other sphere stays clear of it.
+        grasp_obstacle: the world obstacle the grasp links may touch (``None``: none).
+    """
+
+    held_band: bool = False
+    grasp_links: tuple[str, ...] = ()
+    grasp_obstacle: str | None = None
+
+
+@contextmanager
+def obstacle_disabled(motion_gen: MotionGen, name: str | None) -> Iterator[None]:
+    """The world obstacle ``name`` disabled for the checks inside (none for ``None``)."""
+    world = motion_gen.checker.world_collision
+    if name is None:
+        yield
+        return
+    world.enable_obstacle(name, False)
+    try:
+        yield
+    finally:
+        world.enable_obstacle(name, True)
+
+
+def spheres_clear(motion_gen: MotionGen, q: torch.Tensor, skip_links: set[str]) -> torch.Tensor:
+    """``[N]`` bool: every collision sphere of ``q [N, D]`` on a link not in ``skip_links`` is
+    clear of the enabled obstacles."""
+    checker = motion_gen.checker
+    names = checker.kinematics.sphere_link_names
+    skip = torch.as_tensor([name in skip_links for name in names], device=q.device)
+    spheres = checker.get_world_spheres(q).clone()
+    spheres[..., skip, 3] = -1.0  # disabled: read as far away
+    distance = checker.world_collision.sphere_distance(spheres, max_distance=0.05).distance
+    return (distance >= 0.0).all(-1)
+
+
+@torch.no_grad()
+def configs_valid(motion_gen: MotionGen, q: torch.Tensor, rule: SphereRule) -> torch.Tensor:
+    """``[N]`` bool: ``q [N, D]`` within the joint limits, free of self-collision and judged
+    clear of the world by ``rule``."""
+    checker = motion_gen.checker
+    if rule.held_band:
+        ok = checker.validate(q, motion_gen.exact_band)
+        return ok & spheres_clear(motion_gen, q, {ATTACHED_LINK})
+    with obstacle_disabled(motion_gen, rule.grasp_obstacle):
+        ok = checker.validate(q)
+    if rule.grasp_obstacle is not None:
+        ok &= spheres_clear(motion_gen, q, set(rule.grasp_links))
+    return ok
+
+
+@torch.no_grad()
+def segments_valid(
+    motion_gen: MotionGen,
+    q_from: torch.Tensor,
+    q_to: torch.Tensor,
+    rule: SphereRule,
+    resolution: float = 0.02,
+) -> torch.Tensor:
+    """``[E]`` bool: the joint-space segments ``q_from [E, D] -> q_to [E, D]`` pass
+    :func:`configs_valid` at samples at most ``resolution`` rad apart (largest joint step),
+    ``q_to`` included, ``q_from`` not (the caller has checked it); one batched query."""
+    delta = q_to - q_from
+    steps = (delta.abs().amax(-1) / resolution).ceil().clamp(min=1).long()
+    edge = torch.repeat_interleave(torch.arange(q_from.shape[0], device=q_from.device), steps)
+    first = steps.cumsum(0) - steps
+    k = torch.arange(edge.shape[0], device=q_from.device) - first[edge] + 1
+    t = (k.to(q_from.dtype) / steps[edge].to(q_from.dtype))[:, None]
+    ok = configs_valid(motion_gen, q_from[edge] + t * delta[edge], rule)
+    bad = torch.zeros(q_from.shape[0], dtype=torch.int32, device=q_from.device)
+    bad.index_add_(0, edge, (~ok).to(torch.int32))
+    return bad == 0
 
 
 def hand_matrices(motion_gen: MotionGen, q: torch.Tensor) -> np.ndarray:
     """``[T, 4, 4]`` end-effector poses of ``q [T, D]`` (this package's FK)."""
     state = motion_gen.checker.kinematics.forward(q, spheres=False)
-    return np.stack([_matrix(p, r) for p, r in zip(state.ee_position, state.ee_quaternion)])
+    matrices = np.tile(np.eye(4), (q.shape[0], 1, 1))
+    matrices[:, :3, :3] = quat_to_matrix(state.ee_quaternion.detach().double().cpu()).numpy()
+    matrices[:, :3, 3] = state.ee_position.detach().double().cpu().numpy()
+    return matrices
 
 
 def pose_rows(matrices: np.ndarray, tensor_args: Any) -> tuple[torch.Tensor, torch.Tensor]:
     m = torch.as_tensor(matrices, dtype=torch.float64)
-    quaternion = torch.stack([matrix_to_quat(r) for r in m[:, :3, :3]])
+    quaternion = matrix_to_quat(m[:, :3, :3])
     return (
         tensor_args.to_device(m[:, :3, 3].contiguous()),
         tensor_args.to_device(quaternion.contiguous()),
@@ -84,17 +172,15 @@ def straight_line(
     poses: np.ndarray,
     guide: torch.Tensor | None = None,
     iterations: int = 8,
-    band: bool = True,
+    rule: SphereRule = SphereRule(),
 ) -> tuple[torch.Tensor | None, str]:
     """``([K + 1, D], "SUCCESS")``: ``q0 [D]`` then a configuration per pose of ``poses
     [K, 4, 4]``, each solved from the previous by damped least squares and within
     :data:`LINE_TOLERANCE` of its pose, :func:`thinned` to the rows the joint-space segments
-    need, those and the segments between them valid (spheres, with the exact band);
+    need, those and the segments between them valid (:func:`segments_valid` by ``rule``);
     ``(None, reason)`` otherwise. ``guide [K + 1, D]``: joint-space
     waypoints whose steps each solve starts from (the arm then moves as they do, in the null
-    space of the hand's line: a way from one arm posture to another). ``band``: spheres within
-    the exact band of an obstacle are judged on the meshes (a held object resting on its
-    support); ``False``: the spheres must be clear (as a simulator made of them needs)."""
+    space of the hand's line: a way from one arm posture to another)."""
     checker = motion_gen.checker
     position, quaternion = pose_rows(poses, checker.tensor_args)
     rows = [q0.reshape(1, -1)]
@@ -117,10 +203,7 @@ def straight_line(
             return None, f"IK_FAIL at waypoint {k + 1} of {poses.shape[0]}"
         rows.append(q)
     path = thinned(checker.kinematics, torch.cat(rows), position, quaternion)
-    band = motion_gen.exact_band if band else 0.0
-    ok = checker.validate(path[1:], band) & checker.validate_segments(
-        path[:-1], path[1:], resolution=0.02, exact_band=band
-    )
+    ok = segments_valid(motion_gen, path[:-1], path[1:], rule)
     if not bool(ok.all()):
         first = int((~ok).nonzero()[0, 0])
         return None, f"COLLISION on segment {first + 1} of {path.shape[0] - 1}"
@@ -129,38 +212,49 @@ def straight_line(
 
 @torch.no_grad()
 def thinned(
-    kinematics: Any, path: torch.Tensor, position: torch.Tensor, quaternion: torch.Tensor
+    kinematics: Any,
+    path: torch.Tensor,
+    position: torch.Tensor,
+    quaternion: torch.Tensor,
+    judged: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """The rows of ``path [K + 1, D]`` (row ``k > 0`` at the pose ``position [K, 3]``,
     ``quaternion [K, 4]`` row ``k - 1``) that straight joint-space segments need: each segment
     as long as every row it skips lies, moved onto the segment by its share of the joint-space
     length, within :data:`LINE_TOLERANCE` of its pose. The arm then stops only at those rows
-    (:func:`time_polyline` rests at every corner) instead of at every waypoint."""
+    (:func:`time_polyline` rests at every corner) instead of at every waypoint. ``judged [6]``
+    (:func:`pose_error`'s order, position first, base frame): only the components where it is
+    nonzero count (default: all)."""
     K = path.shape[0] - 1
     length = torch.cat((path.new_zeros(1), (path[1:] - path[:-1]).norm(dim=-1).cumsum(0)))
+    scale = None if judged is None else judged.to(path)
     keep, i = [0], 0
     while i < K:
-        rows, owners, targets = [], [], []
-        for j in range(i + 2, K + 1):
-            span = (length[j] - length[i]).clamp(min=1e-12)
-            for m in range(i + 1, j):
-                share = (length[m] - length[i]) / span
-                rows.append(path[i] + share * (path[j] - path[i]))
-                owners.append(j)
-                targets.append(m - 1)
+        # every (end j, skipped row m) with i < m < j <= K: row m moved onto segment i -> j
+        j, m = torch.meshgrid(
+            torch.arange(i + 2, K + 1, device=path.device),
+            torch.arange(i + 1, K, device=path.device),
+            indexing="ij",
+        )
+        pair = m < j
+        j, m = j[pair], m[pair]
         best = i + 1
-        if rows:
-            error = pose_error(
-                kinematics, torch.stack(rows), position[targets], quaternion[targets]
-            )
+        if j.numel():
+            span = (length[j] - length[i]).clamp(min=1e-12)
+            share = ((length[m] - length[i]) / span)[:, None]
+            rows = path[i] + share * (path[j] - path[i])
+            error = pose_error(kinematics, rows, position[m - 1], quaternion[m - 1])
+            if scale is not None:
+                error = error * scale
             bad = (error[:, :3].norm(dim=-1) > LINE_TOLERANCE[0]) | (
                 error[:, 3:].norm(dim=-1) > LINE_TOLERANCE[1]
             )
-            owners_t = torch.as_tensor(owners, device=bad.device)
-            for j in range(i + 2, K + 1):
-                if bool(bad[owners_t == j].any()):
-                    break
-                best = j
+            # the longest segment whose skipped rows, and those of every shorter one, are good
+            bad_end = torch.zeros(K + 1, dtype=torch.bool, device=path.device)
+            bad_end[j[bad]] = True
+            good = ~bad_end[i + 2 :]
+            run = int(good.to(torch.int64).cumprod(0).sum())
+            best = i + 1 + run
         keep.append(best)
         i = best
     return path[keep]
@@ -172,15 +266,15 @@ def guided_line(
     poses: np.ndarray,
     tries: int = 2,
     guide_first: bool = False,
-    band: bool = True,
+    rule: SphereRule = SphereRule(),
 ) -> tuple[torch.Tensor | None, str]:
     """:func:`straight_line`, and where it fails, the same guided by the joint-space line from
     ``q0`` to an IK solution of the last pose (the distinct solutions nearest ``q0`` first,
     up to ``tries``); ``guide_first``: the guided lines first (a long line, where the plain
-    one tends to run a joint into its limit); ``band``: as in :func:`straight_line`."""
+    one tends to run a joint into its limit); ``rule``: as in :func:`straight_line`."""
     reasons = []
     if not guide_first:
-        path, status = straight_line(motion_gen, q0, poses, band=band)
+        path, status = straight_line(motion_gen, q0, poses, rule=rule)
         if path is not None:
             return path, status
         reasons.append(status)
@@ -191,12 +285,12 @@ def guided_line(
     s = torch.linspace(0.0, 1.0, poses.shape[0] + 1, dtype=q0.dtype, device=q0.device)[:, None]
     for end in ends:
         guide = q0 + s * (end.to(q0) - q0)
-        path, status = straight_line(motion_gen, q0, poses, guide, band=band)
+        path, status = straight_line(motion_gen, q0, poses, guide, rule=rule)
         if path is not None:
             return path, status
         reasons.append(status)
     if guide_first:
-        path, status = straight_line(motion_gen, q0, poses, band=band)
+        path, status = straight_line(motion_gen, q0, poses, rule=rule)
         if path is not None:
             return path, status
         reasons.append(status)
