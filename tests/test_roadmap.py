@@ -171,6 +171,49 @@ def test_approach_chain_backs_the_hand_off_along_its_axis(checker):
     assert bool(checker.validate(_dense(chain)).all())
 
 
+def test_escape_chains_leave_a_goal_whose_straight_retreat_is_blocked(checker):
+    """A small box just behind the hand (as close as leaves the goal valid) cuts the chain
+    along the hand's axis; the escape chains back the hand off along its other directions
+    (:data:`~curobo_lite.wrap.motion.roadmap._ESCAPES`), orientation held, and each is clear of
+    both boxes by coal on densely resampled segments."""
+    from curobo_lite.types.math import quat_rotate
+    from curobo_lite.wrap.motion.roadmap import _ESCAPES
+
+    goal = _goal_config(checker)
+    state = checker.kinematics.forward(goal[None])
+    axis = quat_rotate(state.ee_quaternion, torch.tensor([[0.0, 0.0, 1.0]]))[0]
+    config = RoadmapConfig(approach_distance=0.12, approach_step=0.03)
+    for distance in np.arange(0.10, 0.30, 0.01):
+        centre = state.ee_position[0] - float(distance) * axis
+        blocker = {"pose": [*centre.tolist(), 1.0, 0.0, 0.0, 0.0], "dims": [0.05, 0.05, 0.05]}
+        world = RobotWorld.from_config("franka", {"cuboid": {"wall": WALL, "blocker": blocker}})
+        if bool(world.validate(goal[None])[0]):
+            break
+    planner = RoadmapPlanner(world, config)
+    (chain,) = planner.approach_chains(goal[None])
+    assert chain.shape[0] < 5  # the straight retreat is cut short
+    escapes = planner.escape_chains(goal[None], [chain])
+    assert escapes and all(g == 0 and torch.equal(c[0], goal) for g, c in escapes)
+    boxes = BOXES + [(blocker["pose"], blocker["dims"])]
+    moves = torch.tensor(_ESCAPES)
+    moves = quat_rotate(
+        state.ee_quaternion.expand(len(moves), 4), moves / moves.norm(dim=-1)[:, None]
+    )
+    for _, escape in escapes:
+        hand = checker.kinematics.forward(escape)
+        step = hand.ee_position[1:] - hand.ee_position[:-1]  # [L - 1, 3], 3 cm each
+        direction = step[0] / step[0].norm()
+        assert float((moves @ direction).max()) > 0.999  # one of the escape directions
+        assert float((step - 0.03 * direction).norm(dim=-1).max()) < 2e-3
+        rotation = quat_angle_error(
+            hand.ee_quaternion, state.ee_quaternion.expand_as(hand.ee_quaternion)
+        )
+        assert float(rotation.max()) < 0.01
+        spheres = world.get_world_spheres(_dense(escape)).reshape(-1, 4).double().numpy()
+        spheres = spheres[spheres[:, 3] > 0.0]
+        assert float(coal_sphere_box_distance(spheres, boxes).min()) >= -1e-4
+
+
 # --- timing ---------------------------------------------------------------------------------
 
 

@@ -80,6 +80,13 @@ _CHAIN_VARIANTS = 8
 _CHAIN_DLS = 6
 _CHAIN_NUDGE = 0.15
 
+#: escape chains: where a goal's chain along the hand's axis is cut short (another object
+#: behind the hand), the hand also backs off along these directions of its own frame: along
+#: the gap between the fingers (x, e.g. up a can grasped from the side) and halfway between
+#: that and back; from the first :data:`_ESCAPE_GOALS` such goals (nearest the start first)
+_ESCAPES = ((1.0, 0.0, 0.0), (-1.0, 0.0, 0.0), (1.0, 0.0, -1.0), (-1.0, 0.0, -1.0))
+_ESCAPE_GOALS = 8
+
 #: the corridor samples: hand position noise (m) about the start-goal line, orientation
 #: noise (rad per axis), joint noise of their seeds (rad), and damped least-squares steps
 _CORRIDOR_POSITION = 0.12
@@ -329,30 +336,73 @@ class RoadmapPlanner:
             extend = alive & (length == k)
             if not bool(extend.any()):
                 continue
-            previous = links[k - 1]
-            initial = previous[:, None] + nudge[k - 1]  # [G, V, D]
+            grow = extend.nonzero()[:, 0]  # only those chains' variants are solved
+            R = grow.shape[0]
+            previous = links[k - 1][grow]
             candidates = retreat_configs(
                 self.checker.kinematics,
-                goals[:, None].expand(G, V, D),
+                goals[grow][:, None].expand(R, V, D),
                 k * config.approach_step,
                 iterations=3,
-                initial=initial,
+                initial=previous[:, None] + nudge[k - 1],
             )
             good = self.checker.validate(candidates, config.exact_band)
             self._checked_states += good.numel()
             good &= self._segments_valid(
-                previous[:, None].expand(G, V, D).reshape(-1, D),
+                previous[:, None].expand(R, V, D).reshape(-1, D),
                 candidates.reshape(-1, D),
                 config.resolution,
-            ).view(G, V)
-            good &= extend[:, None]
+            ).view(R, V)
             pick = good.to(torch.int8).argmax(dim=1)  # the first valid variant
             grown = good.any(dim=1)
-            links[k] = torch.where(grown[:, None], candidates[rows, pick], links[k])
-            length += grown.long()
-            alive &= ~extend | grown
+            links[k][grow] = torch.where(
+                grown[:, None],
+                candidates[torch.arange(R, device=goals.device), pick],
+                links[k][grow],
+            )
+            length[grow] += grown.long()
+            alive[grow] = grown
         chains = torch.stack(links, dim=1)  # [G, steps + 1, D]
         return [chains[g, : int(length[g])] for g in range(G)]
+
+    def escape_chains(
+        self, goals: torch.Tensor, chains: list[torch.Tensor]
+    ) -> list[tuple[int, torch.Tensor]]:
+        """``(goal index, [L, D] chain)`` for the goals ``[G, D]`` whose approach chain
+        (``chains``, :meth:`approach_chains`) is cut short: the hand backing off along each
+        of :data:`_ESCAPES` (orientation held), up to the first invalid step; chains that
+        leave the goal (``L >= 2``) only."""
+        config = self.config
+        steps = int(config.approach_distance / config.approach_step + 1e-9)
+        cut = [g for g, chain in enumerate(chains) if chain.shape[0] < steps + 1]
+        cut = cut[:_ESCAPE_GOALS]
+        if steps == 0 or not cut:
+            return []
+        motion = torch.tensor(_ESCAPES, dtype=goals.dtype, device=goals.device)
+        motion = motion / motion.norm(dim=-1, keepdim=True)
+        C, E, D = len(cut), motion.shape[0], goals.shape[1]
+        base = goals[cut][:, None, None].expand(C, E, steps, D)
+        distance = config.approach_step * torch.arange(1, steps + 1, dtype=goals.dtype)
+        links = retreat_configs(
+            self.checker.kinematics,
+            base,
+            distance.to(goals.device).expand(C, E, steps),
+            iterations=_CHAIN_DLS,
+            axis=-motion[None, :, None].expand(C, E, steps, 3),
+        )
+        links = torch.cat((base[:, :, :1], links), dim=2)  # [C, E, steps + 1, D]
+        ok = self.checker.validate(links[:, :, 1:], config.exact_band)
+        self._checked_states += ok.numel()
+        ok &= self._segments_valid(
+            links[:, :, :-1].reshape(-1, D), links[:, :, 1:].reshape(-1, D), config.resolution
+        ).view(C, E, steps)
+        length = 1 + ok.to(torch.int64).cumprod(dim=-1).sum(dim=-1)  # [C, E]
+        return [
+            (cut[c], links[c, e, : int(length[c, e])])
+            for c in range(C)
+            for e in range(E)
+            if int(length[c, e]) >= 2
+        ]
 
     def _sample(
         self,
@@ -452,11 +502,12 @@ class RoadmapPlanner:
         G = goals.shape[0]
         generator = torch.Generator().manual_seed(config.seed)
         chains = self.approach_chains(goals)
-        graph = _Graph(torch.cat([start[None], goals] + [c[1:] for c in chains]))
+        every = list(enumerate(chains)) + self.escape_chains(goals, chains)
+        graph = _Graph(torch.cat([start[None], goals] + [c[1:] for _, c in every]))
         targets = list(range(1, 1 + G))
         offset = 1 + G
         links, shots = [], []
-        for g, chain in enumerate(chains):
+        for g, chain in every:
             previous = 1 + g
             for _ in range(1, chain.shape[0]):
                 links.append((previous, offset))
@@ -467,7 +518,7 @@ class RoadmapPlanner:
         graph.add_edges(np.array(links + shots))
         rows = [graph.row(a, b) for a, b in links]
         graph.states[rows] = _SPHERES if segment_check else _VALID
-        centres = torch.cat([start[None]] + [chain[-1:] for chain in chains])
+        centres = torch.cat([start[None]] + [chain[-1:] for _, chain in every])
         # the corridor from the goals nearest the start (and their chains' ends): among
         # dozens of IK solutions, most would only thin its samples out
         near = (goals - start).norm(dim=-1).argsort()[:_CORRIDOR_GOALS].tolist()

@@ -27,6 +27,7 @@ def retreat_configs(
     damping: float = 0.01,
     initial: torch.Tensor | None = None,
     max_step: float = 0.2,
+    axis: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Configurations ``[..., D]`` whose end effector is ``distance`` metres (a number, or one
     per configuration ``[...]``) behind that of
@@ -34,17 +35,22 @@ def retreat_configs(
     residual of ``iterations`` damped least-squares steps, each at most ``max_step`` rad per
     joint: near a singularity an unbounded step throws the arm across its range), clamped to
     the position limits. The steps start from ``initial [..., D]`` (default: the goal
-    configurations), e.g. the previous configuration of a chain backing off step by step."""
+    configurations), e.g. the previous configuration of a chain backing off step by step.
+    ``axis``: the unit direction ``[3]`` or ``[..., 3]`` in the hand's frame to back off
+    against instead of z (``distance * axis`` is subtracted)."""
     shape = goal_configs.shape
     goal_q = goal_configs.reshape(-1, shape[-1]).detach()
     q = (goal_q if initial is None else initial.reshape(-1, shape[-1]).detach()).clone()
     with torch.no_grad():
         goal = kinematics.forward(goal_q, spheres=False)
-        z_axis = torch.zeros_like(goal.ee_position)
-        z_axis[:, 2] = 1.0
+        if axis is None:
+            back = torch.zeros_like(goal.ee_position)
+            back[:, 2] = 1.0
+        else:
+            back = axis.to(goal.ee_position).expand(*shape[:-1], 3).reshape(-1, 3)
         if isinstance(distance, torch.Tensor):  # one per configuration, [...]
             distance = distance.to(goal.ee_position).reshape(-1, 1)
-        target_position = goal.ee_position - distance * quat_rotate(goal.ee_quaternion, z_axis)
+        target_position = goal.ee_position - distance * quat_rotate(goal.ee_quaternion, back)
         q = dls_steps(
             kinematics, q, target_position, goal.ee_quaternion, iterations, damping, max_step
         )
