@@ -43,6 +43,16 @@ def _box_surface(centre, dims, count: int, rng) -> np.ndarray:
     return np.asarray(centre) + p
 
 
+def _assert_scipy_esdf(grid: VoxelWorld, occupied: np.ndarray, cap: float = math.inf) -> None:
+    """The grid's ESDF equals scipy's exact transform of ``occupied``: ``v edt`` outside
+    (capped at ``cap``), ``-v (edt - 1)`` inside."""
+    v = grid.voxel_size
+    outside = np.minimum(distance_transform_edt(~occupied) * v, cap)
+    inside = distance_transform_edt(occupied) * v - v
+    expected = np.where(occupied, -inside, outside)
+    np.testing.assert_allclose(grid.esdf.cpu().numpy(), expected, atol=1e-6)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_esdf_equals_scipy_exact_transform(device: str) -> None:
     """Random occupancy on a grid with three different sides: the signed field equals
@@ -54,10 +64,7 @@ def test_esdf_equals_scipy_exact_transform(device: str) -> None:
         occupied = rng.random(grid.shape) < fraction
         grid.occupancy.copy_(torch.from_numpy(occupied).float())
         grid.update_esdf()
-        outside = distance_transform_edt(~occupied) * 0.02
-        inside = distance_transform_edt(occupied) * 0.02 - 0.02
-        expected = np.where(occupied, -inside, outside)
-        np.testing.assert_allclose(grid.esdf.cpu().numpy(), expected, atol=1e-6)
+        _assert_scipy_esdf(grid, occupied)
     # long lines and large squared distances (the transform's integer arithmetic)
     grid = VoxelWorld([0, 0, 0], [6.0, 0.4, 0.2], 0.02, TensorDeviceType(device))
     occupied = np.zeros(grid.shape, bool)
@@ -68,6 +75,31 @@ def test_esdf_equals_scipy_exact_transform(device: str) -> None:
         occupied, 0.0, distance_transform_edt(~occupied) * 0.02
     )  # single voxels: inside distance 0
     np.testing.assert_allclose(grid.esdf.cpu().numpy(), expected, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("cap", [math.inf, 0.07])
+def test_esdf_equals_scipy_on_plates_walls_and_solids(device: str, cap: float) -> None:
+    """What cameras and worlds give, against scipy's exact transform (capped at ``cap``
+    outside): a two-voxel plate across the whole grid (no free voxel along x or y), a
+    one-voxel wall, a solid block (deep insides), a column ending at the grid's top, and a
+    fully occupied slab along one side (runs with no free end). The grid is large enough
+    for the CPU launches to be split over threads (560 000 voxels)."""
+    grid = VoxelWorld(
+        [0, 0, 0], [2.0, 1.6, 1.4], 0.02, TensorDeviceType(device), max_esdf_distance=cap
+    )
+    assert grid.shape == (100, 80, 70)
+    occupied = np.zeros(grid.shape, bool)
+    occupied[:, :, 15:17] = True  # the plate
+    occupied[50, 8:72, 17:60] = True  # the wall, standing on it
+    occupied[10:40, 30:50, 20:45] = True  # the block
+    occupied[80, 60, 40:] = True  # the column
+    occupied[:, :2, :] = True  # the slab
+    occupied[60:90, 10:25, 40] = True  # a shelf
+    grid.occupancy.copy_(torch.from_numpy(occupied).float())
+    grid.update_esdf()
+    _assert_scipy_esdf(grid, occupied, cap)
+    assert float(grid.esdf.min()) < -0.05  # the block's inside is deep
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -83,10 +115,7 @@ def test_truncated_esdf_is_the_exact_one_capped(device: str) -> None:
         occupied = rng.random(grid.shape) < fraction
         grid.occupancy.copy_(torch.from_numpy(occupied).float())
         grid.update_esdf()
-        outside = np.minimum(distance_transform_edt(~occupied) * 0.02, cap)
-        inside = distance_transform_edt(occupied) * 0.02 - 0.02
-        expected = np.where(occupied, -inside, outside)
-        np.testing.assert_allclose(grid.esdf.cpu().numpy(), expected, atol=1e-6)
+        _assert_scipy_esdf(grid, occupied, cap)
     grid.clear()
     grid.update_esdf()
     assert float(grid.esdf.min()) >= vk.FAR
@@ -385,3 +414,42 @@ def test_exact_band_does_not_let_the_meshes_judge_a_voxel_contact():
     assert -0.015 < depth < 0.0 and abs(depth + 0.004) <= 0.01
     assert not bool(world.validate(q)[0])
     assert not bool(world.validate(q, exact_band=0.015)[0])
+
+
+def test_grid_query_writes_every_row_it_does_not_fold() -> None:
+    """A world of grids alone has the grid write its query's outputs (no fill first): every
+    row of a swept query with gradients, over outputs holding NaN, equals the grid folded into
+    an empty world's outputs, and a world holding the grid and a far-off box (which fills them
+    first) answers the same. Large enough for the CPU launch to be split over threads."""
+    rng = np.random.default_rng(4)
+    grid = VoxelWorld([0.0, 0.0, 0.0], [0.4, 0.4, 0.4], 0.02)
+    grid.integrate_points(_box_surface([0.2, 0.2, 0.2], [0.1, 0.16, 0.12], 20000, rng))
+    centres = rng.uniform(-0.1, 0.5, size=(20, 25, 40, 3))
+    radii = rng.uniform(-0.01, 0.04, size=(20, 25, 40, 1))  # some disabled
+    spheres = torch.tensor(np.concatenate((centres, radii), -1), dtype=torch.float32)
+    rows = spheres.numel() // 4
+    query = (0.05, math.inf, 1, 0.5, 8, True)  # activation, max distance, sweep, ... grads
+
+    def outputs(fill: float) -> list[torch.Tensor]:
+        return [torch.full((rows,), fill), torch.full((rows,), fill)] + [
+            torch.full((rows, 4), fill) for _ in range(4)
+        ]
+
+    folded = outputs(0.0)
+    folded[0].fill_(math.inf)
+    grid.fold_query(spheres, *query, folded[0], folded[1], folded[2:])
+    written = outputs(math.nan)
+    grid.fold_query(spheres, *query, written[0], written[1], written[2:], overwrite=True)
+    for a, b in zip(written, folded, strict=True):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    assert bool((folded[1] > 0).any()) and bool((folded[2].abs().sum(-1) > 0).any())
+    far_box = Cuboid("far", pose=[50.0, 0, 0, 1, 0, 0, 0], dims=[0.1, 0.1, 0.1])
+    grads = []
+    for world in (WorldConfig(voxel=[grid]), WorldConfig(cuboid=[far_box], voxel=[grid])):
+        s = spheres.clone().requires_grad_(True)
+        result = WorldCollision(world).swept_sphere_distance(s, 0.05, max_sweep_samples=8)
+        torch.testing.assert_close(result.distance.reshape(-1), folded[0], rtol=0, atol=0)
+        torch.testing.assert_close(result.cost.reshape(-1), folded[1], rtol=0, atol=0)
+        grads.append(torch.autograd.grad(result.cost.sum(), s)[0])
+    assert bool(torch.isfinite(grads[0]).all()) and bool((grads[0] != 0).any())
+    torch.testing.assert_close(grads[0], grads[1], rtol=0, atol=0)

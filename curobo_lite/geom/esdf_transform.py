@@ -4,6 +4,7 @@ transform's buffers and its three launches (kernels in :mod:`curobo_lite.kernels
 
 from __future__ import annotations
 
+import ctypes
 import math
 
 import torch
@@ -11,6 +12,11 @@ import torch
 from curobo_lite.kernels import edt_kernels as edt
 from curobo_lite.kernels import voxel_kernels as vk
 from curobo_lite.kernels.launch import as_warp, launch_rows
+
+#: row pieces per CPU thread of a split launch (``launch_rows``): fine enough that the threads
+#: end together on a grid whose surfaces lie in one part, coarse enough that the launches'
+#: overhead (~30 us each) stays small
+PIECES_PER_CPU_THREAD = 4
 
 
 class EsdfTransform:
@@ -53,7 +59,12 @@ class EsdfTransform:
         count = nx * ny * nz
         device = self.device
         flags = self._flags
-        flags.zero_()
+        if device.type == "cuda":
+            flags.zero_()  # on torch's stream, which the launches use
+        else:
+            # one thread's memset: torch's fill of these ~40 k ints runs on its thread pool,
+            # whose threads then spin for a while, taking a core from the launches below
+            ctypes.memset(flags.data_ptr(), 0, flags.numel() * flags.element_size())
         deep_y, deep_z, seen = (
             as_warp(flags[: nx * nz]), as_warp(flags[nx * nz : -1]), as_warp(flags[-1:])
         )  # fmt: skip
@@ -83,10 +94,11 @@ class EsdfTransform:
         def pass_z(b0: int, b1: int) -> tuple[int, list]:
             slot = b0 if cpu else -1
             return b1 - b0, [
-                cells, *fields, nz, trunc2, far, voxel_size, seen, b0, slot, deep_z, *scratch,
-                out,
+                *fields, nz, trunc2, far, voxel_size, seen, b0, slot, deep_z, *scratch, out,
             ]  # fmt: skip
 
-        launch_rows(edt.edt_pass_x, ny * nz, device, pass_x, count * 4)
-        launch_rows(edt.edt_pass_y, nx * nz, device, pass_y, count * 8)
-        launch_rows(edt.edt_pass_z, nx * ny, device, pass_z, count * 8)
+        # lines cost unevenly (those through surfaces most): CPU threads take pieces in turn
+        pieces = PIECES_PER_CPU_THREAD
+        launch_rows(edt.edt_pass_x, ny * nz, device, pass_x, count * 4, pieces)
+        launch_rows(edt.edt_pass_y, nx * nz, device, pass_y, count * 8, pieces)
+        launch_rows(edt.edt_pass_z, nx * ny, device, pass_z, count * 8, pieces)

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 import warp as wp
 
+from curobo_lite.geom.esdf_transform import PIECES_PER_CPU_THREAD
 from curobo_lite.geom.perception_inputs import as_points, pose_frame, positive_number
 from curobo_lite.kernels import voxel_kernels as vk
 from curobo_lite.kernels.launch import as_warp, launch_rows
@@ -139,7 +140,7 @@ class VoxelIntegration:
             ]  # fmt: skip
 
         # the decay rides along the carving's pass over the grid
-        launch_rows(vk.carve_projective, count, device, carve, count)
+        launch_rows(vk.carve_projective, count, device, carve, count, PIECES_PER_CPU_THREAD)
         pixel_to_base = rotation.double() @ torch.linalg.inv(k.double())
         wp.launch(
             vk.mark_depth,

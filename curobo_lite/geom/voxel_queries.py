@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import torch
 
+from curobo_lite.geom.esdf_transform import PIECES_PER_CPU_THREAD
 from curobo_lite.geom.sphere_query import SphereWorldQuery, WorldDistance, check_ranges
 from curobo_lite.kernels import esdf_query_kernels as qk
 from curobo_lite.kernels.launch import as_warp, launch_rows
@@ -65,14 +66,15 @@ class VoxelQueries:
         """The grid's flat outputs for :class:`SphereWorldQuery` (an empty world's, folded)."""
         rows = spheres.numel() // 4
         kw = {"device": spheres.device, "dtype": spheres.dtype}
-        distance = torch.full((rows,), max_distance, **kw)
-        cost = torch.zeros(rows, **kw)
+        # the kernel writes every row (overwrite): no fills
+        distance = torch.empty(rows, **kw)
+        cost = torch.empty(rows, **kw)
         dummy = torch.zeros(1, 4, **kw)
-        grads = [torch.zeros(rows, 4, **kw) if write_grad else dummy for _ in range(2)]
-        grads += [torch.zeros(rows, 4, **kw) if write_grad and sweep else dummy for _ in range(2)]
+        grads = [torch.empty(rows, 4, **kw) if write_grad else dummy for _ in range(2)]
+        grads += [torch.empty(rows, 4, **kw) if write_grad and sweep else dummy for _ in range(2)]
         self.fold_query(
             spheres, activation, max_distance, sweep, sweep_spacing, max_sweep_samples,
-            write_grad, distance, cost, grads,
+            write_grad, distance, cost, grads, overwrite=True,
         )  # fmt: skip
         return distance, cost, *grads
 
@@ -88,12 +90,15 @@ class VoxelQueries:
         distance: torch.Tensor,
         cost: torch.Tensor,
         grads: Sequence[torch.Tensor],
+        overwrite: bool = False,
     ) -> None:
         """Fold the grid's result for ``spheres`` (``[..., N, 4]``; ``[B, H, N, 4]`` with
         ``sweep``) into the flat outputs of another world's query (``distance``, ``cost``
         ``[S]``; ``grads``: four ``[S, 4]``, or ``[1, 4]`` placeholders without
         ``write_grad``): the smaller distance, the summed cost. With ``sweep`` each part's cost
-        is its largest over the samples, so the sum bounds the largest total from above."""
+        is its largest over the samples, so the sum bounds the largest total from above.
+        ``overwrite``: the outputs hold nothing yet (any values): the grid's result is written
+        as if folded into an empty world's (``max_distance``, zero cost and gradients)."""
         horizon, num_spheres = (spheres.shape[1], spheres.shape[2]) if sweep else (1, 1)
         flat = spheres.reshape(-1, 4).contiguous()
         rows = flat.shape[0]
@@ -109,8 +114,12 @@ class VoxelQueries:
             return -(-(b1 - b0) // per_thread), [
                 flat_wp, activation, max_distance, sweep, horizon, num_spheres, sweep_spacing,
                 max_sweep_samples, esdf, *scalars, b0, b1, per_thread, int(write_grad),
-                *outputs,
+                int(overwrite), *outputs,
             ]  # fmt: skip
 
         elements = rows * 16 * (max_sweep_samples if sweep else 1)
-        launch_rows(qk.query_kernel(flat.dtype), rows, flat.device, make_launch, elements)
+        # rows near surfaces cost more than those the broad phase drops: threads take pieces
+        launch_rows(
+            qk.query_kernel(flat.dtype), rows, flat.device, make_launch, elements,
+            PIECES_PER_CPU_THREAD,
+        )  # fmt: skip

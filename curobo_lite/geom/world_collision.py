@@ -305,14 +305,17 @@ class WorldCollision(WorldTables):
         num_enabled = self._num_enabled if tables is None else tables.num_active
         if num_enabled == 0:
             # nothing to be near: skip the launch (MPC and trajopt run with an empty world
-            # until one is given)
-            distance.fill_(max_distance)
-            cost.zero_()
-            for g in grads:
-                g.zero_()
+            # until one is given); a voxel grid's query writes the outputs itself (torch's
+            # parallel fills would leave their threads spinning in its launches' way)
+            grid_writes = tables is None and bool(self._voxel_worlds)
+            if not grid_writes:
+                distance.fill_(max_distance)
+                cost.zero_()
+                for g in grads:
+                    g.zero_()
             return self._fold_voxels(spheres, voxel_tables, activation, max_distance, sweep,
                                      sweep_spacing, max_sweep_samples, write_grad,
-                                     distance, cost, grads)  # fmt: skip
+                                     distance, cost, grads, overwrite=grid_writes)  # fmt: skip
         use_bvh = self._use_bvh(max_distance) if tables is None else 0
         tables = self._tables if tables is None else tables
         flat_wp = as_warp(flat)
@@ -345,12 +348,13 @@ class WorldCollision(WorldTables):
                                  sweep_spacing, max_sweep_samples, write_grad,
                                  distance, cost, grads)  # fmt: skip
 
-    def _fold_voxels(self, spheres, tables, *query) -> tuple[torch.Tensor, ...]:
+    def _fold_voxels(self, spheres, tables, *query, overwrite=False) -> tuple[torch.Tensor, ...]:
         """The voxel worlds' distances and costs folded into a whole-world query's outputs
-        (``query``: ``_launch``'s arguments then its outputs); per-slot queries skip them."""
+        (``query``: ``_launch``'s arguments then its outputs); per-slot queries skip them.
+        ``overwrite``: the outputs are unwritten, the first grid writes them."""
         if tables is None:
-            for voxel_world in self._voxel_worlds:
-                voxel_world.fold_query(spheres, *query)
+            for i, voxel_world in enumerate(self._voxel_worlds):
+                voxel_world.fold_query(spheres, *query, overwrite=overwrite and i == 0)
         distance, cost, grads = query[-3:]
         return distance, cost, *grads
 

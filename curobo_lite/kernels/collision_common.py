@@ -18,7 +18,7 @@ from typing import Any
 import torch
 import warp as wp
 
-from curobo_lite.kernels.warp_types import Array2
+from curobo_lite.kernels.warp_types import Array1, Array2
 
 wp.config.log_level = 30  # WARNING
 
@@ -68,6 +68,34 @@ def store4(a: Array2, i: int, v: Any, w: Any):
     a[i, 1] = v[1]
     a[i, 2] = v[2]
     a[i, 3] = w
+
+
+@wp.func
+def clear_row(
+    o: int,
+    max_distance: Any,
+    sweep: int,
+    write_grad: int,
+    distance: Array1,
+    cost: Array1,
+    grad_distance: Array2,
+    grad_cost: Array2,
+    grad_distance_prev: Array2,
+    grad_cost_prev: Array2,
+):
+    """Output row ``o`` of a sphere query with nothing within reach: ``max_distance``, no
+    cost, zero gradients (those written: with ``write_grad``, the previous samples' with
+    ``sweep`` too)."""
+    zero = type(max_distance)(0.0)  # (not max_distance - max_distance: it may be inf)
+    vzero = wp.vector(zero, zero, zero)
+    distance[o] = max_distance
+    cost[o] = zero
+    if write_grad != 0:
+        store4(grad_distance, o, vzero, zero)
+        store4(grad_cost, o, vzero, zero)
+        if sweep != 0:
+            store4(grad_distance_prev, o, vzero, zero)
+            store4(grad_cost_prev, o, vzero, zero)
 
 
 def smooth_hinge_torch(x: torch.Tensor, eta: float) -> torch.Tensor:

@@ -168,18 +168,23 @@ def _envelope(
 
 
 @wp.func
-def _parabola_over(env: wp.array(dtype=wp.int32), e: int, last: int, q: int, site: int, value: int):
-    """The envelope's parabola over ``q``, from ``e`` (the one over ``q - 1``, apex ``site``,
-    height ``value``) on, up to the last one ``last`` (see :func:`_envelope`): its ``e``,
-    apex and height."""
-    k = e
-    apex = site
-    height = value
-    while k < last and env[k + 6] < q * env[k + 7]:
-        k += 4
-        apex = env[k]
-        height = env[k + 1] - apex * apex
-    return k, apex, height
+def _parabola(env: wp.array(dtype=wp.int32), e: int, last: int, n: int):
+    """The envelope's parabola at ``e`` (see :func:`_envelope`; ``last``: its last one): its
+    apex, height, and the first ``q`` (at most ``n``) over which the next one lies lower,
+    the smallest integer above the next one's start ``env[e + 6] / env[e + 7]`` (``n`` after
+    the last). Reading the envelope out parabola by parabola leaves the loop over a line's
+    voxels without a data-dependent test."""
+    apex = env[e]
+    height = env[e + 1] - apex * apex
+    end = n
+    if e < last:
+        num = env[e + 6]
+        den = env[e + 7]  # > 0: a parabola's apex lies before where it takes over
+        t = num / den  # rounds toward zero: floor below
+        if t * den > num:
+            t -= 1
+        end = wp.min(t + 1, n)
+    return apex, height, end
 
 
 @wp.func
@@ -197,18 +202,44 @@ def _lower_line(
     k = _envelope(f, first, stride, n, env, zbase)
     if k < 0:
         return  # no finite value: the line stays INF
+    last = zbase + 4 * k
     e = zbase
-    site = env[e]
-    value = env[e + 1] - site * site
     q = wp.int32(0)
     index = first
-    while q < n:
-        e, site, value = _parabola_over(env, e, zbase + 4 * k, q, site, value)
-        gap = q - site
-        lowered = gap * gap + value
-        f[index] = wp.where(lowered <= trunc2, float(lowered), INF)
-        q += 1
+    while e <= last:
+        apex, height, end = _parabola(env, e, last, n)
+        while q < end:
+            gap = q - apex
+            lowered = gap * gap + height
+            f[index] = wp.where(lowered <= trunc2, float(lowered), INF)
+            q += 1
+            index += stride
+        e += 4
+
+
+@wp.func
+def _run_end(f: wp.array(dtype=wp.float32), first: int, stride: int, n: int, a: int):
+    """The last voxel of the run of occupied voxels (inside value ``> 0``) from voxel ``a``
+    of the line ``f[first + q * stride]``, ``q < n``."""
+    b = a
+    index = first + (a + 1) * stride
+    while b + 1 < n and f[index] > 0.0:
+        b += 1
         index += stride
+    return b
+
+
+@wp.func
+def _free_end_bound(q: int, a: int, b: int, n: int):
+    """Squared distance from ``q`` to the nearer free voxel bounding the occupied run ``[a,
+    b]`` of a line of ``n`` voxels (beyond the grid there is none: ``4 n^2`` without
+    either)."""
+    d = n + n
+    if a > 0:
+        d = q - a + 1
+    if b < n - 1:
+        d = wp.min(d, b + 1 - q)
+    return float(d * d)
 
 
 @wp.func
@@ -222,53 +253,51 @@ def _lower_inside(
     window: wp.array(dtype=wp.float32),
     wbase: int,
 ):
-    """:func:`_lower_line` for the inside field (mostly 0 and 1, the inside of thin occupied
-    shells): a first look skips lines that cannot change, and lines of small values take the
-    exact windowed minimum (only ``p`` with ``(q - p)^2 < f(q)`` can lower ``f(q)``), cheaper
-    than the envelope; ``window`` holds ``n`` values from ``wbase``."""
-    any_finite = wp.bool(False)
-    any_infinite = wp.bool(False)
-    varies = wp.bool(False)
+    """:func:`_lower_line` for the inside field (0 at free voxels, mostly 1 in the thin
+    occupied shells a camera sees), run by run: a free voxel (value 0) bounds a run of
+    occupied ones, and nothing beyond it can lower the run's values below the squared
+    distance to it, so only ``p`` in the run with ``(q - p)^2`` below that bound and below
+    ``f(q)`` can lower ``f(q)`` (the exact windowed minimum). A line holding a bound above
+    :data:`SMALL` (thick solids) takes the envelope instead. ``window`` holds ``n`` values
+    from ``wbase``."""
     largest = wp.float32(0.0)
-    first_value = f[first]
     q = wp.int32(0)
-    index = first
     while q < n:
-        fq = f[index]
-        if fq < INF:
-            any_finite = True
-            largest = wp.max(largest, fq)
+        if f[first + q * stride] > 0.0:
+            a = q
+            b = _run_end(f, first, stride, n, a)
+            while q <= b:
+                bound = wp.min(f[first + q * stride], _free_end_bound(q, a, b, n))
+                largest = wp.max(largest, bound)
+                q += 1
         else:
-            any_infinite = True
-        if fq != first_value:
-            varies = True
-        q += 1
-        index += stride
-    if not any_finite or not varies:
-        return  # nothing to lower: all INF, or all one value
-    if any_infinite or largest > SMALL:
+            q += 1
+    if largest == 0.0:
+        return  # no occupied voxel
+    if largest > SMALL:
         _lower_line(f, first, stride, n, env, zbase, NO_TRUNCATION)
         return
     q = wp.int32(0)
-    index = first
     while q < n:
-        fq = f[index]
-        best = fq
-        reach = int(wp.sqrt(fq))
-        w = wp.max(q - reach, 0)
-        while w <= wp.min(q + reach, n - 1):
-            d = float(w - q)
-            best = wp.min(best, d * d + f[first + w * stride])
-            w += 1
-        window[wbase + q] = best
-        q += 1
-        index += stride
-    q = wp.int32(0)
-    index = first
-    while q < n:
-        f[index] = window[wbase + q]
-        q += 1
-        index += stride
+        if f[first + q * stride] > 0.0:
+            a = q
+            b = _run_end(f, first, stride, n, a)
+            while q <= b:  # the run's lowered values, from its values before
+                best = wp.min(f[first + q * stride], _free_end_bound(q, a, b, n))
+                reach = int(wp.sqrt(best))
+                w = wp.max(q - reach, a)
+                while w <= wp.min(q + reach, b):
+                    d = float(w - q)
+                    best = wp.min(best, d * d + f[first + w * stride])
+                    w += 1
+                window[wbase + q] = best
+                q += 1
+            q = a
+            while q <= b:
+                f[first + q * stride] = window[wbase + q]
+                q += 1
+        else:
+            q += 1
 
 
 @wp.kernel
@@ -302,7 +331,6 @@ def edt_pass_y(
 
 @wp.kernel
 def edt_pass_z(
-    occupancy: wp.array(dtype=wp.float32),
     outside: wp.array(dtype=wp.float32),
     inside: wp.array(dtype=wp.float32),
     nz: int,
@@ -321,8 +349,9 @@ def edt_pass_z(
     signed distance in metres: ``v sqrt(outside)`` at a free voxel (``far`` where it is
     ``INF``), ``-v (sqrt(inside) - 1)`` at an occupied one (0 on an occupied voxel next to a
     free one: the zero level runs through the centres of the boundary voxels, where a
-    measured surface lies on average). ``far`` holds for a truncated distance; an empty grid
-    (``seen[0] == 0``) reads ``v sqrt(INF)``."""
+    measured surface lies on average). The occupied voxels are those at outside distance 0.
+    ``far`` holds for a truncated distance; an empty grid (``seen[0] == 0``) reads ``v
+    sqrt(INF)``."""
     line = wp.tid() + line_offset
     first = line * nz
     slot = wp.where(shared_slot >= 0, shared_slot, line)
@@ -330,21 +359,24 @@ def edt_pass_z(
     if deep_z[line] != 0:
         _lower_inside(inside, first, 1, nz, env, zbase, window, slot * nz)
     k = _envelope(outside, first, 1, nz, env, zbase)
-    e = zbase
-    last = zbase + 4 * k
-    site = env[e]
-    value = env[e + 1] - site * site
     far_value = wp.where(seen[0] != 0, far, voxel * wp.sqrt(INF))
     q = wp.int32(0)
-    while q < nz:
-        index = first + q
-        if occupancy[index] >= OCCUPIED:
-            esdf[index] = -voxel * (wp.sqrt(inside[index]) - 1.0)
-        elif k < 0:
-            esdf[index] = far_value  # no occupied voxel within reach
-        else:
-            e, site, value = _parabola_over(env, e, last, q, site, value)
-            gap = q - site
-            lowered = gap * gap + value
-            esdf[index] = wp.where(lowered <= trunc2, voxel * wp.sqrt(float(lowered)), far_value)
-        q += 1
+    if k < 0:  # no occupied voxel within reach
+        while q < nz:
+            esdf[first + q] = far_value
+            q += 1
+        return
+    last = zbase + 4 * k
+    e = zbase
+    while e <= last:
+        apex, height, end = _parabola(env, e, last, nz)
+        while q < end:
+            index = first + q
+            gap = q - apex
+            lowered = gap * gap + height
+            value = wp.where(lowered <= trunc2, voxel * wp.sqrt(float(lowered)), far_value)
+            if lowered == 0:  # occupied
+                value = -voxel * (wp.sqrt(inside[index]) - 1.0)
+            esdf[index] = value
+            q += 1
+        e += 4

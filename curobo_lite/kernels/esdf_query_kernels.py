@@ -20,7 +20,13 @@ from typing import Any
 import torch
 import warp as wp
 
-from curobo_lite.kernels.collision_common import smooth_hinge, smooth_hinge_grad, sweep_samples
+from curobo_lite.kernels.collision_common import (
+    clear_row,
+    smooth_hinge,
+    smooth_hinge_grad,
+    store4,
+    sweep_samples,
+)
 from curobo_lite.kernels.voxel_kernels import FAR, Grid
 from curobo_lite.kernels.warp_types import Array1, Array2
 
@@ -86,14 +92,6 @@ def esdf_sample(esdf: Grid, origin: Any, inv_voxel: Any, voxel: Any, p: Any):
             d = d + e
             g = g + n
     return d, g
-
-
-@wp.func
-def _store4(a: Array2, i: int, v: Any, w: Any):
-    a[i, 0] = v[0]
-    a[i, 1] = v[1]
-    a[i, 2] = v[2]
-    a[i, 3] = w
 
 
 @wp.func
@@ -203,9 +201,9 @@ def _fold_sphere(
     if best_d < distance[o]:
         distance[o] = best_d
         if write_grad != 0:
-            _store4(grad_distance, o, best_gd * best_td, -best_td)
+            store4(grad_distance, o, best_gd * best_td, -best_td)
             if sweep != 0:
-                _store4(grad_distance_prev, o, best_gd * (one - best_td), best_td - one)
+                store4(grad_distance_prev, o, best_gd * (one - best_td), best_td - one)
     if best_c > zero:
         cost[o] = cost[o] + best_c
         if write_grad != 0:
@@ -234,6 +232,7 @@ def sphere_esdf_distance(
     row_end: int,
     rows_per_thread: int,
     write_grad: int,
+    overwrite: int,
     distance: Array1,
     cost: Array1,
     grad_distance: Array2,
@@ -244,12 +243,20 @@ def sphere_esdf_distance(
     """Fold the grid's distance and cost of spheres ``[S, 4]`` into ``distance``/``cost``
     ``[S]`` and their gradients (rows, sweep samples and output offsets as in
     ``sphere_world_distance``): the distance becomes the smaller, the cost the sum. Every
-    distance is lowered by ``inflation`` (metres). Thread ``t`` takes rows ``row_offset +
+    distance is lowered by ``inflation`` (metres). With ``overwrite`` the outputs start as an
+    empty world's (``max_distance``, zero cost and gradients) instead of holding another
+    world's result: the caller needs no fill (torch's parallel fills leave their threads
+    spinning on a CPU, in the way of these launches). Thread ``t`` takes rows ``row_offset +
     t * rows_per_thread`` on, up to ``row_end`` (several per thread on a CPU: a Warp CPU thread
     copies the launch's arguments, which costs more than most rows' one grid read)."""
     s = wp.tid() * rows_per_thread + row_offset
     last = wp.min(s + rows_per_thread, row_end)
     while s < last:  # (a while loop: Warp's CPU code for a dynamic range loop is slower)
+        if overwrite != 0:
+            clear_row(
+                s - row_offset, max_distance, sweep, write_grad, distance, cost, grad_distance,
+                grad_cost, grad_distance_prev, grad_cost_prev,
+            )  # fmt: skip
         _fold_sphere(
             s, s - row_offset, spheres, activation, max_distance, sweep, horizon, num_spheres,
             sweep_spacing, max_sweep_samples, esdf, origin_x, origin_y, origin_z, voxel,
@@ -263,7 +270,7 @@ def _query_signature(scalar) -> list:
     a1, a2 = wp.array(dtype=scalar), wp.array2d(dtype=scalar)
     return [
         a2, scalar, scalar, int, int, int, scalar, int,
-        Grid, scalar, scalar, scalar, scalar, scalar, int, int, int, int,
+        Grid, scalar, scalar, scalar, scalar, scalar, int, int, int, int, int,
         a1, a1, a2, a2, a2, a2,
     ]  # fmt: skip
 

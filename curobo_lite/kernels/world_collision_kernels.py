@@ -47,6 +47,7 @@ import torch
 import warp as wp
 
 from curobo_lite.kernels.collision_common import (
+    clear_row,
     smooth_hinge,
     smooth_hinge_grad,
     store4,
@@ -386,14 +387,10 @@ def sphere_world_distance(
     if r < zero or not _segment_in_reach(a, c, wp.max(r, ra), reach, world, use_bvh):
         # a disabled sphere, or no obstacle within reach of any sample of its segment (most
         # spheres): skip the per-sample queries
-        distance[o] = max_distance
-        cost[o] = zero
-        if write_grad != 0:
-            store4(grad_distance, o, vzero, zero)
-            store4(grad_cost, o, vzero, zero)
-            if sweep != 0:
-                store4(grad_distance_prev, o, vzero, zero)
-                store4(grad_cost_prev, o, vzero, zero)
+        clear_row(
+            o, max_distance, sweep, write_grad, distance, cost, grad_distance, grad_cost,
+            grad_distance_prev, grad_cost_prev,
+        )  # fmt: skip
         return
     best_d = max_distance
     best_gd = vzero
