@@ -8,6 +8,7 @@ at that problem's goal (or the single goal when only one is given).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +47,7 @@ from curobo_lite.rollout.graph_buffers import (
     tensor_addresses,
     write_in_place,
 )
+from curobo_lite.rollout.overlap import OVERLAP_MIN_CONFIGS, overlapped_terms
 from curobo_lite.rollout.task import TaskConfig
 from curobo_lite.types import JointState, Pose, TensorDeviceType, check_joint_state
 from curobo_lite.types.base import Forwarded
@@ -144,6 +146,10 @@ class ArmReacher:
         self.cost_terms: dict[str, torch.Tensor] = {}
         self.last_invalid: torch.Tensor | None = None
         self._index_cache: dict[tuple[int, int], torch.Tensor] = {}
+        #: on a CPU, run forward kinematics and the world cost of no-gradient rollouts on a
+        #: helper thread beside the joint-space costs (:mod:`curobo_lite.rollout.overlap`;
+        #: MpcSolver turns it on from its task's ``mpc.cpu_overlap``)
+        self.cpu_overlap = False
 
     @classmethod
     def from_task(
@@ -358,10 +364,24 @@ class ArmReacher:
         if self.start_state is None or self.goal is None:
             raise InputValueError("rollout_fn: call update_params(goal, start_state) first")
         problem_index = self._problem_index(act_seq.shape[0])
-        state = self.dynamics_model.forward(
-            self.start_state, act_seq, problem_index, spheres=self.needs_spheres(rollout=True)
-        )
-        terms = self._cost_terms(state, problem_index)
+        spheres = self.needs_spheres(rollout=True)
+        if self._overlaps(act_seq):
+            state_seq = self.dynamics_model.get_state_from_action(
+                self.start_state, act_seq, problem_index
+            )
+            state, terms = overlapped_terms(
+                self.dynamics_model,
+                state_seq,
+                spheres,
+                self.costs,
+                lambda state, names: self._cost_terms(state, problem_index, names),
+                lambda cost: isinstance(cost, PrimitiveCollisionCost) and self._frames_serve(cost),
+            )
+        else:
+            state = self.dynamics_model.forward(
+                self.start_state, act_seq, problem_index, spheres=spheres
+            )
+            terms = self._cost_terms(state, problem_index)
         costs = (
             torch.stack(list(terms.values())).sum(0)
             if terms
@@ -409,10 +429,26 @@ class ArmReacher:
         gradient, no scale tracking: :meth:`PrimitiveCollisionCost.reads_frames`)."""
         return active_session() is None and cost.reads_frames(self.dynamics_model.kinematics)
 
+    def _overlaps(self, act_seq: torch.Tensor) -> bool:
+        """Whether :meth:`rollout_fn` runs forward kinematics and the world cost on a helper
+        thread beside the joint-space costs (:mod:`curobo_lite.rollout.overlap`):
+        :attr:`cpu_overlap` on a CPU device, no gradient, no scale tracking, a batch big
+        enough to pay for the hand-offs."""
+        return (
+            self.cpu_overlap
+            and self.tensor_args.device.type == "cpu"
+            and not torch.is_grad_enabled()
+            and active_session() is None
+            and act_seq.shape[0] * act_seq.shape[1] >= OVERLAP_MIN_CONFIGS
+        )
+
     def _cost_terms(
-        self, state: KinematicModelState, problem_index: torch.Tensor
+        self,
+        state: KinematicModelState,
+        problem_index: torch.Tensor,
+        names: Collection[str] | None = None,
     ) -> dict[str, torch.Tensor]:
-        """Every enabled cost term ``[B, H]``.
+        """Every enabled cost term ``[B, H]`` (of the costs ``names`` only, when given).
 
         Under :func:`curobo_lite.debug.track_scales`, each term's output is tracked as ``name``
         (its forward scale) and the inputs it reads as ``name.<input>`` (the backward record of
@@ -422,7 +458,7 @@ class ArmReacher:
         goal = self.goal
         tracking = active_session() is not None
         for name, cost in self.costs.items():
-            if not cost.enabled:
+            if not cost.enabled or (names is not None and name not in names):
                 continue
             if isinstance(cost, PoseCost):
                 if goal.goal_pose is None:

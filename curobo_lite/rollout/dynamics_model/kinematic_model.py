@@ -452,9 +452,13 @@ class KinematicModel:
         grad) the frames, like the states, are written into buffers this model keeps per batch
         size and rewrites on the next such call: copy what you keep."""
         state_seq = self.get_state_from_action(start_state, act_seq, start_state_idx)
-        position = state_seq.position
+        return KinematicModelState(state_seq, self.frames(state_seq.position, spheres))
+
+    def frames(self, position: torch.Tensor, spheres: bool = True) -> KinematicsState:
+        """Forward kinematics of rolled-out positions ``[B, H, D]`` (:meth:`forward`'s second
+        half): without a gradient to take, into buffers kept per batch size."""
         if torch.is_grad_enabled() and position.requires_grad:
-            return KinematicModelState(state_seq, self.kinematics.forward(position, spheres))
+            return self.kinematics.forward(position, spheres)
         # no gradient: the frames go into buffers kept per batch size, like the states
         spheres = bool(spheres) and self.kinematics.num_spheres > 0
         n = position.numel() // self.d_action
@@ -463,7 +467,7 @@ class KinematicModel:
             if len(self._fk_buffers) >= 4:
                 self._fk_buffers.clear()
             out = self._fk_buffers[(n, spheres)] = self.kinematics.allocate_outputs(n, spheres)
-        return KinematicModelState(state_seq, self.kinematics.forward(position, spheres, out=out))
+        return self.kinematics.forward(position, spheres, out=out)
 
     __call__ = forward
 

@@ -33,6 +33,8 @@ class MpcSolverConfig(CheckedOptions):
     limit_tolerance: float = 0.05
     clamp_to_limits: bool = False
     follow_activation_distance: float | None = None
+    cpu_overlap: bool = True
+    cpu_torch_threads: int | None = 1
 
     def __post_init__(self) -> None:
         self.shift_steps = as_int(_SECTION, "shift_steps", self.shift_steps, minimum=1)
@@ -46,6 +48,11 @@ class MpcSolverConfig(CheckedOptions):
         if self.follow_activation_distance is not None:
             self.follow_activation_distance = as_float(
                 _SECTION, "follow_activation_distance", self.follow_activation_distance, low=0.0
+            )
+        self.cpu_overlap = as_bool(_SECTION, "cpu_overlap", self.cpu_overlap)
+        if self.cpu_torch_threads is not None:
+            self.cpu_torch_threads = as_int(
+                _SECTION, "cpu_torch_threads", self.cpu_torch_threads, minimum=1
             )
 
     @classmethod

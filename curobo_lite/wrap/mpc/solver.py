@@ -19,6 +19,13 @@ Task ``mpc:`` section (unknown keys are an error):
 - ``follow_activation_distance`` (m >= 0, default: unchanged): the world collision cost's
   ``activation_distance`` while a checked plan is followed (:meth:`MpcSolver.follow`): the
   task's margin holds the arm short of a goal that close to an obstacle (inside a shelf).
+- ``cpu_overlap`` (bool, default true): on a CPU device, each rollout runs forward kinematics
+  and the world-collision cost (Warp kernels) on a helper thread while the joint-space costs
+  are evaluated (:mod:`curobo_lite.rollout.overlap`; the same results).
+- ``cpu_torch_threads`` (int >= 1 or null, default 1): on a CPU device, torch's intra-op
+  threads during :meth:`MpcSolver.step`, restored after it (``null``: torch's setting). At MPC's
+  sizes torch's parallel ops gain little and leave their threads spinning on the other cores
+  for a while after each op, in the way of the helper thread of ``cpu_overlap``.
 - ``use_cuda_graph`` (bool, default false): on a CUDA device, capture the plan update (shift,
   MPPI iterations, the command's integration) once and replay it every step
   (:class:`~curobo_lite.opt.cuda_graph.GraphedCall`); a new goal, :meth:`MpcSolver.update_world`,
@@ -114,6 +121,7 @@ class MpcSolver(HoldsObjects):
             )
         self.control_dt = control_dt
         self.mppi = Mppi(mppi_config, rollout, process_group=process_group)
+        rollout.cpu_overlap = config.cpu_overlap
         self.mppi.update_init_mean(self.dynamics_model.init_action_mean)
         limits = self.robot_config.joint_limits
         self._position_limits = limits.position
@@ -344,6 +352,19 @@ class MpcSolver(HoldsObjects):
     def step(self, current_state: JointState) -> MpcResult:
         """One control step from the measured ``current_state [1, D]``."""
         t_start = time.perf_counter()
+        threads = self.config.cpu_torch_threads
+        if threads is None or self.tensor_args.device.type != "cpu":
+            return self._step(current_state, t_start)
+        restore = torch.get_num_threads()
+        if threads != restore:
+            torch.set_num_threads(threads)
+        try:
+            return self._step(current_state, t_start)
+        finally:
+            if threads != restore:
+                torch.set_num_threads(restore)
+
+    def _step(self, current_state: JointState, t_start: float) -> MpcResult:
         state = self._check_state(current_state)
         if self.goal is None:
             raise InputValueError("step: call update_goal(...) first")
@@ -485,17 +506,20 @@ class MpcSolver(HoldsObjects):
         position_error, rotation_error = self._pose_error(state).tolist()
         return position_error, rotation_error
 
-    def _pose_error(self, state: JointState) -> torch.Tensor:
-        """``[2]`` position and rotation error of ``state [1, D]`` to the pose goal."""
+    def _pose_error(
+        self, state: JointState, ee: tuple[torch.Tensor, torch.Tensor] | None = None
+    ) -> torch.Tensor:
+        """``[2]`` position and rotation error of ``state [1, D]`` to the pose goal (``ee``: its
+        end effector's position ``[1, 3]`` and quaternion ``[1, 4]``, when already computed)."""
         goal = self.goal.goal_pose
-        fk = self.kinematics.forward(
-            state.position.to(**self.tensor_args.as_kwargs()), spheres=False
-        )
+        if ee is None:
+            fk = self.kinematics.forward(
+                state.position.to(**self.tensor_args.as_kwargs()), spheres=False
+            )
+            ee = fk.ee_position, fk.ee_quaternion
         # along the judged axes of the pose-cost metric, when there is one
         metric = active_metric(self.rollout.pose_cost_metric, self.tensor_args)
-        errors = judged_pose_errors(
-            metric, fk.ee_position, fk.ee_quaternion, goal.position, goal.quaternion
-        )
+        errors = judged_pose_errors(metric, *ee, goal.position, goal.quaternion)
         return torch.cat(errors)
 
     def _metrics(
@@ -509,9 +533,12 @@ class MpcSolver(HoldsObjects):
         values, read to the host at once by :meth:`step`."""
         names: list[str] = []
         values: list[torch.Tensor] = []
+        # one forward kinematics for the pose errors and the clearances
+        spheres = self.rollout.needs_spheres()
+        fk = self.kinematics.forward(state.position[:, None], spheres=spheres)
         if self.goal.goal_pose is not None:
             names += ["position_error", "rotation_error"]
-            values.append(self._pose_error(state))
+            values.append(self._pose_error(state, (fk.ee_position[:, 0], fk.ee_quaternion[:, 0])))
         if self.goal.goal_state is not None:
             names.append("cspace_error")
             values.append((state.position - self.goal.goal_state.position).norm()[None])
@@ -521,9 +548,8 @@ class MpcSolver(HoldsObjects):
             values.append((state.position[0] - reference.position[0, 0]).norm()[None])
         names += ["cost", "limit_clamped"]
         values += [best_cost[:1], clamped[None].to(best_cost.dtype)]
-        if self.rollout.needs_spheres():
-            spheres = self.kinematics.forward(state.position[:, None]).link_spheres
-            world_distance, self_distance = self.rollout.collision_distances(spheres)
+        if spheres:
+            world_distance, self_distance = self.rollout.collision_distances(fk.link_spheres)
             if world_distance is not None:
                 names.append("world_distance")
                 values.append(world_distance[:1].reshape(1))
