@@ -151,3 +151,18 @@ def test_rollout_costs_equal_with_frames_and_with_spheres(setup):
         reacher.cost_terms["primitive_collision_cost"], collision, rtol=1e-5, atol=1e-3
     )
     torch.testing.assert_close(spheres.costs, by_frames, rtol=1e-5, atol=1e-3)
+
+
+@pytest.mark.parametrize("rows", [(7, 3), (60, 3)])
+def test_frames_cost_on_batches_not_a_multiple_of_a_thread_s_rows(setup, rows):
+    """A CPU thread takes several configurations: a last, partial block (and a batch smaller
+    than one block) is computed and nothing is written past the end."""
+    tensor_args, kinematics, q = setup
+    q = q[: rows[0], : rows[1]].contiguous()
+    world = WorldConfig.load(WORLD)
+    cost = _cost(tensor_args, world)
+    with torch.no_grad():
+        got = cost.forward_frames(kinematics.forward(q, spheres=False), kinematics)
+    expected = _reference(kinematics, q, world)
+    assert got.shape == rows and expected.gt(0).any()
+    torch.testing.assert_close(got.double(), expected, rtol=1e-4, atol=1e-3)

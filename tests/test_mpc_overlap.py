@@ -1,0 +1,137 @@
+"""MPC on a CPU: the rollout's forward kinematics and world cost on a helper thread
+(``mpc.cpu_overlap``, :mod:`curobo_lite.rollout.overlap`) give the same numbers as the
+sequential rollout, and ``mpc.cpu_torch_threads`` holds torch's intra-op threads only for the
+step."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import torch
+
+from curobo_lite.geom import WorldConfig
+from curobo_lite.rollout import ArmReacher, Goal, TaskConfig
+from curobo_lite.rollout.overlap import OVERLAP_MIN_CONFIGS
+from curobo_lite.types import JointState, Pose, TensorDeviceType
+from curobo_lite.types.errors import InputValueError
+from curobo_lite.wrap import MpcSolver
+
+WORLD = {
+    "cuboid": {
+        "table": {"dims": [1.26, 1.4, 0.04], "pose": [0.47, 0.0, -0.02, 1, 0, 0, 0]},
+        "post": {"dims": [0.05, 0.05, 0.6], "pose": [0.4, -0.2, 0.3, 0.96, 0.0, 0.28, 0.0]},
+    },
+    "sphere": {"ball": {"radius": 0.08, "position": [0.35, 0.1, 0.45]}},
+}
+GOAL = [0.45, 0.1, 0.35, 0.0, 1.0, 0.0, 0.0]
+
+
+def _reacher(self_collision: bool) -> ArmReacher:
+    task = TaskConfig.load("particle_mpc")
+    if self_collision:
+        task.cost = dict(task.cost, self_collision_cost={"enabled": True, "weight": 5000.0})
+    reacher = ArmReacher.from_task(task, "franka", TensorDeviceType())
+    reacher.attach_world(WorldConfig.load(WORLD))
+    robot = reacher.robot_config
+    start = JointState.from_position(robot.retract_config[None].clone())
+    reacher.update_params(Goal(goal_pose=Pose.from_list(GOAL)), start)
+    return reacher
+
+
+@pytest.mark.parametrize("self_collision", [False, True])
+def test_overlapped_rollout_equals_the_sequential_one(self_collision):
+    reacher = _reacher(self_collision)
+    horizon, dof = reacher.dynamics_model.horizon, reacher.robot_config.dof
+    # a tracked plan too, so every kind of term is there
+    reference = JointState.from_position(
+        reacher.robot_config.retract_config.expand(1, horizon, dof).clone()
+    )
+    reacher.update_reference(reference)
+    batch = OVERLAP_MIN_CONFIGS // horizon + 7
+    actions = 3.0 * torch.randn(batch, horizon, dof, generator=torch.Generator().manual_seed(2))
+    fk_threads = []
+    frames = reacher.dynamics_model.frames
+
+    def recorded(*args, **kwargs):
+        fk_threads.append(threading.get_ident())
+        return frames(*args, **kwargs)
+
+    reacher.dynamics_model.frames = recorded
+    results = {}
+    with torch.no_grad():
+        for overlap in (False, True):
+            reacher.cpu_overlap = overlap
+            result = reacher.rollout_fn(actions)
+            results[overlap] = (
+                result.costs.clone(),
+                result.total.clone(),
+                {name: term.clone() for name, term in reacher.cost_terms.items()},
+                result.state.kinematics.link_position.clone(),
+            )
+    sequential, overlapped = results[False], results[True]
+    # the overlapped rollout ran forward kinematics on another thread, the sequential one here
+    assert fk_threads[0] == threading.get_ident() != fk_threads[1]
+    assert list(overlapped[2]) == list(sequential[2])  # the same terms, in the same order
+    assert "tracking_cost" in sequential[2] and "primitive_collision_cost" in sequential[2]
+    assert ("self_collision_cost" in sequential[2]) == self_collision
+    assert sequential[2]["primitive_collision_cost"].gt(0).any()
+    for name in sequential[2]:
+        assert torch.equal(overlapped[2][name], sequential[2][name]), name
+    for got, expected in zip(overlapped[:2] + overlapped[3:], sequential[:2] + sequential[3:]):
+        assert torch.equal(got, expected)
+
+
+def test_small_or_gradient_rollouts_stay_on_this_thread():
+    reacher = _reacher(False)
+    reacher.cpu_overlap = True
+    horizon, dof = reacher.dynamics_model.horizon, reacher.robot_config.dof
+    small = torch.zeros(OVERLAP_MIN_CONFIGS // horizon - 1, horizon, dof)
+    big = torch.zeros(OVERLAP_MIN_CONFIGS // horizon + 1, horizon, dof)
+    with torch.no_grad():
+        assert not reacher._overlaps(small)
+        assert reacher._overlaps(big)
+    assert not reacher._overlaps(big)  # grad mode on: autograd runs on one thread
+
+
+def test_step_holds_torch_threads_only_for_the_step():
+    solver = MpcSolver.from_config(robot="franka", task="particle_mpc", num_particles=100)
+    solver.update_goal(Pose.from_list(GOAL))
+    state = JointState.from_position(solver.robot_config.retract_config[None].clone())
+    seen = []
+    step = solver._step
+
+    def recorded(*args):
+        seen.append(torch.get_num_threads())
+        return step(*args)
+
+    solver._step = recorded
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(3)
+        solver.step(state)
+        assert seen == [1] and torch.get_num_threads() == 3
+        bad = JointState.from_position(state.position + 100.0)
+        with pytest.raises(InputValueError, match="current_state"):
+            solver.step(bad)
+        assert torch.get_num_threads() == 3
+        solver.config.cpu_torch_threads = None  # torch's own setting
+        solver.step(state)
+        assert seen[-1] == 3
+    finally:
+        torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("cpu_torch_threads", 0, "mpc.cpu_torch_threads"),
+        ("cpu_torch_threads", 1.5, "mpc.cpu_torch_threads"),
+        ("cpu_overlap", "sometimes", "mpc.cpu_overlap"),
+    ],
+)
+def test_bad_cpu_options_are_named(key, value, message):
+    task = TaskConfig.load("particle_mpc")
+    task.mpc = dict(task.mpc, **{key: value})
+    with pytest.raises((InputValueError, TypeError, ValueError), match=message):
+        MpcSolver.from_config(robot="franka", task=task)
