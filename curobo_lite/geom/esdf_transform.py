@@ -40,8 +40,9 @@ class EsdfTransform:
         # a parabola envelope (4 ints per voxel) and a window (1 float) per line
         self._envelopes = torch.empty(4 * (count + nx * max(ny, nz)), **ints)
         self._windows = torch.empty(count, **floats)
-        # the y and z lines holding deep occupied voxels; whether any voxel is occupied
-        self._flags = torch.empty(nx * nz + nx * ny + 1, **ints)
+        # the y and z lines holding deep occupied voxels; whether any voxel, and any on each
+        # level z, is occupied
+        self._flags = torch.empty(nx * nz + nx * ny + 1 + nz, **ints)
 
     def run(
         self,
@@ -66,7 +67,8 @@ class EsdfTransform:
             # whose threads then spin for a while, taking a core from the launches below
             ctypes.memset(flags.data_ptr(), 0, flags.numel() * flags.element_size())
         deep_y, deep_z, seen = (
-            as_warp(flags[: nx * nz]), as_warp(flags[nx * nz : -1]), as_warp(flags[-1:])
+            as_warp(flags[: nx * nz]), as_warp(flags[nx * nz : nx * (nz + ny)]),
+            as_warp(flags[nx * (nz + ny) :]),
         )  # fmt: skip
         cells = as_warp(occupancy.view(-1))
         fields = [as_warp(self._outside), as_warp(self._inside)]
@@ -89,7 +91,7 @@ class EsdfTransform:
 
         def pass_y(b0: int, b1: int) -> tuple[int, list]:
             slot = b0 if cpu else -1
-            return b1 - b0, [*fields, nx, ny, nz, trunc2, b0, slot, deep_y, *scratch]
+            return b1 - b0, [*fields, nx, ny, nz, trunc2, b0, slot, seen, deep_y, *scratch]
 
         def pass_z(b0: int, b1: int) -> tuple[int, list]:
             slot = b0 if cpu else -1

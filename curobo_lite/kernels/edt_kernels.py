@@ -68,7 +68,7 @@ def edt_pass_x(
     :func:`edt_pass_y`); one write sweep follows the list (a strided line costs a cache line
     per voxel: read once, written once). An occupied voxel with no free neighbour along x
     sets ``deep_y[x * nz + z]`` and ``deep_z[x * ny + y]``; any occupied voxel sets
-    ``seen[0]``."""
+    ``seen[0]``, and ``seen[1 + z]`` for its level ``z``."""
     line = wp.tid() + line_offset
     y = line / nz
     z = line - y * nz
@@ -83,15 +83,22 @@ def edt_pass_x(
             m += 1
         q += 1
         index += stride
-    if m > 0:
-        seen[0] = 1
+    q = wp.int32(0)
+    index = line
+    if m == 0:  # most lines: nothing to measure from
+        while q < nx:
+            outside[index] = INF
+            inside[index] = 0.0
+            q += 1
+            index += stride
+        return
+    seen[0] = 1
+    seen[1 + z] = 1
     far = nx + nx + 2
     previous = -far  # the last occupied voxel before q
     run_start = wp.int32(0)
     run_end = wp.int32(0)
     j = wp.int32(0)  # list entry of the first occupied voxel at or after q
-    q = wp.int32(0)
-    index = line
     while q < nx:
         following = far + nx
         if j < m:
@@ -310,18 +317,23 @@ def edt_pass_y(
     trunc2: int,
     line_offset: int,
     shared_slot: int,
+    seen: wp.array(dtype=wp.int32),
     deep_y: wp.array(dtype=wp.int32),
     env: wp.array(dtype=wp.int32),
     window: wp.array(dtype=wp.float32),
 ):
     """The y axis, one thread per line ``(x, z)`` (thread ``i`` takes line ``i +
-    line_offset``); the inside field only on the lines :func:`edt_pass_x` flagged. Scratch:
+    line_offset``); the inside field only on the lines :func:`edt_pass_x` flagged, nothing
+    on the levels ``z`` it saw empty (``seen[1 + z] == 0``: every outside value there is
+    ``INF``, every inside one 0, and so they stay). Scratch:
     line ``slot``'s ``4 (n + 1)`` of ``env`` and ``n`` of ``window``, where ``slot`` is the
     line, or ``shared_slot`` when it is >= 0 (a CPU launch runs its lines one after another:
     they share one slot, which stays in the L1 cache)."""
     line = wp.tid() + line_offset
     x = line / nz
     z = line - x * nz
+    if seen[1 + z] == 0:
+        return
     first = x * ny * nz + z
     slot = wp.where(shared_slot >= 0, shared_slot, line)
     _lower_line(outside, first, nz, ny, env, 4 * slot * (ny + 1), trunc2)
