@@ -92,8 +92,11 @@ def edt_pass_x(
             q += 1
             index += stride
         return
-    seen[0] = 1
-    seen[1 + z] = 1
+    # flags other threads set too: written once (a store to a line another core holds
+    # moves it back and forth between the cores' caches)
+    if seen[1 + z] == 0:
+        seen[0] = 1
+        seen[1 + z] = 1
     far = nx + nx + 2
     previous = -far  # the last occupied voxel before q
     run_start = wp.int32(0)
@@ -116,8 +119,10 @@ def edt_pass_x(
             inside[index] = wp.where(depth < nx, float(depth * depth), INF)
             outside[index] = 0.0
             if depth > 1:
-                deep_y[q * nz + z] = 1
-                deep_z[q * ny + y] = 1
+                if deep_y[q * nz + z] == 0:
+                    deep_y[q * nz + z] = 1
+                if deep_z[q * ny + y] == 0:
+                    deep_z[q * ny + y] = 1
             previous = q
             j += 1
         else:
