@@ -354,9 +354,10 @@ CAGE = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "mbm" / "ca
 
 @pytest.fixture(scope="module")
 def cage():
-    """The first cage problem (a cube on the cage's floor, grasped from above; the way in is
-    a slot between two bars), its checker with the exact band MotionGen uses, and its start
-    and stored goal configuration."""
+    """The first cage problem (a cube in the cage, grasped from the front with the hand
+    level, MBM's query: the hand reaches in under the lower front bar, the forearm over it),
+    its checker with the exact band MotionGen uses, and its start and stored goal
+    configuration."""
     import yaml
 
     from curobo_lite.scenes import MbmProblem

@@ -18,8 +18,9 @@ problem depends only on its family, seed and index (the IK's quasi-random seeds 
 every solve), so the file is the same as with one process, in index order.
 
 Time (CPU, one thread, two generators and other work sharing a 2-core machine, with the quick
-pose-only IK, 2026-11-26): per problem about 9 s (cage), 13 s (table_under_pick), 26 s
-(bookshelf_thin, table_pick), 20-40 s (box: most draws are rejected); with
+pose-only IK, 2026-11-26): per problem about 9 s (cage before its MBM front grasp; since,
+with ``--jobs 2`` under load 5-10: 2 147 s for 100, 3.3 scenes drawn per problem), 13 s
+(table_under_pick), 26 s (bookshelf_thin, table_pick), 20-40 s (box: most draws are rejected); with
 ``--dls-iterations 0`` (L-BFGS IK alone) bookshelf_small took about 6 s and bookshelf_tall
 9 s on a quieter machine. Families can run in parallel processes (``--families``).
 """

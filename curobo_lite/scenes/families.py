@@ -12,8 +12,15 @@ dimensions [height, radius]); differences:
   i.e. false, for "uniform"), so positions are drawn N(0, sigma) with sigma = the listed value,
   orientations uniformly within +-the listed angles. We draw the same, with the Gaussian
   truncated at 2 sigma (and object positions clipped to their support surface) so an object
-  never leaves its shelf.
-- Objects rest on their support surface (their files sink cans 1 cm into the boards).
+  never leaves its shelf. The problems MBM released (2021) were drawn before robowflex's fix
+  of 2023-05 (#317: its ``samplePoseGaussian`` drew positions *uniformly* within +-sigma); the
+  cage family draws its world shift that way (the other families' problem files were made
+  with the truncated Gaussian and keep it).
+- The cage's grasp is MBM's: from the front through the lower opening, the hand level
+  (:func:`_cage_grasps`), not from above.
+- Objects rest on their support surface (their files sink cans 1 cm into the boards), except
+  the cage's cube, which stays at MBM's height (2.5 cm above the floor): it sets how high the
+  hand grasps, and so how much room the wrist has under the lower front bar.
 - Dimensions of the movable objects vary a little (can height and radius, cube size, the
   table clutter by +-20%); the furniture keeps its nominal size (MBM varies poses only).
 - The robot stands on a stand (cuboid ``stand``, dims [0.3, 0.25, 0.8] at
@@ -48,6 +55,14 @@ STAND_DIMS = (0.3, 0.25, 0.8)
 STAND_POSE = (-0.05, 0.0, -0.4, 1.0, 0.0, 0.0, 0.0)
 #: Yaws (rad) of side grasps about the front direction of the scene.
 SIDE_YAWS = (0.0, -0.3, 0.3, -0.6, 0.6)
+#: MBM's cage grasp (``queries_cage.yaml`` offset [0, 0, 0.21] turned 90 deg about y, with
+#: ``cage_panda.yaml``'s ee_offset to panda_link8): the pads' centre 0.0066 m short of the
+#: cube's centre along the front, 0.026 m above it (0.009 m below the top of MBM's 0.07 m cube).
+CAGE_GRASP_BACK = 0.0066
+CAGE_GRASP_BELOW_TOP = 0.009
+CAGE_GRASP_DEEPER = 0.01
+#: MBM's cube centre height in the cage scene (``scene_cage.yaml``; the floor's top is 0.46)
+CAGE_CUBE_Z = 0.52
 #: Yaws (rad) of top grasps.
 TOP_YAWS = (0.0, 0.5 * math.pi, 0.25 * math.pi, 0.75 * math.pi)
 
@@ -185,12 +200,17 @@ class _Builder:
         return c
 
     def world(
-        self, offset, sigma, yaw_bound: float
+        self, offset, sigma, yaw_bound: float, uniform: bool = False
     ) -> tuple[WorldConfig, np.ndarray, np.ndarray, np.ndarray]:
         """The world in the base frame (stand added); also the world transform (R, t) and the
-        scene's front direction (its +x, where the robot reaches in from)."""
+        scene's front direction (its +x, where the robot reaches in from). ``uniform``: the
+        position variation uniform within +-``sigma`` (what MBM's released problems drew, see
+        the module docstring) instead of the truncated Gaussian."""
         t = np.asarray(offset, dtype=float)
-        shift = _gauss(self.rng, sigma)
+        if uniform:
+            shift = self.rng.uniform(-1.0, 1.0, 3) * np.asarray(sigma, dtype=float)
+        else:
+            shift = _gauss(self.rng, sigma)
         yaw = float(self.rng.uniform(-yaw_bound, yaw_bound))
         rotation = rot_z(yaw)
         translation = rotation @ t + shift  # moveAllObjectsGlobal(offset), then (variation)
@@ -371,19 +391,26 @@ def cage(rng: np.random.Generator) -> SceneSample:
     b.box("side_front_b", (0.04, 0.7, 0.04), (0.45, 0.0, 0.9))
     b.box("side_cap", (0.65, 0.65, 0.04), (0.85, 0.0, 1.15))
     size = float(rng.uniform(0.06, 0.07))
-    cube = b.box("cube_1", (size, size, size), (0.8, 0.0, 0.46 + 0.5 * size + 0.001))
-    world, rotation, *_ = b.world((0.0, 0.0, -0.18), (0.1, 0.1, 0.1), 0.5)
-    del cube
-    yaw = math.atan2(rotation[1, 0], rotation[0, 0])
-    # fingers across two opposite faces of the cube, from above (MBM's cage query)
-    grasps = [
-        top_grasp(
-            np.asarray(world.get("cube_1").pose[:3]) + [0, 0, 0.5 * size - TOP_GRASP_DEPTH],
-            yaw + k * 0.5 * math.pi,
-        )
-        for k in range(4)
-    ]  # noqa: E501
-    return SceneSample("cage", world, {"cube_1": grasps})
+    # at MBM's height: its cube floats 2.5 cm above the cage's floor, and the grasp (and so
+    # the wrist under the lower bar) is that much higher than on the floor
+    b.box("cube_1", (size, size, size), (0.8, 0.0, CAGE_CUBE_Z))
+    world, *_, front = b.world((0.0, 0.0, -0.18), (0.1, 0.1, 0.1), 0.5, uniform=True)
+    return SceneSample("cage", world, {"cube_1": _cage_grasps(world, size, front)})
+
+
+def _cage_grasps(world: WorldConfig, size: float, front: np.ndarray) -> list[list[float]]:
+    """MBM's cage query: a side grasp from the front, the hand level (its z along the scene's
+    front, fingers horizontal across the cube's side faces), the pads' centre
+    :data:`CAGE_GRASP_BELOW_TOP` m below the cube's top and :data:`CAGE_GRASP_BACK` m short of
+    its centre. MBM's own orientation first (hand x up), then the hand turned by pi about its
+    z; each also :data:`CAGE_GRASP_DEEPER` m lower (inside MBM's +-0.025 m height tolerance)."""
+    centre = np.asarray(world.get("cube_1").pose[:3])
+    grasps = []
+    for deeper in (0.0, CAGE_GRASP_DEEPER):
+        tip = centre - CAGE_GRASP_BACK * front
+        tip[2] += 0.5 * size - CAGE_GRASP_BELOW_TOP - deeper
+        grasps += [side_grasp(tip, front, flip) for flip in (True, False)]
+    return grasps
 
 
 def _table(b: _Builder) -> None:
