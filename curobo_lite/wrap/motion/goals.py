@@ -124,6 +124,9 @@ class MotionGenGoals:
             return None
         owner = [g for g in reachable for _ in range(configs[g].shape[0])]
         targets = torch.cat([configs[g] for g in reachable])
+        # nearest the start first, whichever pose: the roadmap keeps the first few
+        order = (targets - start).norm(dim=-1).argsort()
+        targets, owner = targets[order], [owner[i] for i in order.tolist()]
         graph, stage_timings = self._roadmap_path(start, targets, timings)
         if graph.success:
             g = owner[graph.goal_index]

@@ -111,6 +111,9 @@ DLS_ITERATIONS = 16
 #: seeds of that phase (the L-BFGS keeps ``num_ik_seeds``): a grasp whose hand spheres leave
 #: little room has few collision-free arm postures, and a pose-only seed costs little
 DLS_SEEDS = 256
+#: seeds of a second pose-only phase for the problems that neither phase solved: in clutter a
+#: grasp may leave a few collision-free arm postures among thousands of pose solutions
+DLS_SEEDS_WIDE = 2048
 #: with the exact check on: a start, IK solution or roadmap configuration whose spheres reach
 #: at most this deep (m) into an obstacle is judged on the meshes instead (the Franka's arm
 #: spheres stand up to 15 mm proud of its meshes); ``roadmap={"exact_band": 0}``: spheres only
@@ -383,10 +386,25 @@ class MotionGen(MotionGenGoals, RoadmapStage, MetricStages, HoldsObjects):
             return quick, configs
         rows = torch.tensor(left, device=start.device)
         seeds["seed_config"], seeds["rank_config"] = start[rows, None], start[rows]
-        full = self.ik_solver.solve_batch(Pose(goal.position[rows], goal.quaternion[rows]), **seeds)
+        goal_left = Pose(goal.position[rows], goal.quaternion[rows])
+        full = self.ik_solver.solve_batch(goal_left, **seeds)
         for j, k in enumerate(left):
             if bool(full.success[j]):
                 configs[k] = full.distinct_solutions[j]
+        wide = [j for j, k in enumerate(left) if configs[k].shape[0] == 0]
+        if wide and not goalset:
+            index = torch.tensor(wide, device=start.device)
+            goal_wide = Pose(goal_left.position[index], goal_left.quaternion[index])
+            more = self.ik_solver.solve_batch(
+                goal_wide,
+                seed_config=seeds["seed_config"][index],
+                rank_config=seeds["rank_config"][index],
+                lbfgs_fallback=False,
+                dls_seeds=max(DLS_SEEDS_WIDE, self.ik_solver.config.dls_seeds),
+            )
+            found = self._goal_configs(more, goal_wide)
+            for i, j in enumerate(wide):
+                configs[left[j]] = found[i]
         if len(left) == goal.batch:  # one problem (plan_single): report the full solve
             return full, configs
         return quick, configs

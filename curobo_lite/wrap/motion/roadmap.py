@@ -135,6 +135,9 @@ class RoadmapConfig(CheckedOptions):
         time_limit: seconds for the search, a safety net: the budget is ``max_samples`` (a
             count, so that a problem's outcome does not depend on the machine's load).
         seed: seed of the sampler (each call restarts it: the same problem gives the same path).
+        max_goals: goal configurations used, the first ones given (MotionGen passes its IK
+            solutions nearest the start first); 0: all. Chains, samples and edge checks grow
+            with their number, and the nearest few are the likely ends of a short path.
     """
 
     num_samples: int = 512
@@ -149,6 +152,7 @@ class RoadmapConfig(CheckedOptions):
     exact_band: float = 0.0
     time_limit: float = 10.0
     seed: int = 0
+    max_goals: int = 8
 
     section = "roadmap"
 
@@ -158,6 +162,7 @@ class RoadmapConfig(CheckedOptions):
         self.max_samples = as_int(s, "max_samples", self.max_samples, 1)
         self.neighbors = as_int(s, "neighbors", self.neighbors, 1)
         self.seed = as_int(s, "seed", self.seed)
+        self.max_goals = as_int(s, "max_goals", self.max_goals, 0)
         for key in ("resolution", "approach_step", "local_std", "time_limit"):
             setattr(self, key, as_float(s, key, getattr(self, key), 0.0, low_open=True))
         self.approach_distance = as_float(s, "approach_distance", self.approach_distance, 0.0)
@@ -499,6 +504,8 @@ class RoadmapPlanner:
         self._checked_states = self._checked_motions = 0
         self._segment_check = segment_check
         goals = goal.reshape(-1, self.dof).to(start)
+        if config.max_goals > 0:
+            goals = goals[: config.max_goals]
         G = goals.shape[0]
         generator = torch.Generator().manual_seed(config.seed)
         chains = self.approach_chains(goals)
