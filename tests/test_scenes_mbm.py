@@ -146,3 +146,46 @@ def test_judge_rejects_a_path_through_a_wall_between_waypoints() -> None:
         {"cuboid": {"wall": {"dims": [0.3, 0.02, 0.4], "pose": [0.45, 0.0, 1.6, 1, 0, 0, 0]}}}
     )
     assert bench.judge(checker, path, goal_pose)["success"]
+
+
+def _transform(position, quaternion_xyzw) -> np.ndarray:
+    from scipy.spatial.transform import Rotation
+
+    m = np.eye(4)
+    m[:3, :3] = Rotation.from_quat(quaternion_xyzw).as_matrix()
+    m[:3, 3] = position
+    return m
+
+
+def test_cage_grasp_is_motion_bench_makers_query_and_its_world_shift_is_uniform() -> None:
+    """The cage's first grasp is MBM's cage goal, composed here from their files' numbers with
+    scipy: cube pose * query offset (``queries_cage.yaml``) * inverse ee_offset
+    (``cage_panda.yaml``, to panda_link8) * panda_hand_joint (robowflex's URDF: -pi/4 about
+    z), moved by half the cube's size difference from MBM's 0.07 m (the pads stay 9 mm below
+    the top). The world shift is uniform within +-0.1 m (MBM's released problems), so no draw
+    leaves that box, unlike the truncated Gaussian of the other families."""
+    from scipy.spatial.transform import Rotation
+
+    offset = _transform([0.0, 0.0, 0.21], [0.0, 0.707, 0.0, 0.707])
+    ee_offset = _transform([0.13, -0.13, 0.11], [0.0, 0.0, 0.924, 0.383])
+    hand_joint = _transform([0.0, 0.0, 0.0], Rotation.from_euler("z", -np.pi / 4).as_quat())
+    shifts = []
+    for index in range(40):
+        scene = sample_scene("cage", family_rng("cage", 0, index))
+        cube = scene.world.get("cube_1")
+        w, x, y, z = cube.pose[3:]
+        hand = _transform(cube.pose[:3], [x, y, z, w]) @ offset @ np.linalg.inv(ee_offset)
+        hand = hand @ hand_joint
+        hand[2, 3] += 0.5 * (cube.dims[2] - 0.07)
+        grasp = np.asarray(scene.grasps["cube_1"][0])
+        assert np.linalg.norm(grasp[:3] - hand[:3, 3]) < 1e-3
+        gw, gx, gy, gz = grasp[3:]
+        turn = Rotation.from_quat([gx, gy, gz, gw]).inv() * Rotation.from_matrix(hand[:3, :3])
+        assert turn.magnitude() < 2e-3
+        # the world shift: where the cage's floor is against where the yaw alone puts it
+        yaw = Rotation.from_quat([x, y, z, w]).as_matrix()
+        nominal = yaw @ (np.array([0.8, 0.0, 0.44]) + np.array([0.0, 0.0, -0.18]))
+        shifts.append(np.asarray(scene.world.get("base").pose[:3]) - nominal)
+    shifts = np.abs(np.asarray(shifts))
+    assert shifts.max() <= 0.1 + 1e-9
+    assert shifts.max() > 0.09  # spread to the bound, not a narrow draw
