@@ -31,7 +31,12 @@ from timing import write_json
 
 from curobo_lite.types import JointState, Pose, TensorDeviceType
 from curobo_lite.wrap import MotionGen, RobotWorld
-from curobo_lite.wrap.motion.pick_place import STAGES, PickPlaceTask, plan_pick_place
+from curobo_lite.wrap.motion.pick_place import (
+    STAGES,
+    PickPlaceTask,
+    pick_place_motion_gen,
+    plan_pick_place,
+)
 from curobo_lite.wrap.motion.straight_line import pose_rows
 
 REPO = Path(__file__).resolve().parents[1]
@@ -79,7 +84,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     tensor_args = TensorDeviceType(device=torch.device(args.device))
     tasks = [PickPlaceTask.sampled(seed) for seed in range(args.poses)]
-    motion_gen = MotionGen.from_config("franka", tasks[0].world_config(), tensor_args=tensor_args)
+    motion_gen = pick_place_motion_gen(tasks[0], tensor_args=tensor_args)
     checker = RobotWorld.from_config("franka", tasks[0].world_config(), tensor_args)
     start = JointState.from_position(motion_gen.robot_config.retract_config[None].clone())
     plan_pick_place(motion_gen, tasks[0], start)  # Warp module loads, first allocations

@@ -180,11 +180,15 @@ def test_task_refuses_bad_input_by_name():
 @pytest.fixture(scope="module")
 def picked():
     pytest.importorskip("mujoco")
-    from curobo_lite.wrap.motion.pick_place import PickPlaceTask, plan_pick_place
+    from curobo_lite.wrap.motion.pick_place import (
+        PickPlaceTask,
+        pick_place_motion_gen,
+        plan_pick_place,
+    )
     from curobo_lite.wrap.motion.pick_place_run import run_pick_place
 
     task = PickPlaceTask()
-    motion_gen = MotionGen.from_config("franka", task.world_config())
+    motion_gen = pick_place_motion_gen(task)
     start = JointState.from_position(motion_gen.robot_config.retract_config[None].clone())
     plan = plan_pick_place(motion_gen, task, start)
     run = run_pick_place(motion_gen, plan) if plan.success else None

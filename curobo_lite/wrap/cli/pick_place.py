@@ -61,15 +61,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from curobo_lite.types import JointState
     from curobo_lite.wrap.cli.args import device_tensor_args
-    from curobo_lite.wrap.motion.motion_gen import MotionGen
-    from curobo_lite.wrap.motion.pick_place import PickPlaceTask, plan_pick_place
+    from curobo_lite.wrap.motion.pick_place import (
+        PickPlaceTask,
+        pick_place_motion_gen,
+        plan_pick_place,
+    )
 
     try:
         if not args.max_tilt > 0.0:
             raise ValueError(f"--max-tilt: expected radians > 0, received {args.max_tilt}")
         tensor_args = device_tensor_args(args)
         task = PickPlaceTask() if args.seed is None else PickPlaceTask.sampled(args.seed)
-        motion_gen = MotionGen.from_config("franka", task.world_config(), tensor_args=tensor_args)
+        motion_gen = pick_place_motion_gen(task, tensor_args=tensor_args)
     except (TypeError, ValueError, FileNotFoundError) as err:
         print(f"curobo-lite pick-place: {err}", file=sys.stderr)
         return 2

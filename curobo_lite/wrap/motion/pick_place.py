@@ -54,7 +54,7 @@ from curobo_lite.opt.options import check_keys
 from curobo_lite.types import JointState, Pose, matrix_to_quat
 from curobo_lite.types.errors import InputValueError
 from curobo_lite.wrap.base.attach import ATTACHED_LINK
-from curobo_lite.wrap.motion.motion_gen import MotionGen
+from curobo_lite.wrap.motion.motion_gen import EXACT_BAND, MotionGen
 from curobo_lite.wrap.motion.path_timing import time_polyline
 from curobo_lite.wrap.motion.pick_place_carry import carry_ends, upright_paths
 from curobo_lite.wrap.motion.straight_line import (
@@ -64,6 +64,7 @@ from curobo_lite.wrap.motion.straight_line import (
     line_waypoints,
     pose_rows,
     rotation_matrix,
+    segments_valid,
     straight_line,
 )
 
@@ -335,7 +336,8 @@ class _Planner:
         """How the stage's lines are judged on the spheres (see :class:`SphereRule`)."""
         if name in GRASP_STAGES:
             return SphereRule(grasp_links=self.grasp_links, grasp_obstacle=BOX)
-        return SphereRule(held_band=name in HELD_BAND_STAGES)
+        held = name in HELD_BAND_STAGES and self.motion_gen.exact_check
+        return SphereRule(held_band=EXACT_BAND if held else 0.0)
 
     def timed(
         self, name: str, path: torch.Tensor | None, status: str, t0: float, holding: bool
@@ -385,7 +387,8 @@ class _Planner:
         raised = backed.copy()
         raised[2, 3] = aboves[0][2, 3]
         reasons, downs, ends = [], {}, []
-        for turn, end in carry_ends(motion_gen, q_back, np.stack(aboves)):
+        solutions = carry_ends(motion_gen, q_back, np.stack(aboves))
+        for turn, end in solutions:
             down, status = self.set_down(end)  # cheap: the ends the box can be set down from
             if down is None:
                 reasons.append(f"set-down from an IK solution of turn {turn}: {status}")
@@ -393,22 +396,26 @@ class _Planner:
             downs[len(ends)] = down
             ends.append((turn, end))
 
-        def joint_space():  # the upright joint-space carries, from the retreat's end or raised
-            paths, reason = upright_paths(motion_gen, q_back, hand[:3, :3], ends)
-            reasons.append(reason)
-            yield from ((c.path, downs[c.index]) for c in paths)
-            up, status = guided_line(
+        def vias():  # where the joint-space carries start: checked corners from q_back
+            yield q_back[None], ""
+            up, status = guided_line(  # straight up or down to the table's height
                 motion_gen, q_back, line_waypoints(backed, raised, task.step), rule=SphereRule()
             )
             if up is None:
                 reasons.append(f"raise: {status}")
-                return
-            paths, reason = upright_paths(motion_gen, up[-1], hand[:3, :3], ends)
-            reasons.append(f"raised: {reason}")
-            yield from ((torch.cat((up, c.path[1:])), downs[c.index]) for c in paths)
+            else:
+                yield up, "raised: "
 
-        def straight():  # the straight lines of the hand
-            for above in aboves:
+        def joint_space():  # the upright joint-space carries from each via
+            for first, label in vias():
+                paths, reason = upright_paths(motion_gen, first[-1], hand[:3, :3], ends)
+                reasons.append(f"{label}{reason}")
+                yield from ((torch.cat((first, c.path[1:])), downs[c.index]) for c in paths)
+
+        def straight():  # the straight lines of the hand, guided toward the ends' IK solutions
+            for index, above in enumerate(aboves):
+                guides = [end for turn, end in solutions if turn == index]
+                guides = torch.stack(guides) if guides else q_back[None, :0]
                 raised_above = backed.copy()
                 raised_above[2, 3] = above[2, 3]
                 for poses in (
@@ -421,7 +428,12 @@ class _Planner:
                     ),
                 ):
                     path, status = guided_line(
-                        motion_gen, q_back, poses, guide_first=True, rule=SphereRule()
+                        motion_gen,
+                        q_back,
+                        poses,
+                        guide_first=True,
+                        rule=SphereRule(),
+                        solutions=guides,
                     )
                     reasons.append(status)
                     if path is not None:
@@ -442,6 +454,18 @@ class _Planner:
         del plan.stages[3:]
         self.timed("carry", None, "; ".join(reasons), t0, True)
         return None
+
+
+def pick_place_motion_gen(
+    task: PickPlaceTask, robot: str = "franka", tensor_args: Any = None
+) -> MotionGen:
+    """A :class:`MotionGen` for :func:`plan_pick_place` in ``task``'s world: its roadmap and IK
+    judge the spheres alone (``roadmap={"exact_band": 0}``), so the reach, like every other
+    stage, keeps the collision spheres clear of the obstacles (the MuJoCo plant is built of
+    them; the spheres bound the meshes, so the real robot is clear too)."""
+    return MotionGen.from_config(
+        robot, task.world_config(), tensor_args=tensor_args, roadmap={"exact_band": 0.0}
+    )
 
 
 def plan_pick_place(
@@ -469,12 +493,18 @@ def plan_pick_place(
     t0 = time.perf_counter()
     position, quaternion = pose_rows(pre, tensor_args)
     result = motion_gen.plan_goalset(start_state, Pose(position.float(), quaternion.float()))
+    status = result.status.value if hasattr(result.status, "value") else str(result.status)
+    if result.success:  # judged as the lines are: the spheres clear but the hand's at the box
+        q = result.interpolated_plan.position
+        ok = segments_valid(motion_gen, q[:-1], q[1:], run.rule("approach"))
+        if not bool(ok.all()):
+            status = (
+                f"SPHERE_CONTACT at sample {int((~ok).nonzero()[0, 0]) + 1} of {q.shape[0]}: "
+                "the reach grazes an obstacle within MotionGen's exact band (plan with "
+                "pick_place_motion_gen: the band off)"
+            )
     reach = run.finish(
-        "reach",
-        result.interpolated_plan if result.success else None,
-        result.status.value if hasattr(result.status, "value") else str(result.status),
-        t0,
-        False,
+        "reach", result.interpolated_plan if result.success else None, status, t0, False
     )
     if not reach.success:
         return plan

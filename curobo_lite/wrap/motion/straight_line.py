@@ -37,16 +37,17 @@ class SphereRule:
     MuJoCo plant) sees no contact. The exceptions are where the robot must touch:
 
     Attributes:
-        held_band: the held object's spheres (the ``attached_object`` link) within the exact
-            band of an obstacle are judged on its true shape (a held box leaving its board or
-            set down: its cover spheres bulge past it); every other sphere stays clear.
+        held_band: metres: the held object's spheres (the ``attached_object`` link) reaching
+            at most this deep into an obstacle are judged on its true shape (a held box leaving
+            its board or set down: its cover spheres bulge past it); every other sphere stays
+            clear. 0: off.
         grasp_links: the links that close around ``grasp_obstacle`` (the hand and fingers of
             a grasp); their spheres are judged without that obstacle, the exact mesh check of
             the stage judges the true shapes of both. Every other sphere stays clear of it.
         grasp_obstacle: the world obstacle the grasp links may touch (``None``: none).
     """
 
-    held_band: bool = False
+    held_band: float = 0.0
     grasp_links: tuple[str, ...] = ()
     grasp_obstacle: str | None = None
 
@@ -82,8 +83,8 @@ def configs_valid(motion_gen: MotionGen, q: torch.Tensor, rule: SphereRule) -> t
     """``[N]`` bool: ``q [N, D]`` within the joint limits, free of self-collision and judged
     clear of the world by ``rule``."""
     checker = motion_gen.checker
-    if rule.held_band:
-        ok = checker.validate(q, motion_gen.exact_band)
+    if rule.held_band > 0.0:
+        ok = checker.validate(q, rule.held_band)
         return ok & spheres_clear(motion_gen, q, {ATTACHED_LINK})
     with obstacle_disabled(motion_gen, rule.grasp_obstacle):
         ok = checker.validate(q)
@@ -181,33 +182,54 @@ def straight_line(
     ``(None, reason)`` otherwise. ``guide [K + 1, D]``: joint-space
     waypoints whose steps each solve starts from (the arm then moves as they do, in the null
     space of the hand's line: a way from one arm posture to another)."""
+    guides = None if guide is None else guide[None]
+    return _first_line(motion_gen, q0, poses, guides, iterations, rule)[:2]
+
+
+def _first_line(
+    motion_gen: MotionGen,
+    q0: torch.Tensor,
+    poses: np.ndarray,
+    guides: torch.Tensor | None,
+    iterations: int,
+    rule: SphereRule,
+) -> tuple[torch.Tensor | None, str, list[str]]:
+    """:func:`straight_line` for each of ``guides [G, K + 1, D]`` (``None``: unguided) at
+    once (one damped least-squares batch per waypoint): the first valid path, and every
+    failed variant's reason."""
     checker = motion_gen.checker
+    kinematics = checker.kinematics
     position, quaternion = pose_rows(poses, checker.tensor_args)
-    rows = [q0.reshape(1, -1)]
-    for k in range(poses.shape[0]):
-        initial = rows[-1]
-        if guide is not None:
-            initial = rows[-1] + (guide[k + 1] - guide[k])[None]
-        q = dls_steps(
-            checker.kinematics,
-            initial,
-            position[k : k + 1],
-            quaternion[k : k + 1],
-            iterations,
+    K = poses.shape[0]
+    G = 1 if guides is None else guides.shape[0]
+    steps = None if guides is None else (guides[:, 1:] - guides[:, :-1]).to(q0)
+    rows = [q0.reshape(1, -1).expand(G, -1)]
+    failed = [0] * G  # the first waypoint missed (0: none)
+    for k in range(K):
+        initial = rows[-1] if steps is None else rows[-1] + steps[:, k]
+        target = (position[k : k + 1].expand(G, 3), quaternion[k : k + 1].expand(G, 4))
+        q = dls_steps(kinematics, initial, *target, iterations)
+        error = pose_error(kinematics, q, *target)
+        missed = (error[:, :3].norm(dim=-1) > LINE_TOLERANCE[0]) | (
+            error[:, 3:].norm(dim=-1) > LINE_TOLERANCE[1]
         )
-        error = pose_error(checker.kinematics, q, position[k : k + 1], quaternion[k : k + 1])
-        if (
-            float(error[0, :3].norm()) > LINE_TOLERANCE[0]
-            or float(error[0, 3:].norm()) > LINE_TOLERANCE[1]
-        ):
-            return None, f"IK_FAIL at waypoint {k + 1} of {poses.shape[0]}"
+        for g in missed.nonzero()[:, 0].tolist():
+            failed[g] = failed[g] or k + 1
+        if all(failed):
+            break
         rows.append(q)
-    path = thinned(checker.kinematics, torch.cat(rows), position, quaternion)
-    ok = segments_valid(motion_gen, path[:-1], path[1:], rule)
-    if not bool(ok.all()):
+    reasons = []
+    for g in range(G):
+        if failed[g]:
+            reasons.append(f"IK_FAIL at waypoint {failed[g]} of {K}")
+            continue
+        path = thinned(kinematics, torch.stack([r[g] for r in rows]), position, quaternion)
+        ok = segments_valid(motion_gen, path[:-1], path[1:], rule)
+        if bool(ok.all()):
+            return path, "SUCCESS", reasons
         first = int((~ok).nonzero()[0, 0])
-        return None, f"COLLISION on segment {first + 1} of {path.shape[0] - 1}"
-    return path, "SUCCESS"
+        reasons.append(f"COLLISION on segment {first + 1} of {path.shape[0] - 1}")
+    return None, reasons[-1], reasons
 
 
 @torch.no_grad()
@@ -267,31 +289,33 @@ def guided_line(
     tries: int = 2,
     guide_first: bool = False,
     rule: SphereRule = SphereRule(),
+    solutions: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor | None, str]:
     """:func:`straight_line`, and where it fails, the same guided by the joint-space line from
     ``q0`` to an IK solution of the last pose (the distinct solutions nearest ``q0`` first,
     up to ``tries``); ``guide_first``: the guided lines first (a long line, where the plain
-    one tends to run a joint into its limit); ``rule``: as in :func:`straight_line`."""
+    one tends to run a joint into its limit); ``rule``: as in :func:`straight_line`;
+    ``solutions [n, D]``: IK solutions of the last pose to guide toward (default: the IK
+    solver's, solved here)."""
     reasons = []
     if not guide_first:
         path, status = straight_line(motion_gen, q0, poses, rule=rule)
         if path is not None:
             return path, status
         reasons.append(status)
-    position, quaternion = pose_rows(poses[-1:], motion_gen.checker.tensor_args)
-    ik = motion_gen.ik_solver.solve_single(Pose(position, quaternion))
-    ends = ik.distinct_solutions[0] if ik.distinct_solutions else ik.solution[:0]
+    if solutions is None:
+        position, quaternion = pose_rows(poses[-1:], motion_gen.checker.tensor_args)
+        ik = motion_gen.ik_solver.solve_single(Pose(position, quaternion))
+        solutions = ik.distinct_solutions[0] if ik.distinct_solutions else ik.solution[:0]
+    ends = solutions.to(q0)
     ends = ends[(ends - q0).abs().amax(-1).argsort()][:tries]
-    s = torch.linspace(0.0, 1.0, poses.shape[0] + 1, dtype=q0.dtype, device=q0.device)[:, None]
-    for end in ends:
-        guide = q0 + s * (end.to(q0) - q0)
-        path, status = straight_line(motion_gen, q0, poses, guide, rule=rule)
+    s = torch.linspace(0.0, 1.0, poses.shape[0] + 1, dtype=q0.dtype, device=q0.device)
+    guides = q0 + s[None, :, None] * (ends - q0)[:, None, :]  # [n, K + 1, D]
+    if guide_first:  # and the plain line last, in the same batch
+        guides = torch.cat((guides, q0.expand(1, s.shape[0], -1)))
+    if guides.shape[0]:
+        path, status, tried = _first_line(motion_gen, q0, poses, guides, 8, rule)
         if path is not None:
             return path, status
-        reasons.append(status)
-    if guide_first:
-        path, status = straight_line(motion_gen, q0, poses, rule=rule)
-        if path is not None:
-            return path, status
-        reasons.append(status)
+        reasons.extend(tried)
     return None, "; ".join(reasons) + f" ({len(ends)} IK solutions of the end pose)"
