@@ -136,10 +136,12 @@ def merge_results(
 
 def distinct_rows(solutions: torch.Tensor, tolerance: float) -> torch.Tensor:
     """Rows of ``solutions [k, D]`` (ranked) farther than ``tolerance`` from every kept one."""
-    kept: list[torch.Tensor] = []
-    for row in solutions:
-        if all(float((row - other).norm()) > tolerance for other in kept):
-            kept.append(row)
-    if not kept:
-        return solutions[:0]
-    return torch.stack(kept)
+    if solutions.shape[0] == 0:
+        return solutions
+    distance = torch.cdist(solutions, solutions, compute_mode="donot_use_mm_for_euclid_dist")
+    near = (distance <= tolerance).cpu()  # [k, k]
+    kept: list[int] = []
+    for i in range(solutions.shape[0]):  # greedy in rank order: a row near a kept one goes
+        if not kept or not bool(near[i, kept].any()):
+            kept.append(i)
+    return solutions[kept]
