@@ -19,9 +19,10 @@ covers 1.5 x 1.5 x 1.0 m at 1 cm (2.25 M voxels). Rows:
 
 ``ms`` is the median wall time, ``min ms`` the smallest; ``cpu ms`` the smallest CPU time of
 the process over five calls (all threads: on a host other work shares, the cost of the call
-without the waits for a core). Every frame refreshes the whole grid's ESDF (a real camera's
-noise changes voxels all over its surfaces, so a refresh of only the changed region would not
-be representative).
+without the waits for a core). On a CPU the two ``integrate + refresh`` rows and the cost query
+are then broken down by Warp kernel (the CPU time of each kernel's launches, all row
+pieces). Every frame refreshes the whole grid's ESDF (a real camera's noise changes voxels all
+over its surfaces, so a refresh of only the changed region would not be representative).
 
 Usage::
 
@@ -37,10 +38,12 @@ import math
 import os
 import platform
 import statistics
+import threading
 import time
 from pathlib import Path
 
 import torch
+import warp as wp
 from timing import timeit, write_json
 
 from curobo_lite.geom import Cuboid, Sphere, VoxelWorld, WorldCollision, WorldConfig
@@ -104,6 +107,33 @@ def cpu_time(fn, device: torch.device, reps: int = 5) -> float:
             torch.cuda.synchronize(device)
         best = min(best, time.process_time() - start)
     return best
+
+
+def stage_cpu_times(fn, reps: int = 5) -> dict[str, float]:
+    """Per Warp kernel, the smallest over ``reps`` calls of ``fn`` of the CPU time its
+    launches took in one call (ms; all row pieces, whichever thread ran them): where a
+    CPU call's time goes. ``warp.launch`` is wrapped while this runs."""
+    lock = threading.Lock()
+    calls: list[dict[str, float]] = []
+    original = wp.launch
+
+    def timed(kernel, *args, **kwargs):
+        start = time.thread_time()
+        try:
+            return original(kernel, *args, **kwargs)
+        finally:
+            spent = time.thread_time() - start
+            with lock:
+                calls[-1][kernel.key] = calls[-1].get(kernel.key, 0.0) + spent
+
+    wp.launch = timed
+    try:
+        for _ in range(reps):
+            calls.append({})
+            fn()
+    finally:
+        wp.launch = original
+    return {key: min(call.get(key, 0.0) for call in calls) * 1e3 for key in calls[0]}
 
 
 def main() -> None:
@@ -176,6 +206,16 @@ def main() -> None:
         print(
             f"{name:>34} {seconds * 1e3:>9.2f} {fastest * 1e3:>9.2f} {cpu * 1e3:>9.2f} {target:>9}"
         )
+    stages = {}
+    if device.type == "cpu":
+        for name, fn in (
+            ("integrate + refresh", integrate(True)),
+            (f"integrate + refresh ({capped})", integrate(True, bounded)),
+            ("query voxel (cost)", query(voxel_world, eta)),
+        ):
+            stages[name] = stage_cpu_times(fn)
+            kernels = ", ".join(f"{k} {v:.2f}" for k, v in stages[name].items())
+            print(f"{name} per kernel, CPU ms: {kernels}")
     # how close the two worlds agree on these spheres (enabled ones, clamped at 0.5 m)
     enabled = spheres[..., 3] >= 0
     d_voxel = voxel_world.sphere_distance(spheres, 0.0, 0.5).distance[enabled]
@@ -198,6 +238,7 @@ def main() -> None:
         "activation_distance": eta,
         "occupied_voxels": int((grid.occupancy >= 0.5).sum()),
         "median_abs_diff_near_m": float(diff.median()),
+        "kernel_cpu_ms": stages,
         # other work on the host while this ran (1-minute load averages at start and end)
         "load_average": [load_start, os.getloadavg()[0]],
         "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
