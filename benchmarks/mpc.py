@@ -13,7 +13,11 @@ bundled ``table`` world on both sides (``primitive_collision_cost``, 4 cm activa
 5000; pytorch_mppi's running cost calls the same ``WorldCollision.sphere_distance`` on the
 spheres of our forward kinematics). Ours and theirs are timed in five alternating rounds, and a
 speedup is the median of the rounds' ratios (with their range), so that a drift of the machine's
-speed during the run weighs on both sides alike. Also timed: ``MpcSolver.step`` with the bundled
+speed during the run weighs on both sides alike. On a CPU our step runs as its task says
+(``mpc.cpu_torch_threads: 1`` during the step, ``mpc.cpu_overlap``: forward kinematics and the
+world cost on a helper thread), so pytorch_mppi's ``command`` is timed in the same rounds both
+with torch's threads and with one thread, and the step's ratio is to the faster of the two.
+Also timed: ``MpcSolver.step`` with the bundled
 ``particle_mpc`` task (what the closed loop runs: knot sampling, stop and null-space costs), with
 and without the table.
 
@@ -54,7 +58,7 @@ from timing import write_json
 from curobo_lite.opt import Mppi, MppiConfig
 from curobo_lite.opt.cuda_graph import GraphedCall
 from curobo_lite.robot import Kinematics
-from curobo_lite.rollout import ArmReacher, Goal, TaskConfig
+from curobo_lite.rollout import ArmReacher, Goal, TaskConfig, overlap
 from curobo_lite.rollout.cost import BoundCost, PoseCost, SmoothnessCost
 from curobo_lite.types import JointState, Pose, TensorDeviceType
 from curobo_lite.wrap import MpcSolver
@@ -241,18 +245,43 @@ def pytorch_mppi_iteration(reacher, goal, mppi_options, tensor_args) -> Callable
     return iterate
 
 
-def side_by_side(mine, theirs, device, min_time: float = 0.4) -> tuple[float, float, float, list]:
-    """Alternating rounds: ``(mine, theirs, median ratio, [min ratio, max ratio])``."""
+def with_threads(fn: Callable[[], object], threads: int) -> Callable[[], object]:
+    """``fn`` run with ``threads`` torch intra-op threads (restored after each call)."""
+
+    def run():
+        before = torch.get_num_threads()
+        torch.set_num_threads(threads)
+        try:
+            return fn()
+        finally:
+            torch.set_num_threads(before)
+
+    return run
+
+
+def side_by_side(
+    mine, theirs, device, min_time: float = 0.4, theirs_single=None
+) -> tuple[float, float, float, list, float | None]:
+    """Alternating rounds: ``(mine, theirs, median ratio, [min ratio, max ratio], theirs on one
+    torch thread)``. With ``theirs_single`` (``theirs`` on one torch thread, timed in the same
+    rounds) a round's ratio is to the faster of the two: our step chooses its own threads
+    (``mpc.cpu_torch_threads``), so pytorch_mppi gets its better setting too."""
     rounds = [
-        (timeit(mine, device, min_time=min_time), timeit(theirs, device, min_time=min_time))
+        (
+            timeit(mine, device, min_time=min_time),
+            timeit(theirs, device, min_time=min_time),
+            None if theirs_single is None else timeit(theirs_single, device, min_time=min_time),
+        )
         for _ in range(ROUNDS)
     ]
-    ratios = sorted(b / a for a, b in rounds)
+    ratios = sorted(min(b, b if c is None else c) / a for a, b, c in rounds)
+    single = None if theirs_single is None else statistics.median(c for _, _, c in rounds)
     return (
-        statistics.median(a for a, _ in rounds),
-        statistics.median(b for _, b in rounds),
+        statistics.median(a for a, _, _ in rounds),
+        statistics.median(b for _, b, _ in rounds),
         statistics.median(ratios),
         [ratios[0], ratios[-1]],
+        single,
     )
 
 
@@ -274,11 +303,18 @@ def compare(tensor_args, device, world: bool) -> dict:
         rows["ours_mppi_iteration"] = timeit(ours, device)
         rows["ours_mpc_step"] = timeit(step, device)
         return rows
-    mine, theirs, ratio, spread = side_by_side(step, baseline, device)
-    rows.update(
-        ours_mpc_step=mine, pytorch_mppi_command=theirs, step_speedup=ratio, step_range=spread
+    single = with_threads(baseline, 1) if device.type == "cpu" else None
+    mine, theirs, ratio, spread, theirs_1 = side_by_side(
+        step, baseline, device, theirs_single=single
     )
-    mine, theirs, ratio, spread = side_by_side(ours, baseline, device)
+    rows.update(
+        ours_mpc_step=mine,
+        pytorch_mppi_command=theirs,
+        pytorch_mppi_command_1_thread=theirs_1,
+        step_speedup=ratio,
+        step_range=spread,
+    )
+    mine, theirs, ratio, spread, _ = side_by_side(ours, baseline, device)
     rows.update(
         ours_mppi_iteration=mine,
         pytorch_mppi_command_iter_rounds=theirs,
@@ -299,11 +335,19 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads")
     parser.add_argument(
+        "--pieces",
+        type=int,
+        default=None,
+        help="row chunks per shared kernel pass of the CPU rollout (rollout.overlap.PIECES)",
+    )
+    parser.add_argument(
         "--out", default=os.path.join(os.path.dirname(__file__), "results", "mpc.json")
     )
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
+    if args.pieces:
+        overlap.PIECES = args.pieces
     device = torch.device(args.device)
     tensor_args = TensorDeviceType(device=device)
     load = os.getloadavg()
@@ -322,10 +366,13 @@ def main() -> None:
                 f"{r['ours_mppi_iteration'] * 1e3:.2f}"
             )
             continue
+        single = r["pytorch_mppi_command_1_thread"]
         print(
             f"    MpcSolver.step (whole)      {r['ours_mpc_step'] * 1e3:8.2f}   vs pytorch_mppi "
-            f"command {r['pytorch_mppi_command'] * 1e3:8.2f}   ({r['step_speedup']:.1f}x, "
-            f"rounds {r['step_range'][0]:.1f}-{r['step_range'][1]:.1f}x)"
+            f"command {r['pytorch_mppi_command'] * 1e3:8.2f}"
+            + ("" if single is None else f" (1 torch thread {single * 1e3:.2f})")
+            + f"   ({r['step_speedup']:.1f}x the faster, rounds {r['step_range'][0]:.1f}-"
+            f"{r['step_range'][1]:.1f}x)"
         )
         print(
             f"    one MPPI iteration          {r['ours_mppi_iteration'] * 1e3:8.2f}   vs "
@@ -393,6 +440,7 @@ def main() -> None:
         "world": WORLD,
         "mpc_task_particles": cfg.num_particles,
         "mpc_task_iters": cfg.n_iters,
+        "overlap_pieces": overlap.PIECES,
         "unit": "seconds (median)",
     }
     write_json(args.out, meta, rows)

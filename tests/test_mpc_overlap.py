@@ -50,14 +50,15 @@ def test_overlapped_rollout_equals_the_sequential_one(self_collision):
     reacher.update_reference(reference)
     batch = OVERLAP_MIN_CONFIGS // horizon + 7
     actions = 3.0 * torch.randn(batch, horizon, dof, generator=torch.Generator().manual_seed(2))
-    fk_threads = []
-    frames = reacher.dynamics_model.frames
+    fk_threads = {False: set(), True: set()}
+    kinematics = reacher.dynamics_model.kinematics
+    forward = kinematics.forward
 
     def recorded(*args, **kwargs):
-        fk_threads.append(threading.get_ident())
-        return frames(*args, **kwargs)
+        fk_threads[reacher.cpu_overlap].add(threading.get_ident())
+        return forward(*args, **kwargs)
 
-    reacher.dynamics_model.frames = recorded
+    kinematics.forward = recorded
     results = {}
     with torch.no_grad():
         for overlap in (False, True):
@@ -70,8 +71,10 @@ def test_overlapped_rollout_equals_the_sequential_one(self_collision):
                 result.state.kinematics.link_position.clone(),
             )
     sequential, overlapped = results[False], results[True]
-    # the overlapped rollout ran forward kinematics on another thread, the sequential one here
-    assert fk_threads[0] == threading.get_ident() != fk_threads[1]
+    # the overlapped rollout ran forward kinematics on another thread too, the sequential one
+    # only here
+    assert fk_threads[False] == {threading.get_ident()}
+    assert fk_threads[True] - {threading.get_ident()}
     assert list(overlapped[2]) == list(sequential[2])  # the same terms, in the same order
     assert "tracking_cost" in sequential[2] and "primitive_collision_cost" in sequential[2]
     assert ("self_collision_cost" in sequential[2]) == self_collision

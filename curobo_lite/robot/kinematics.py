@@ -489,19 +489,39 @@ class Kinematics:
             position, quat, link_spheres, _ = self._link_frames(flat.detach(), spheres, out)
         if spheres and self.backend == "torch":
             link_spheres = spheres_torch(self.tables, position, quat)
-        num_links = len(self.link_names)
-        return KinematicsState(
-            ee_position=position.reshape(*batch_shape, num_links, 3)[..., -1, :],
-            ee_quaternion=quat.reshape(*batch_shape, num_links, 4)[..., -1, :],
-            link_position=position.reshape(*batch_shape, num_links, 3),
-            link_quaternion=quat.reshape(*batch_shape, num_links, 4),
-            link_names=list(self.link_names),
-            link_spheres=(
-                link_spheres.reshape(*batch_shape, self.num_spheres, 4) if spheres else None
-            ),
-        )
+        return self._state(position, quat, link_spheres if spheres else None, batch_shape)
 
     __call__ = forward
+
+    def _state(
+        self, position: torch.Tensor, quat: torch.Tensor, spheres: torch.Tensor | None, shape
+    ) -> KinematicsState:
+        """The state of flat frames ``[N, L, 3|4]`` and spheres ``[N, S, 4]`` in ``shape``."""
+        num_links = len(self.link_names)
+        position, quat = position.reshape(*shape, num_links, 3), quat.reshape(*shape, num_links, 4)
+        spheres = None if spheres is None else spheres.reshape(*shape, self.num_spheres, 4)
+        names = list(self.link_names)
+        return KinematicsState(
+            position[..., -1, :], quat[..., -1, :], position, quat, names, spheres
+        )
+
+    def forward_rows(
+        self, q: torch.Tensor, out: KinematicsBuffers, rows: tuple[int, int], spheres: bool = True
+    ) -> None:
+        """:meth:`forward` of rows ``rows = (begin, end)`` of ``q [N, D]`` into the same rows of
+        ``out`` (for ``N``), so that threads can share a pass; read it with
+        :meth:`outputs_state`. Warp backend, no gradient."""
+        if self.backend != "warp":
+            raise InputValueError(f"forward_rows: expected the warp backend, not {self.backend!r}")
+        part = KinematicsBuffers(*(t[rows[0] : rows[1]] for t in vars(out).values()))
+        self.forward(q[rows[0] : rows[1]], spheres, out=part)
+
+    def outputs_state(self, out: KinematicsBuffers, shape, spheres: bool = True) -> KinematicsState:
+        """:meth:`forward`'s result from the buffers :meth:`forward_rows` filled, in ``shape``."""
+        spheres = bool(spheres) and self.num_spheres > 0
+        return self._state(
+            out.link_position, out.link_quaternion, out.link_spheres if spheres else None, shape
+        )
 
     def _check_outputs(self, out: KinematicsBuffers, flat: torch.Tensor, spheres: bool) -> None:
         if not isinstance(out, KinematicsBuffers):

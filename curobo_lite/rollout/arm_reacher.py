@@ -35,6 +35,7 @@ from curobo_lite.rollout.cost import (
     TrackingCost,
     build_costs,
 )
+from curobo_lite.rollout.cost.collision_cost import RowPass
 from curobo_lite.rollout.dynamics_model import (
     KinematicModel,
     KinematicModelConfig,
@@ -146,9 +147,8 @@ class ArmReacher:
         self.cost_terms: dict[str, torch.Tensor] = {}
         self.last_invalid: torch.Tensor | None = None
         self._index_cache: dict[tuple[int, int], torch.Tensor] = {}
-        #: on a CPU, run forward kinematics and the world cost of no-gradient rollouts on a
-        #: helper thread beside the joint-space costs (:mod:`curobo_lite.rollout.overlap`;
-        #: MpcSolver turns it on from its task's ``mpc.cpu_overlap``)
+        #: CPU rollouts without a gradient share their Warp kernels with a helper thread
+        #: (:mod:`curobo_lite.rollout.overlap`; MpcSolver's ``mpc.cpu_overlap``)
         self.cpu_overlap = False
 
     @classmethod
@@ -375,7 +375,7 @@ class ArmReacher:
                 spheres,
                 self.costs,
                 lambda state, names: self._cost_terms(state, problem_index, names),
-                lambda cost: isinstance(cost, PrimitiveCollisionCost) and self._frames_serve(cost),
+                self._frames_pass,
             )
         else:
             state = self.dynamics_model.forward(
@@ -424,16 +424,21 @@ class ArmReacher:
                         return True
         return False
 
+    def _frames_pass(self, cost: CostBase, state: KinematicModelState) -> RowPass | None:
+        """The world cost read from ``state``'s link frames in parts threads can share
+        (:meth:`PrimitiveCollisionCost.frames_pass`), or ``None`` for any other cost."""
+        if isinstance(cost, PrimitiveCollisionCost) and self._frames_serve(cost):
+            return cost.frames_pass(state.kinematics, self.dynamics_model.kinematics)
+        return None
+
     def _frames_serve(self, cost: PrimitiveCollisionCost) -> bool:
         """Whether ``cost`` reads the link frames instead of the spheres this call (no
         gradient, no scale tracking: :meth:`PrimitiveCollisionCost.reads_frames`)."""
         return active_session() is None and cost.reads_frames(self.dynamics_model.kinematics)
 
     def _overlaps(self, act_seq: torch.Tensor) -> bool:
-        """Whether :meth:`rollout_fn` runs forward kinematics and the world cost on a helper
-        thread beside the joint-space costs (:mod:`curobo_lite.rollout.overlap`):
-        :attr:`cpu_overlap` on a CPU device, no gradient, no scale tracking, a batch big
-        enough to pay for the hand-offs."""
+        """Whether :meth:`rollout_fn` overlaps (:mod:`curobo_lite.rollout.overlap`): on a CPU,
+        no gradient, no scale tracking, a batch big enough to pay for the hand-offs."""
         return (
             self.cpu_overlap
             and self.tensor_args.device.type == "cpu"

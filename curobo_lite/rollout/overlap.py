@@ -1,19 +1,20 @@
-"""Rollouts on a CPU with forward kinematics and the world cost beside the joint-space costs.
+"""Rollouts on a CPU with the Warp kernels shared between two threads beside the torch costs.
 
 An MPPI rollout without a gradient (400 particles x 30 steps) spends about half its time in
 two Warp kernels, forward kinematics and the world-collision cost read from the link frames,
-and the rest in torch costs that read only the joint states (bounds, smoothness, stopping,
-the null space, tracking). A Warp CPU kernel runs on the thread that launches it and releases
-the GIL, so on a CPU with a second core :func:`overlapped_terms` launches the kernels from a
-helper thread while the calling thread evaluates the joint-space costs, then the pose cost
-while the helper computes the world cost. Every term is computed by the same code as in the
-sequential rollout, so the results are identical.
+and the rest in torch costs. A Warp CPU kernel runs on the thread that launches it and releases
+the GIL, so on a CPU with a second core :func:`overlapped_terms` runs the kernels' row chunks on
+a helper thread while the calling thread evaluates the costs that read only the joint states
+(bounds, smoothness, stopping, the null space, tracking); then the calling thread takes the
+chunks the helper has not started. Likewise the world cost's chunks beside the pose cost. Every
+term is computed by the same code as in the sequential rollout, so the results are identical.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
+from queue import Empty, SimpleQueue
 from typing import Any
 
 import torch
@@ -24,12 +25,20 @@ from curobo_lite.rollout.cost import (
     PrimitiveCollisionCost,
     SelfCollisionCost,
 )
+from curobo_lite.rollout.cost.collision_cost import RowPass
 from curobo_lite.rollout.dynamics_model import KinematicModel, KinematicModelState
 from curobo_lite.types import JointState
 
 #: fewer configurations per rollout than this run sequentially: the two hand-offs to the
 #: helper thread (tens of microseconds) would cost more than they save
 OVERLAP_MIN_CONFIGS = 2048
+
+#: row chunks per shared kernel pass: the calling thread takes those the helper has not
+#: started when it is done with its torch costs (each chunk is one launch, ~50-100 us of
+#: Python). On the loaded 2-core host (load 6-8, other agents running), interleaved, the
+#: table step's median was 72 / 75 / 80 ms with 1 / 2 / 4 pieces: one, until a quiet host
+#: says otherwise (``benchmarks/mpc.py --pieces N``)
+PIECES = 1
 
 #: costs that read the link frames (everything else reads only the joint states)
 _FRAME_COSTS = (PoseCost, PrimitiveCollisionCost, SelfCollisionCost)
@@ -53,32 +62,88 @@ def _submit(fn: Callable[..., Any], *args: Any) -> Future:
     return _helper.submit(job)
 
 
+class _SharedPass:
+    """A :class:`RowPass` cut into chunks that the helper and the calling thread drain."""
+
+    def __init__(self, row_pass: RowPass, pieces: int) -> None:
+        self.row_pass = row_pass
+        self._pending: SimpleQueue = SimpleQueue()
+        rows = row_pass.rows
+        pieces = max(1, min(pieces, rows))
+        for k in range(pieces):
+            self._pending.put((rows * k // pieces, rows * (k + 1) // pieces))
+
+    def drain(self) -> None:
+        while True:
+            try:
+                begin, end = self._pending.get_nowait()
+            except Empty:
+                return
+            self.row_pass.run(begin, end)
+
+
+def _shared(passes: list[_SharedPass], calling_thread_work: Callable[[], Any]) -> Any:
+    """Run ``passes`` on the helper while this thread runs ``calling_thread_work()``, then
+    help drain them; returns once every chunk has run (the helper never outlives the call:
+    it writes buffers the caller reads)."""
+
+    def drain_all() -> None:
+        for shared in passes:
+            shared.drain()
+
+    helper = _submit(drain_all) if passes else None
+    try:
+        value = calling_thread_work()
+        drain_all()
+    finally:
+        if helper is not None:
+            helper.result()
+    return value
+
+
+def _frames_pass(model: KinematicModel, position: torch.Tensor, spheres: bool) -> RowPass:
+    """Forward kinematics of ``position [B, H, D]`` into the model's kept buffers, by rows."""
+    kinematics = model.kinematics
+    flat = position.reshape(-1, position.shape[-1])
+    out = model.frame_buffers(flat.shape[0], spheres)
+    if kinematics.backend != "warp":  # one piece: the torch backend computes all rows at once
+        return RowPass(1, lambda begin, end: None, lambda: model.frames(position, spheres))
+    return RowPass(
+        flat.shape[0],
+        lambda begin, end: kinematics.forward_rows(flat, out, (begin, end), spheres),
+        lambda: kinematics.outputs_state(out, position.shape[:-1], spheres),
+    )
+
+
 def overlapped_terms(
     model: KinematicModel,
     state_seq: JointState,
     spheres: bool,
     costs: Mapping[str, CostBase],
     cost_terms: CostTerms,
-    in_frames_kernel: Callable[[CostBase], bool],
+    frames_pass: Callable[[CostBase, KinematicModelState], RowPass | None],
 ) -> tuple[KinematicModelState, dict[str, torch.Tensor]]:
     """The rolled-out state (``state_seq`` and its forward kinematics, with the spheres when
-    ``spheres``) and every enabled cost term ``[B, H]`` in the order of ``costs``, with the
-    kinematics and the world costs that ``in_frames_kernel`` accepts computed on the helper
-    thread (module docstring). Call without a gradient, on a CPU device."""
-    frames = _submit(model.frames, state_seq.position, spheres)
+    ``spheres``) and every enabled cost term ``[B, H]`` in the order of ``costs``: forward
+    kinematics shared with the helper thread beside the joint-space costs, then the passes
+    that ``frames_pass(cost, state)`` gives (the world costs read from the link frames; ``None``
+    for the others) beside the remaining costs (module docstring). Call without a gradient, on
+    a CPU device."""
     enabled = [name for name, cost in costs.items() if cost.enabled]
     joint = [name for name in enabled if not isinstance(costs[name], _FRAME_COSTS)]
-    try:
-        terms = cost_terms(KinematicModelState(state_seq, None), joint)
-    finally:  # the helper writes the frame buffers: never leave it running
-        kinematics = frames.result()
-    state = KinematicModelState(state_seq, kinematics)
-    on_helper = [name for name in enabled if in_frames_kernel(costs[name])]
-    rest = [name for name in enabled if name not in joint and name not in on_helper]
-    helper_terms = _submit(cost_terms, state, on_helper) if on_helper else None
-    try:
-        terms.update(cost_terms(state, rest))
-    finally:
-        if helper_terms is not None:
-            terms.update(helper_terms.result())
+    fk = _frames_pass(model, state_seq.position, spheres)
+    terms = _shared(
+        [_SharedPass(fk, PIECES)],
+        lambda: cost_terms(KinematicModelState(state_seq, None), joint),
+    )
+    state = KinematicModelState(state_seq, fk.result())
+    passes = {}
+    for name in enabled:
+        if name not in joint:
+            row_pass = frames_pass(costs[name], state)
+            if row_pass is not None:
+                passes[name] = _SharedPass(row_pass, PIECES)
+    rest = [name for name in enabled if name not in joint and name not in passes]
+    terms.update(_shared(list(passes.values()), lambda: cost_terms(state, rest)))
+    terms.update({name: shared.row_pass.result() for name, shared in passes.items()})
     return state, {name: terms[name] for name in costs if name in terms}

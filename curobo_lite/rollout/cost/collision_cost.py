@@ -23,8 +23,9 @@ cost that uses it), and the robot's sphere pairs come from its
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import torch
 
@@ -45,6 +46,15 @@ def _check_attachment(method: str, value: Any, expected: type) -> None:
         raise InputTypeError(
             f"{method}: expected a {expected.__name__} or None, received {type(value).__name__}"
         )
+
+
+class RowPass(NamedTuple):
+    """One pass over ``rows`` independent configurations that threads can share: each calls
+    ``run(begin, end)`` on rows nobody else takes; ``result()`` once every row has run."""
+
+    rows: int
+    run: Callable[[int, int], None]
+    result: Callable[[], torch.Tensor]
 
 
 @dataclass
@@ -149,6 +159,14 @@ class PrimitiveCollisionCost(CostBase[PrimitiveCollisionCostConfig]):
         spheres, those :meth:`Kinematics.world_spheres` keeps): :meth:`forward`'s value on
         ``kinematics.world_spheres(link_spheres)`` without the ``[B, H, S, 4]`` spheres or a
         gradient (see :meth:`reads_frames`)."""
+        frames_pass = self.frames_pass(state, kinematics)
+        frames_pass.run(0, frames_pass.rows)
+        return frames_pass.result()
+
+    def frames_pass(self, state: KinematicsState, kinematics: Kinematics) -> RowPass:
+        """:meth:`forward_frames` in parts that threads can share: ``run(begin, end)``
+        computes configurations ``begin:end`` of the ``B * H``, ``result()`` the ``[B, H]``
+        cost once all have run."""
         position = check_tensor(
             self.name, "link_position", state.link_position, 4, self.tensor_args, last_dim=3
         )
@@ -203,16 +221,18 @@ class PrimitiveCollisionCost(CostBase[PrimitiveCollisionCostConfig]):
             ]
             return -(-(b1 - b0) // per_thread), inputs
 
-        launch_rows(
-            fwk.cost_kernel(position.dtype),
-            rows,
-            position.device,
-            make_launch,
-            # a bounding-sphere test per group and configuration besides the spheres: MPPI's
-            # 12 000 Franka configurations (2-3 ms on one core) are split over the torch threads
-            rows * (local.shape[0] + 16 * num_groups),
-        )
-        return (cfg.weight * cost).view(batch, horizon)
+        def run(begin: int, end: int) -> None:
+            launch_rows(
+                fwk.cost_kernel(position.dtype),
+                end - begin,
+                position.device,
+                lambda b0, b1: make_launch(begin + b0, begin + b1),
+                # a bounding-sphere test per group and configuration besides the spheres:
+                # MPPI's 12 000 Franka configurations (2-3 ms on one core) split over threads
+                (end - begin) * (local.shape[0] + 16 * num_groups),
+            )
+
+        return RowPass(rows, run, lambda: (cfg.weight * cost).view(batch, horizon))
 
 
 @dataclass

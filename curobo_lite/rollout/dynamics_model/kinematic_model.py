@@ -460,14 +460,18 @@ class KinematicModel:
         if torch.is_grad_enabled() and position.requires_grad:
             return self.kinematics.forward(position, spheres)
         # no gradient: the frames go into buffers kept per batch size, like the states
+        out = self.frame_buffers(position.numel() // self.d_action, spheres)
+        return self.kinematics.forward(position, spheres, out=out)
+
+    def frame_buffers(self, n: int, spheres: bool = True) -> KinematicsBuffers:
+        """The kept forward-kinematics buffers for ``n`` configurations (:meth:`frames`)."""
         spheres = bool(spheres) and self.kinematics.num_spheres > 0
-        n = position.numel() // self.d_action
         out = self._fk_buffers.get((n, spheres))
         if out is None:
             if len(self._fk_buffers) >= 4:
                 self._fk_buffers.clear()
             out = self._fk_buffers[(n, spheres)] = self.kinematics.allocate_outputs(n, spheres)
-        return self.kinematics.forward(position, spheres, out=out)
+        return out
 
     __call__ = forward
 
