@@ -416,23 +416,26 @@ def test_exact_band_does_not_let_the_meshes_judge_a_voxel_contact():
     assert not bool(world.validate(q, exact_band=0.015)[0])
 
 
-def test_grid_query_writes_every_row_it_does_not_fold() -> None:
+@pytest.mark.parametrize("device", DEVICES)
+def test_grid_query_writes_every_row_it_does_not_fold(device: str) -> None:
     """A world of grids alone has the grid write its query's outputs (no fill first): every
     row of a swept query with gradients, over outputs holding NaN, equals the grid folded into
     an empty world's outputs, and a world holding the grid and a far-off box (which fills them
     first) answers the same. Large enough for the CPU launch to be split over threads."""
     rng = np.random.default_rng(4)
-    grid = VoxelWorld([0.0, 0.0, 0.0], [0.4, 0.4, 0.4], 0.02)
-    grid.integrate_points(_box_surface([0.2, 0.2, 0.2], [0.1, 0.16, 0.12], 20000, rng))
+    tensor_args = TensorDeviceType(device)
+    grid = VoxelWorld([0.0, 0.0, 0.0], [0.4, 0.4, 0.4], 0.02, tensor_args)
+    points = _box_surface([0.2, 0.2, 0.2], [0.1, 0.16, 0.12], 20000, rng)
+    grid.integrate_points(torch.tensor(points, dtype=torch.float32, device=device))
     centres = rng.uniform(-0.1, 0.5, size=(20, 25, 40, 3))
     radii = rng.uniform(-0.01, 0.04, size=(20, 25, 40, 1))  # some disabled
-    spheres = torch.tensor(np.concatenate((centres, radii), -1), dtype=torch.float32)
+    spheres = torch.tensor(np.concatenate((centres, radii), -1), dtype=torch.float32, device=device)
     rows = spheres.numel() // 4
     query = (0.05, math.inf, 1, 0.5, 8, True)  # activation, max distance, sweep, ... grads
 
     def outputs(fill: float) -> list[torch.Tensor]:
-        return [torch.full((rows,), fill), torch.full((rows,), fill)] + [
-            torch.full((rows, 4), fill) for _ in range(4)
+        return [torch.full((rows,), fill, device=device) for _ in range(2)] + [
+            torch.full((rows, 4), fill, device=device) for _ in range(4)
         ]
 
     folded = outputs(0.0)
@@ -447,7 +450,8 @@ def test_grid_query_writes_every_row_it_does_not_fold() -> None:
     grads = []
     for world in (WorldConfig(voxel=[grid]), WorldConfig(cuboid=[far_box], voxel=[grid])):
         s = spheres.clone().requires_grad_(True)
-        result = WorldCollision(world).swept_sphere_distance(s, 0.05, max_sweep_samples=8)
+        collision = WorldCollision(world, tensor_args)
+        result = collision.swept_sphere_distance(s, 0.05, max_sweep_samples=8)
         torch.testing.assert_close(result.distance.reshape(-1), folded[0], rtol=0, atol=0)
         torch.testing.assert_close(result.cost.reshape(-1), folded[1], rtol=0, atol=0)
         grads.append(torch.autograd.grad(result.cost.sum(), s)[0])
