@@ -37,7 +37,8 @@ wp.set_module_options({"enable_backward": False})
 
 #: squared distance of a voxel with no site on its line (float32-safe, sqrt(INF) * v finite)
 INF = 1.0e20
-#: inside lines whose squared distances stay at or below this take the windowed exact minimum
+#: inside lines whose bounds (see :func:`_lower_inside`) stay at or below this take the windowed
+#: exact minimum, run by run; others the envelope
 SMALL = 16.0
 #: the integer squared truncation of an exact transform (above every squared distance of a
 #: grid of at most 700 voxels along an axis)
