@@ -394,6 +394,28 @@ def test_corridor_samples_follow_the_hand_from_the_goal_to_the_start(cage):
     assert np.median(far) > 2.0 * np.median(near)
 
 
+def test_goal_region_samples_back_the_hand_off_and_turn_it_a_little(checker):
+    """The goal-region samples put the hand behind the goal's (its own z <= 0, up to the
+    radius) and turned by a few tenths of a radian, by forward kinematics; their postures
+    stay near the goal's."""
+    from curobo_lite.types.math import quat_conjugate, quat_rotate
+    from curobo_lite.wrap.motion.roadmap import _REGION_RADIUS
+
+    goal = _goal_config(checker)
+    planner = RoadmapPlanner(checker, RoadmapConfig())
+    q = planner._goal_region(256, goal[None], torch.Generator().manual_seed(0))
+    low, high = checker.robot_config.joint_limits.position
+    assert q.shape == (256, 7) and bool(((q >= low) & (q <= high)).all())
+    fk = checker.kinematics.forward(torch.cat((goal[None], q)))
+    inverse = quat_conjugate(fk.ee_quaternion[:1]).expand(256, 4)
+    offset = quat_rotate(inverse, fk.ee_position[1:] - fk.ee_position[:1])  # the goal's frame
+    reached = (offset.norm(dim=-1) <= _REGION_RADIUS + 0.02) & (offset[:, 2] <= 0.01)
+    assert float(reached.float().mean()) > 0.9
+    turn = quat_angle_error(fk.ee_quaternion[1:], fk.ee_quaternion[:1].expand(256, 4))
+    assert float(turn.median()) < 0.8 and float(turn.median()) > 0.1
+    assert float((q - goal).abs().amax(-1).median()) < 1.0
+
+
 def _mesh_segments(checker: RobotWorld, step: float = 0.05):
     """A segment check on the collision meshes (coal, swept): ``(ok [E], clearance [E])``."""
 

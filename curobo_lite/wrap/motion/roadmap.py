@@ -55,7 +55,7 @@ from scipy.sparse.csgraph import dijkstra
 
 from curobo_lite.opt.options import CheckedOptions, as_float, as_int, options_from_dict
 from curobo_lite.types.errors import InputValueError
-from curobo_lite.types.math import quat_multiply
+from curobo_lite.types.math import quat_multiply, quat_rotate
 from curobo_lite.wrap.base.robot_world import RobotWorld
 from curobo_lite.wrap.ik.dls import dls_steps
 from curobo_lite.wrap.motion.graph_planner import GraphPlanResult
@@ -93,6 +93,10 @@ _CORRIDOR_POSITION = 0.12
 _CORRIDOR_ROTATION = 0.6
 _CORRIDOR_SEED = 0.3
 _CORRIDOR_DLS = 6
+#: the goal-region samples (as many as half the corridor's, from the local share): offsets
+#: (m) behind a goal's hand and turns (rad per axis) in its frame
+_REGION_RADIUS = 0.15
+_REGION_ROTATION = 0.4
 #: t = u ** power, u uniform: most corridor samples near the goal, where the way is narrow
 _CORRIDOR_POWER = 2.0
 #: the goals (nearest the start in joint space) whose ways out the corridor samples follow
@@ -417,14 +421,18 @@ class RoadmapPlanner:
         corridor: tuple[torch.Tensor, torch.Tensor] | None = None,
     ) -> torch.Tensor:
         """``[<= n, D]`` valid configurations: uniform, Gaussian around ``centres``, and in the
-        hand's corridor from ``corridor = (start [D], ends [M, D])`` (:meth:`_corridor`)."""
+        hand's corridor from ``corridor = (start [D], ends [M, D])`` (:meth:`_corridor`) and
+        about the ends (:meth:`_goal_region`)."""
         tensor_args = self.checker.tensor_args
         low, high = self.checker.robot_config.joint_limits.position.to(**tensor_args.as_kwargs())
         n_local = int(round(self.config.local_fraction * n))
         n_corridor = 0 if corridor is None else int(round(self.config.corridor_fraction * n))
         n_corridor = min(n_corridor, n - n_local)
+        # of the local share, as many as half the corridor's go to the goals' regions
+        n_region = min(n_corridor // 2, n_local)
+        n_local -= n_region
         uniform = torch.rand(
-            n - n_local - n_corridor, self.dof, generator=generator, dtype=low.dtype
+            n - n_local - n_region - n_corridor, self.dof, generator=generator, dtype=low.dtype
         )
         uniform = low.cpu() + (high - low).cpu() * uniform
         pick = torch.randint(centres.shape[0], (n_local,), generator=generator)
@@ -436,10 +444,38 @@ class RoadmapPlanner:
         q = torch.cat((uniform, local)).to(low.device)
         if n_corridor > 0:
             q = torch.cat((q, self._corridor(n_corridor, *corridor, generator)))
+        if n_region > 0:
+            q = torch.cat((q, self._goal_region(n_region, corridor[1], generator)))
         q = torch.minimum(torch.maximum(q, low), high)
         ok = self.checker.validate(q, self.config.exact_band)
         self._checked_states += q.shape[0]
         return q[ok]
+
+    def _goal_region(self, n: int, ends: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        """``[n, D]`` configurations whose hand lies near that of one of ``ends [M, D]`` (the
+        goals and the chains' ends), behind it along its own axis: offsets in the hand's
+        frame up to :data:`_REGION_RADIUS` with ``z <= 0``, turned by up to about
+        :data:`_REGION_ROTATION`, reached by damped least-squares steps from the end's own
+        configuration. A grasp boxed in by other objects leaves by a short move that backs off
+        and turns at once; joint-space noise around the goal rarely finds it."""
+        dtype = ends.dtype
+        kinematics = self.checker.kinematics
+        state = kinematics.forward(ends, spheres=False)
+        position, quaternion = state.ee_position.cpu(), state.ee_quaternion.cpu()
+        pick = torch.randint(ends.shape[0], (n,), generator=generator)
+        offset = torch.randn(n, 3, generator=generator, dtype=dtype)
+        offset = offset / offset.norm(dim=-1, keepdim=True).clamp(min=1e-9)
+        offset[:, 2] = -offset[:, 2].abs()
+        offset *= _REGION_RADIUS * torch.rand(n, 1, generator=generator, dtype=dtype)
+        target = position[pick] + quat_rotate(quaternion[pick], offset)
+        turn = _REGION_ROTATION * torch.randn(n, 3, generator=generator, dtype=dtype)
+        angle = turn.norm(dim=-1, keepdim=True).clamp(min=1e-9)
+        turn_q = torch.cat((torch.cos(0.5 * angle), torch.sin(0.5 * angle) * turn / angle), -1)
+        target_q = quat_multiply(quaternion[pick], turn_q)  # turned in the hand's frame
+        device = ends.device
+        return dls_steps(
+            kinematics, ends[pick.to(device)], target.to(device), target_q.to(device), _CORRIDOR_DLS
+        )
 
     def _corridor(
         self, n: int, start: torch.Tensor, ends: torch.Tensor, generator: torch.Generator
