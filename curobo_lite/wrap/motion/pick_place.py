@@ -11,8 +11,8 @@ timed trajectory (:class:`StagePlan`):
 2. ``approach``: a straight line of the hand along its axis to the grasp (the box stays an
    obstacle: the fingers pass around it);
 3. the box is attached (:meth:`MotionGen.attach_objects_to_robot`);
-4. ``retreat``: straight up by ``lift`` (off the board), then straight back along the hand's
-   axis until the box is ``retreat_distance`` out of the shelf;
+4. ``retreat``: straight up by ``lift`` (off the board), then straight out of the shelf by
+   ``retreat_distance`` along its depth;
 5. ``carry``: to above the table, the box upright all the way (its tilt along the plan is what
    FK of every sample says), the hand turned about the vertical until it points away from the
    robot's base as it pointed into the shelf (or turned 0.5 rad either way off that, or not at
@@ -98,8 +98,8 @@ class PickPlaceTask:
             the shelf; each with the fingers either way round.
         approach_distance: the straight approach and release along the hand's axis.
         lift: the straight lift off the board and the set-down onto the table.
-        retreat_distance: the straight retreat out of the shelf after the lift (along the
-            hand's axis, as far as takes the box this far out along the shelf's depth).
+        retreat_distance: the straight retreat out of the shelf after the lift, along the
+            shelf's depth (the base frame's -x).
         place_clearance: the box's bottom above the table when it is let go.
         step: metres between the waypoints of a straight line.
         tip_offset: the finger pads' centre along the end effector's z (the Franka's
@@ -527,9 +527,9 @@ def plan_pick_place(
         lifted = hand.copy()
         lifted[2, 3] += task.lift
         backed = lifted.copy()
-        # as far along the hand's axis as takes the box retreat_distance out of the shelf
-        # (its depth is the base frame's x): a grasp turned by a yaw backs out further
-        backed[:3, 3] -= task.retreat_distance / max(hand[0, 2], 0.5) * hand[:3, 2]
+        # straight out of the shelf along its depth (the base frame's x), whatever the grasp's
+        # yaw: backing out along a turned hand's axis runs it into a side panel (seed 0)
+        backed[0, 3] -= task.retreat_distance
         poses = np.concatenate(
             (line_waypoints(hand, lifted, task.step), line_waypoints(lifted, backed, task.step))
         )
