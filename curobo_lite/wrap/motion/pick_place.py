@@ -56,7 +56,7 @@ from curobo_lite.types.errors import InputValueError
 from curobo_lite.wrap.base.attach import ATTACHED_LINK
 from curobo_lite.wrap.motion.motion_gen import EXACT_BAND, MotionGen
 from curobo_lite.wrap.motion.path_timing import time_polyline
-from curobo_lite.wrap.motion.pick_place_carry import carry_ends, upright_paths
+from curobo_lite.wrap.motion.pick_place_carry import carry_corners, carry_ends, upright_paths
 from curobo_lite.wrap.motion.straight_line import (
     SphereRule,
     guided_line,
@@ -386,15 +386,8 @@ class _Planner:
             aboves.append(put)
         raised = backed.copy()
         raised[2, 3] = aboves[0][2, 3]
-        reasons, downs, ends = [], {}, []
-        solutions = carry_ends(motion_gen, q_back, np.stack(aboves))
-        for turn, end in solutions:
-            down, status = self.set_down(end)  # cheap: the ends the box can be set down from
-            if down is None:
-                reasons.append(f"set-down from an IK solution of turn {turn}: {status}")
-                continue
-            downs[len(ends)] = down
-            ends.append((turn, end))
+        reasons = []
+        ends = carry_ends(motion_gen, q_back, np.stack(aboves))
 
         def vias():  # where the joint-space carries start: checked corners from q_back
             yield q_back[None], ""
@@ -410,11 +403,20 @@ class _Planner:
             for first, label in vias():
                 paths, reason = upright_paths(motion_gen, first[-1], hand[:3, :3], ends)
                 reasons.append(f"{label}{reason}")
-                yield from ((torch.cat((first, c.path[1:])), downs[c.index]) for c in paths)
+                for carry in paths:  # in order; the set-down first: it is cheaper
+                    down, status = self.set_down(carry.path[-1])
+                    if down is None:
+                        reasons.append(f"{label}set-down from turn {carry.turn}: {status}")
+                        continue
+                    corners = carry_corners(motion_gen, carry)
+                    if corners is None:
+                        reasons.append(f"{label}turn {carry.turn}: thinned carry not clear")
+                        continue
+                    yield torch.cat((first, corners[1:])), down
 
         def straight():  # the straight lines of the hand, guided toward the ends' IK solutions
             for index, above in enumerate(aboves):
-                guides = [end for turn, end in solutions if turn == index]
+                guides = [end for turn, end in ends if turn == index]
                 guides = torch.stack(guides) if guides else q_back[None, :0]
                 raised_above = backed.copy()
                 raised_above[2, 3] = above[2, 3]

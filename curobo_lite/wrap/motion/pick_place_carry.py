@@ -57,15 +57,33 @@ class CarryPath:
     """One candidate carry.
 
     Attributes:
-        path: ``[K, D]`` joint-space corners (the start first), the segments between them
-            checked.
+        path: ``[K + 1, D]`` the projected cuts (the start first), upright, the segments
+            between them checked.
         turn: the index of the turn (of the caller's list) its end reaches.
         index: the index of its end in the caller's ``ends``.
+        position, quaternion: ``[K, 3]``, ``[K, 4]`` the upright hand poses of cuts 1..K
+            (the tilt is judged against them).
     """
 
     path: torch.Tensor
     turn: int
     index: int
+    position: torch.Tensor
+    quaternion: torch.Tensor
+
+
+@torch.no_grad()
+def carry_corners(motion_gen: MotionGen, carry: CarryPath) -> torch.Tensor | None:
+    """``[M, D]``: ``carry``'s path :func:`thinned` to the joint-space segments that keep every
+    skipped cut within the line tolerance's angle of upright, those segments checked with every
+    sphere clear; ``None`` where they are not (the caller tries the next candidate)."""
+    judged = torch.as_tensor(TILT_AXES, dtype=carry.path.dtype, device=carry.path.device)
+    judged = torch.cat((judged[3:], judged[:3]))  # pose_error's order: position first
+    kinematics = motion_gen.checker.kinematics
+    corners = thinned(kinematics, carry.path, carry.position, carry.quaternion, judged)
+    if not bool(segments_valid(motion_gen, corners[:-1], corners[1:], SphereRule()).all()):
+        return None
+    return corners
 
 
 def _upright(hands: np.ndarray, upright: np.ndarray) -> np.ndarray:
@@ -83,11 +101,16 @@ def _upright(hands: np.ndarray, upright: np.ndarray) -> np.ndarray:
 
 @torch.no_grad()
 def carry_ends(
-    motion_gen: MotionGen, q0: torch.Tensor, targets: np.ndarray, per_turn: int = 3
+    motion_gen: MotionGen,
+    q0: torch.Tensor,
+    targets: np.ndarray,
+    per_turn: int = 3,
+    dls_seeds: int | None = 64,
 ) -> list[tuple[int, torch.Tensor]]:
     """``(turn, end [D])`` per distinct IK solution of ``targets [P, 4, 4]`` (one batched IK,
     seeded with and ranked by ``q0 [D]``), refined to the line tolerance; up to ``per_turn``
-    per target, nearest ``q0`` first."""
+    per target, nearest ``q0`` first. ``dls_seeds``: the IK's pose-phase seeds per target
+    (``None``: its configured number; a few distinct solutions are all the carry needs)."""
     kinematics = motion_gen.checker.kinematics
     position, quaternion = pose_rows(targets, motion_gen.checker.tensor_args)
     seeds = q0.reshape(1, 1, -1).repeat(targets.shape[0], 1, 1)
@@ -97,6 +120,7 @@ def carry_ends(
             seed_config=seeds.float(),
             rank_config=q0.float(),
             lbfgs_fallback=fallback,
+            dls_seeds=dls_seeds,
         )
         if bool(result.success.any()):
             break
@@ -137,7 +161,7 @@ def upright_paths(
     if not ends:
         return [], "IK_FAIL: no IK solution above the table for any turn"
     end = torch.stack([e for _, e in ends])  # [C, D]
-    C = end.shape[0]
+    C, D = end.shape
     K = max(8, int(math.ceil(float((end - q0).abs().amax()) / spacing)))
     s = torch.linspace(0.0, 1.0, K + 1, dtype=q0.dtype, device=q0.device)
     guide = q0 + s[None, :, None] * (end - q0)[:, None, :]  # [C, K + 1, D]
@@ -159,28 +183,21 @@ def upright_paths(
     upright_ok = (tilt.reshape(C, K + 1) <= LINE_TOLERANCE[1]).all(-1)
     position = position.reshape(C, K + 1, 3)
     quaternion = quaternion.reshape(C, K + 1, 4)
-    corners = [
-        thinned(kinematics, paths[c], position[c, 1:], quaternion[c, 1:], judged)
-        if bool(upright_ok[c])
-        else None
+    # the cuts and the joint-space segments between them, every candidate in one query (the
+    # thinned corners of the one taken are checked again: carry_corners)
+    ok = segments_valid(
+        motion_gen, paths[:, :-1].reshape(-1, D), paths[:, 1:].reshape(-1, D), SphereRule()
+    )
+    valid = upright_ok & ok.reshape(C, K).all(-1)
+    out = [
+        CarryPath(paths[c], ends[c][0], c, position[c, 1:], quaternion[c, 1:])
         for c in range(C)
+        if bool(valid[c])
     ]
-    kept = [c for c in range(C) if corners[c] is not None]
-    valid = torch.zeros(C, dtype=torch.bool, device=q0.device)
-    if kept:
-        q_from = torch.cat([corners[c][:-1] for c in kept])
-        q_to = torch.cat([corners[c][1:] for c in kept])
-        owner = torch.cat(
-            [torch.full((corners[c].shape[0] - 1,), c, device=q0.device) for c in kept]
-        )
-        ok = segments_valid(motion_gen, q_from, q_to, SphereRule())
-        bad = torch.zeros(C, dtype=torch.int32, device=q0.device)
-        bad.index_add_(0, owner, (~ok).to(torch.int32))
-        valid[kept] = bad[kept] == 0
-    out = [CarryPath(corners[c], ends[c][0], c) for c in range(C) if bool(valid[c])]
+    upright_count = int(upright_ok.sum())
     reason = (
         "SUCCESS"
         if out
-        else f"COLLISION: {C} joint-space carries, {len(kept)} upright, none collision-free"
+        else f"COLLISION: {C} joint-space carries, {upright_count} upright, none collision-free"
     )
     return out, reason
