@@ -9,8 +9,8 @@ its upper limit (3.75 rad), and the lines guided toward other arm postures run j
 into theirs (seeds 1, 2 and 10 of ``benchmarks/pick_place.py``). So :func:`upright_paths`
 plans in joint space, in one batch for every candidate end:
 
-1. the ends: IK of the pose above the table for each of the task's turns (one batched
-   :meth:`IKSolver.solve_batch`), refined by damped least squares to within
+1. the ends (:func:`carry_ends`): IK of the pose above the table for each of the task's turns
+   (one batched :meth:`IKSolver.solve_batch`), refined by damped least squares to within
    :data:`~curobo_lite.wrap.motion.straight_line.LINE_TOLERANCE` of the pose; up to
    ``per_turn`` distinct solutions per turn, nearest the start first;
 2. for each end the joint-space line from the start, cut ``spacing`` rad apart, each cut
@@ -18,13 +18,15 @@ plans in joint space, in one batch for every candidate end:
    horizontal rotation axes only (base frame: :func:`~curobo_lite.wrap.ik.dls.dls_steps` with
    ``axes=[1, 1, 0, 0, 0, 0]``; position and yaw stay free, so the projection is small and
    the path stays near the joint-space line);
-3. each path kept if every cut is within ``LINE_TOLERANCE``'s angle of upright, thinned to
-   the joint-space segments that keep it so
-   (:func:`~curobo_lite.wrap.motion.straight_line.thinned` judging the tilt only), and those
-   segments checked with every collision sphere clear of the obstacles (one batched query).
+3. each path kept if every cut is within ``LINE_TOLERANCE``'s angle of upright and the
+   joint-space segments between the cuts keep every collision sphere clear of the obstacles
+   (every candidate in one batched query).
 
 The valid paths come back in the order of the turns, then of the distance of their end from
-the start: the caller sets the box down from the first whose set-down works.
+the start. The caller takes the first whose set-down works and whose :func:`carry_corners` (the
+path thinned to the joint-space segments that keep it upright,
+:func:`~curobo_lite.wrap.motion.straight_line.thinned` judging the tilt only: the arm rests only
+at those corners) are clear too.
 """
 
 from __future__ import annotations
