@@ -571,7 +571,11 @@ class RoadmapPlanner:
         while found is None and time.perf_counter() - t_start <= config.time_limit:
             path = self._lazy_search(graph, targets, t_start)
             if path is None:  # cut off: more samples, unless the budget is spent
-                if samples >= config.max_samples:
+                # (or the clock stopped the search: a round of samples would go unsearched)
+                if (
+                    samples >= config.max_samples
+                    or time.perf_counter() - t_start > config.time_limit
+                ):
                     break
                 new = self._sample(config.num_samples, centres, generator, corridor)
                 samples += max(1, new.shape[0])
