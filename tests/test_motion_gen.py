@@ -123,6 +123,41 @@ def test_update_world_gives_the_plan_of_a_fresh_motion_gen(motion_gen):
     )
 
 
+def test_collision_aware_ik_starts_from_the_pose_solutions_shallowest_in_contact_first(
+    motion_gen,
+):
+    """The L-BFGS phase's first seeds: the start, then the pose-only phase's solutions that
+    reach the pose (forward kinematics), ordered by their clearance from the wall, largest
+    first (coal on the same spheres)."""
+    start = _start(motion_gen).position
+    goal = Pose.from_list(GOAL)
+    quick = motion_gen.ik_solver.solve_batch(
+        goal, lbfgs_fallback=False, seed_config=start[:, None], rank_config=start
+    )
+    seeds = motion_gen._contact_seeds(quick, [0], goal, start)
+    assert seeds.shape[0] == 1 and seeds.shape[1] >= 2
+    assert torch.equal(seeds[0, 0], start[0])
+    reached = seeds[0, 1:]
+    reached = reached[~(reached == start[0]).all(-1)]  # the padding, if any
+    fk = motion_gen.checker.kinematics.forward(reached)
+    assert float((fk.ee_position - goal.position).norm(dim=-1).max()) <= 0.005
+    assert (
+        float(quat_angle_error(fk.ee_quaternion, goal.quaternion.expand_as(fk.ee_quaternion)).max())
+        <= 0.05
+    )
+    spheres = motion_gen.checker.get_world_spheres(reached).detach()
+    clearance = [  # the order looks 10 cm out at most
+        min(
+            0.1,
+            coal_sphere_box_distance(
+                row[row[:, 3] > 0].double().numpy(), [(WALL["pose"], WALL["dims"])]
+            ).min(),
+        )
+        for row in spheres
+    ]
+    assert all(a >= b - 1e-4 for a, b in zip(clearance[:-1], clearance[1:]))
+
+
 def test_plan_joint_and_invalid_goal_state(motion_gen):
     start = _start(motion_gen)
     goal = start.position.clone()

@@ -385,7 +385,10 @@ class MotionGen(MotionGenGoals, RoadmapStage, MetricStages, HoldsObjects):
         if not left or (goalset and len(left) < goal.batch):
             return quick, configs
         rows = torch.tensor(left, device=start.device)
-        seeds["seed_config"], seeds["rank_config"] = start[rows, None], start[rows]
+        seeds["rank_config"] = start[rows]
+        seeds["seed_config"] = (
+            self._contact_seeds(quick, left, goal, start) if not goalset else (start[rows, None])
+        )
         goal_left = Pose(goal.position[rows], goal.quaternion[rows])
         full = self.ik_solver.solve_batch(goal_left, **seeds)
         for j, k in enumerate(left):
@@ -408,6 +411,31 @@ class MotionGen(MotionGenGoals, RoadmapStage, MetricStages, HoldsObjects):
         if len(left) == goal.batch:  # one problem (plan_single): report the full solve
             return full, configs
         return quick, configs
+
+    def _contact_seeds(
+        self, quick: IKResult, left: list[int], goal: Pose, start: torch.Tensor
+    ) -> torch.Tensor:
+        """``[len(left), k, D]`` first seeds of the collision-aware phase for the problems
+        ``left``: the start, then the pose-only phase's solutions that reach the pose, the
+        shallowest contact first (padded with the start). From a posture that already reaches
+        the pose, the collision terms mostly swing the elbow clear; random seeds must find
+        the pose and the clearance at once (MBM grasps under a table: 20 collision-free
+        solutions against none)."""
+        n = self.ik_solver.config.num_seeds
+        config = self.ik_solver.config
+        rows = []
+        for k in left:
+            candidates = quick.solutions[k]
+            pose = Pose(goal.position[k : k + 1], goal.quaternion[k : k + 1])
+            position, rotation = self._pose_errors(candidates, pose)
+            reached = candidates[
+                (position <= config.position_threshold) & (rotation <= config.rotation_threshold)
+            ]
+            depth = self.checker.collision_distance(reached, max_distance=0.1)
+            reached = reached[depth.argsort(descending=True)][: n - 1]
+            rows.append(torch.cat((start[k : k + 1], reached)))
+        width = max(r.shape[0] for r in rows)
+        return torch.stack([torch.cat((r, r[:1].expand(width - r.shape[0], -1))) for r in rows])
 
     def _pose_errors(self, q: torch.Tensor, goal: Pose) -> tuple[torch.Tensor, torch.Tensor]:
         """``[n]`` metres and radians from the end effector at ``q [n, D]`` to ``goal`` (along
