@@ -5,7 +5,11 @@ step."""
 
 from __future__ import annotations
 
+import os
+import select
+import signal
 import threading
+import time
 
 import pytest
 import torch
@@ -138,3 +142,46 @@ def test_bad_cpu_options_are_named(key, value, message):
     task.mpc = dict(task.mpc, **{key: value})
     with pytest.raises((InputValueError, TypeError, ValueError), match=message):
         MpcSolver.from_config(robot="franka", task=task)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
+def test_overlapped_rollout_runs_in_a_forked_child():
+    """A child forked after the helper thread started gets a helper of its own (the parent's
+    thread does not exist there: a job for it would wait forever). One torch thread: with
+    more, torch's OpenMP pool hangs a forked child by itself, overlap or not."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        _roll_out_in_a_forked_child()
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _roll_out_in_a_forked_child() -> None:
+    reacher = _reacher(False)
+    reacher.cpu_overlap = True
+    horizon, dof = reacher.dynamics_model.horizon, reacher.robot_config.dof
+    actions = torch.zeros(OVERLAP_MIN_CONFIGS // horizon + 1, horizon, dof)
+    with torch.no_grad():
+        expected = reacher.rollout_fn(actions).total.clone()  # starts the helper here
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: roll out again and report whether it matched
+        status = 1
+        try:
+            with torch.no_grad():
+                status = 0 if torch.equal(reacher.rollout_fn(actions).total, expected) else 2
+        finally:
+            os.write(write, bytes([status]))
+            os._exit(0)
+    os.close(write)
+    deadline = time.monotonic() + 60.0
+    while not select.select([read], [], [], 1.0)[0]:
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child's rollout did not finish within 60 s")
+    status = os.read(read, 1)
+    os.close(read)
+    os.waitpid(pid, 0)
+    assert status == bytes([0])

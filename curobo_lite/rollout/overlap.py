@@ -12,6 +12,7 @@ term is computed by the same code as in the sequential rollout, so the results a
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from queue import Empty, SimpleQueue
@@ -44,6 +45,17 @@ PIECES = 1
 _FRAME_COSTS = (PoseCost, PrimitiveCollisionCost, SelfCollisionCost)
 
 _helper: ThreadPoolExecutor | None = None
+
+
+def _forget_helper() -> None:
+    """In a forked child: the parent's helper thread does not exist there (a job submitted to
+    its executor would never run), so the next rollout starts a new one."""
+    global _helper
+    _helper = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_helper)
 
 #: ``cost_terms(state, names) -> {name: [B, H] term}`` for the named enabled costs
 CostTerms = Callable[[KinematicModelState, Collection[str]], dict[str, torch.Tensor]]
