@@ -577,14 +577,9 @@ class ArmReacher:
         world_distance = self_distance = None
         if self.world_collision is not None:
             world_spheres = self.dynamics_model.kinematics.world_spheres(link_spheres)
-            if swept:
-                distance = self.world_collision.swept_sphere_distance(
-                    world_spheres, max_distance=check_range
-                ).distance
-            else:
-                distance = self.world_collision.sphere_distance(
-                    world_spheres, max_distance=check_range
-                ).distance
+            world = self.world_collision
+            query = world.swept_sphere_distance if swept else world.sphere_distance
+            distance = query(world_spheres, max_distance=check_range).distance
             world_distance = distance.flatten(1).amin(1)
         if self.self_collision_model is not None:
             distance = self.self_collision_model.distance(
