@@ -422,20 +422,24 @@ class MotionGen(MotionGenGoals, RoadmapStage, MetricStages, HoldsObjects):
         the pose and the clearance at once (MBM grasps under a table: 20 collision-free
         solutions against none)."""
         n = self.ik_solver.config.num_seeds
-        config = self.ik_solver.config
         rows = []
         for k in left:
-            candidates = quick.solutions[k]
-            pose = Pose(goal.position[k : k + 1], goal.quaternion[k : k + 1])
-            position, rotation = self._pose_errors(candidates, pose)
-            reached = candidates[
-                (position <= config.position_threshold) & (rotation <= config.rotation_threshold)
-            ]
+            reached = self._reaching(quick.solutions[k], goal, k)
             depth = self.checker.collision_distance(reached, max_distance=0.1)
             reached = reached[depth.argsort(descending=True)][: n - 1]
             rows.append(torch.cat((start[k : k + 1], reached)))
         width = max(r.shape[0] for r in rows)
         return torch.stack([torch.cat((r, r[:1].expand(width - r.shape[0], -1))) for r in rows])
+
+    def _reaching(self, candidates: torch.Tensor, goal: Pose, k: int) -> torch.Tensor:
+        """The rows of ``candidates [m, D]`` whose end effector is within the IK's position
+        and rotation thresholds of problem ``k``'s pose in ``goal``."""
+        pose = Pose(goal.position[k : k + 1], goal.quaternion[k : k + 1])
+        position, rotation = self._pose_errors(candidates, pose)
+        config = self.ik_solver.config
+        return candidates[
+            (position <= config.position_threshold) & (rotation <= config.rotation_threshold)
+        ]
 
     def _pose_errors(self, q: torch.Tensor, goal: Pose) -> tuple[torch.Tensor, torch.Tensor]:
         """``[n]`` metres and radians from the end effector at ``q [n, D]`` to ``goal`` (along

@@ -94,15 +94,11 @@ class RoadmapStage:
         candidates = ik.solutions[k]
         if band <= 0.0:
             return candidates[:0]
-        pose = Pose(goal.position[k : k + 1], goal.quaternion[k : k + 1])
-        position, rotation = self._pose_errors(candidates, pose)
-        config = self.ik_solver.config
-        reached = (position <= config.position_threshold) & (rotation <= config.rotation_threshold)
-        candidates = candidates[reached]
+        candidates = self._reaching(candidates, goal, k)
         if candidates.shape[0] == 0:
             return candidates
         candidates = candidates[self.checker.validate(candidates, band)]
-        return distinct_rows(candidates, config.distinct_tolerance)
+        return distinct_rows(candidates, self.ik_solver.config.distinct_tolerance)
 
     def _mesh_segments(
         self, q_from: torch.Tensor, q_to: torch.Tensor
