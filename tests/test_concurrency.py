@@ -172,3 +172,70 @@ def test_nested_calls_in_one_thread_are_allowed():
 def test_concurrent_use_error_is_a_documented_error():
     assert issubclass(ConcurrentUseError, CuroboLiteError)
     assert issubclass(ConcurrentUseError, RuntimeError)
+
+
+def test_guard_runs_the_call_under_the_solvers_cpu_thread_setting(monkeypatch):
+    """A solver's ``cpu_torch_threads`` holds torch's threads during its outermost guarded call
+    on a CPU device, keeps Warp's row launches on the threads torch had, and restores torch's
+    setting afterwards, also when the call raises."""
+    from curobo_lite.kernels import launch
+
+    seen = []
+
+    class Solver:
+        tensor_args = type("T", (), {"device": torch.device("cpu")})()
+        cpu_torch_threads = 1
+
+        @exclusive
+        def outer(self, fail=False):
+            seen.append((torch.get_num_threads(), launch.cpu_launch_workers()))
+            if fail:
+                raise ValueError("boom")
+            return self.inner()
+
+        @exclusive
+        def inner(self):
+            seen.append((torch.get_num_threads(), launch.cpu_launch_workers()))
+
+    restore = torch.get_num_threads()
+    torch.set_num_threads(3)
+    try:
+        Solver().outer()
+        assert seen == [(1, 3), (1, 3)]
+        assert torch.get_num_threads() == 3 and launch.cpu_launch_workers() == 3
+        monkeypatch.setattr(launch, "CPU_CHUNK_MIN_ELEMENTS", 1)
+        with launch.torch_cpu_threads(1, torch.device("cpu")):
+            assert len(launch.cpu_row_chunks(7, 100)) == 3  # still split over 3
+        with pytest.raises(ValueError, match="boom"):
+            Solver().outer(fail=True)
+        assert torch.get_num_threads() == 3 and launch.cpu_launch_workers() == 3
+        solver = Solver()
+        solver.cpu_torch_threads = None  # None: torch's own setting
+        seen.clear()
+        solver.outer()
+        assert seen == [(3, 3), (3, 3)]
+    finally:
+        torch.set_num_threads(restore)
+
+
+def test_motion_gen_plans_on_its_cpu_thread_setting(monkeypatch):
+    """MotionGen's ``cpu_torch_threads`` option reaches its plans; a bad value is refused with
+    the option's name."""
+    motion = MotionGen.from_config(robot(), num_ik_seeds=8, num_trajopt_seeds=2)
+    seen = []
+    solve = motion.ik_solver.solve_batch
+
+    def spy(*args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return solve(*args, **kwargs)
+
+    monkeypatch.setattr(motion.ik_solver, "solve_batch", spy)
+    restore = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        motion.plan_single(start(), goal())
+        assert seen and set(seen) == {1} and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(restore)
+    with pytest.raises(CuroboLiteError, match="cpu_torch_threads"):
+        MotionGen.from_config(robot(), cpu_torch_threads=0)

@@ -7,7 +7,8 @@ torch intra-op thread. CUDA launches go on torch's current stream in one piece.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from queue import Empty, SimpleQueue
 
@@ -54,15 +55,47 @@ def as_warp(t: torch.Tensor, dtype: type | None = None):
 #: 12 000-configuration FK, self-collision and world queries), and those lie above this
 CPU_CHUNK_MIN_ELEMENTS = 1 << 21
 _cpu_pool: ThreadPoolExecutor | None = None
+#: CPU launch workers while :func:`torch_cpu_threads` holds torch's threads down (None: torch's)
+_cpu_workers: int | None = None
 
 #: ``make_launch(row_begin, row_end) -> (dim, inputs)`` for rows ``row_begin:row_end``
 MakeLaunch = Callable[[int, int], tuple[int | Sequence[int], list]]
 
 
+def cpu_launch_workers() -> int:
+    """Threads a CPU row launch is split over: torch's intra-op threads, or the count they had
+    before :func:`torch_cpu_threads` lowered them."""
+    return _cpu_workers if _cpu_workers is not None else torch.get_num_threads()
+
+
+@contextlib.contextmanager
+def torch_cpu_threads(threads: int | None, device: torch.device) -> Iterator[None]:
+    """Run the block with torch's intra-op threads set to ``threads`` on a CPU ``device``
+    (nothing changes on CUDA or with ``None``); Warp's row launches keep the threads torch had.
+
+    Why: a planner's torch ops are small (tens to thousands of rows), and with 2 threads
+    torch's OpenMP workers spin after every parallel op: MotionGen on MBM problems used 2.7x
+    the CPU time for no shorter wall time, and beside other work the spinning workers wait
+    for each other (3x the wall time). The heavy, row-parallel Warp kernels still split."""
+    global _cpu_workers
+    restore = torch.get_num_threads()
+    if threads is None or device.type != "cpu" or threads == restore or _cpu_workers is not None:
+        yield
+        return
+    _cpu_workers = restore
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(restore)
+        _cpu_workers = None
+
+
 def cpu_row_chunks(rows: int, elements: int, pieces_per_worker: int = 1) -> list[tuple[int, int]]:
     """Contiguous ``(begin, end)`` row ranges for a CPU launch of ``elements`` work:
-    ``pieces_per_worker`` per torch intra-op thread (or one range if not worth splitting)."""
-    workers = min(torch.get_num_threads(), rows)
+    ``pieces_per_worker`` per worker thread (:func:`cpu_launch_workers`; one range if not
+    worth splitting)."""
+    workers = min(cpu_launch_workers(), rows)
     if workers < 2 or elements < CPU_CHUNK_MIN_ELEMENTS:
         return [(0, rows)]
     pieces = min(workers * max(pieces_per_worker, 1), rows)
@@ -100,7 +133,7 @@ def launch_rows(
         dim, inputs = make_launch(0, rows)
         wp.launch(kernel, dim=dim, inputs=inputs, device=wp_device)
         return
-    helpers = min(torch.get_num_threads(), len(chunks)) - 1
+    helpers = min(cpu_launch_workers(), len(chunks)) - 1
     if _cpu_pool is None or _cpu_pool._max_workers < helpers:
         _cpu_pool = ThreadPoolExecutor(max_workers=helpers, thread_name_prefix="curobo_lite")
     pending: SimpleQueue = SimpleQueue()

@@ -9,6 +9,10 @@ completes unharmed. Calls from the same thread nest (a re-entrant lock), so a gu
 may call another one of its solver. Solvers that share a world (a MotionGen's inner solvers)
 each have their own lock.
 
+The outermost guarded call also runs under the solver's CPU thread setting: a solver with a
+``cpu_torch_threads`` attribute (an int, or None to leave torch alone) runs its torch ops on
+that many threads on a CPU device (:func:`~curobo_lite.kernels.launch.torch_cpu_threads`).
+
 The guard costs one uncontended lock acquire per call (no device sync).
 """
 
@@ -19,6 +23,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from curobo_lite.kernels.launch import torch_cpu_threads
 from curobo_lite.types.errors import ConcurrentUseError
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])
@@ -44,9 +49,14 @@ def exclusive(method: _Method) -> _Method:
             )
         outer = _RUNNING not in self.__dict__
         try:
-            if outer:
-                self.__dict__[_RUNNING] = f"{method.__name__}()"
-            return method(self, *args, **kwargs)
+            if not outer:
+                return method(self, *args, **kwargs)
+            self.__dict__[_RUNNING] = f"{method.__name__}()"
+            threads = getattr(self, "cpu_torch_threads", None)
+            if threads is None:
+                return method(self, *args, **kwargs)
+            with torch_cpu_threads(threads, self.tensor_args.device):
+                return method(self, *args, **kwargs)
         finally:
             if outer:
                 self.__dict__.pop(_RUNNING, None)

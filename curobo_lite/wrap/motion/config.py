@@ -73,6 +73,7 @@ class MotionGenConfig(CheckedOptions):
     approach_distance: float = 0.08
     enable_roadmap: bool = True
     roadmap: dict[str, Any] = field(default_factory=dict)
+    cpu_torch_threads: int | None = 1
 
     def __post_init__(self) -> None:
         s = self.section
@@ -111,6 +112,8 @@ class MotionGenConfig(CheckedOptions):
             s, "exact_check_resolution", self.exact_check_resolution, 0.0, low_open=True
         )
         self.approach_distance = as_float(s, "approach_distance", self.approach_distance, 0.0)
+        if self.cpu_torch_threads is not None:
+            self.cpu_torch_threads = as_int(s, "cpu_torch_threads", self.cpu_torch_threads, 1)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> MotionGenConfig:

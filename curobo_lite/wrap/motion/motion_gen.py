@@ -48,7 +48,9 @@ L-BFGS solve, the IK's and the trajectory's, replays its iterations from graphs 
 plans), ``ik`` (more :class:`IKSolverConfig` options), ``trajopt`` (more ``trajopt`` section
 keys, e.g. ``position_threshold``), ``approach_distance`` (m, 0.08: half the trajectory seeds
 come in along the hand's z axis from this far behind the goal, as grasps are approached; 0:
-straight lines only).
+straight lines only), ``cpu_torch_threads`` (1: on a CPU device torch's ops run on one
+thread during a call, Warp's row-parallel kernels still on torch's threads; null: torch's
+setting).
 
 Exact check (``exact_check``; default on when the robot file names its collision meshes,
 ``collision_geometry``, and coal imports): a roadmap path's segments are judged on the meshes
@@ -205,6 +207,12 @@ class MotionGen(MotionGenGoals, RoadmapStage, MetricStages, HoldsObjects):
         )
         checker = RobotWorld(robot, world_collision, tensor_args)
         return cls(config, ik_solver, trajopt, checker)
+
+    @property
+    def cpu_torch_threads(self) -> int | None:
+        """torch's threads during a call on a CPU device (``cpu_torch_threads`` option; the
+        guard of every public method applies it, :mod:`curobo_lite.wrap.base.exclusive`)."""
+        return self.config.cpu_torch_threads
 
     @property
     def world_collision(self) -> WorldCollision:
