@@ -218,24 +218,31 @@ def test_guard_runs_the_call_under_the_solvers_cpu_thread_setting(monkeypatch):
         torch.set_num_threads(restore)
 
 
-def test_motion_gen_plans_on_its_cpu_thread_setting(monkeypatch):
-    """MotionGen's ``cpu_torch_threads`` option reaches its plans; a bad value is refused with
-    the option's name."""
-    motion = MotionGen.from_config(robot(), num_ik_seeds=8, num_trajopt_seeds=2)
+@pytest.mark.parametrize("kind", ["trajopt", "motion"])
+def test_solvers_run_on_their_cpu_thread_setting(kind, monkeypatch):
+    """TrajOptSolver's (task ``trajopt.cpu_torch_threads``) and MotionGen's
+    (``cpu_torch_threads``) setting reaches their solves; a bad value is refused with the
+    option's name."""
+    solver = make(kind)
+    inner = solver.ik_solver if kind == "motion" else solver
+    name = "solve_batch" if kind == "motion" else "_solve"
     seen = []
-    solve = motion.ik_solver.solve_batch
+    original = getattr(inner, name)
 
     def spy(*args, **kwargs):
         seen.append(torch.get_num_threads())
-        return solve(*args, **kwargs)
+        return original(*args, **kwargs)
 
-    monkeypatch.setattr(motion.ik_solver, "solve_batch", spy)
+    monkeypatch.setattr(inner, name, spy)
     restore = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
-        motion.plan_single(start(), goal())
+        call(kind, solver)
         assert seen and set(seen) == {1} and torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(restore)
     with pytest.raises(CuroboLiteError, match="cpu_torch_threads"):
-        MotionGen.from_config(robot(), cpu_torch_threads=0)
+        if kind == "motion":
+            MotionGen.from_config(robot(), cpu_torch_threads=0)
+        else:
+            TrajOptSolver.from_config(robot(), cpu_torch_threads=0)

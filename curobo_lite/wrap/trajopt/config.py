@@ -132,6 +132,10 @@ class TrajOptSolverConfig(CheckedOptions):
       ``stop_after`` (int >= 0, default 0).
     - ``early_stop``: ``null`` (default: stop on the L-BFGS rules alone) or the mapping of
       :class:`EarlyStopConfig` (``{}`` takes its defaults).
+    - ``cpu_torch_threads`` (int >= 1 or null, default 1): torch's threads during a solve on a
+      CPU device (null: torch's setting); Warp's row-parallel kernels keep torch's threads
+      (:func:`~curobo_lite.kernels.launch.torch_cpu_threads`: with 2 threads torch's OpenMP
+      workers spin after each of the solve's small ops).
     """
 
     section = "trajopt"
@@ -149,6 +153,7 @@ class TrajOptSolverConfig(CheckedOptions):
     max_retime_iters: int = 4
     ik: IkConfig = field(default_factory=IkConfig)
     early_stop: EarlyStopConfig | None = None
+    cpu_torch_threads: int | None = 1
 
     def __post_init__(self) -> None:
         s = self.section
@@ -169,6 +174,8 @@ class TrajOptSolverConfig(CheckedOptions):
             self.ik = IkConfig.from_dict(self.ik)
         if self.early_stop is not None and not isinstance(self.early_stop, EarlyStopConfig):
             self.early_stop = EarlyStopConfig.from_dict(self.early_stop)
+        if self.cpu_torch_threads is not None:
+            self.cpu_torch_threads = as_int(s, "cpu_torch_threads", self.cpu_torch_threads, 1)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> TrajOptSolverConfig:

@@ -280,6 +280,12 @@ class TrajOptSolver(TrajOptPhases):
     # --- public API --------------------------------------------------------------------------
 
     @property
+    def cpu_torch_threads(self) -> int | None:
+        """torch's threads during a call on a CPU device (the task's
+        ``trajopt.cpu_torch_threads``; applied by the guard of every public method)."""
+        return self.config.cpu_torch_threads
+
+    @property
     def world_collision(self) -> WorldCollision | None:
         """The obstacles every rollout of this solver checks against (edit them in place with
         its ``add_obstacle``, ``update_obstacle_pose``, ``enable_obstacle``...)."""
