@@ -39,6 +39,7 @@ import torch
 import yaml
 from timing import write_json
 
+from curobo_lite.kernels.launch import torch_cpu_threads
 from curobo_lite.scenes import FAMILIES, MbmProblem
 from curobo_lite.types import JointState, Pose, TensorDeviceType
 from curobo_lite.types.math import quat_angle_error
@@ -219,7 +220,9 @@ def main() -> None:
                 valid = bool(motion_gen.checker.validate(goal_config[None])[0])
                 row["ompl_goal_valid_spheres"] = valid
                 t0 = time.perf_counter()
-                graph = planner.plan(start.position[0], goal_config) if valid else None
+                # OMPL's batched checks on torch's threads as MotionGen's (cpu_torch_threads)
+                with torch_cpu_threads(motion_gen.cpu_torch_threads, tensor_args.device):
+                    graph = planner.plan(start.position[0], goal_config) if valid else None
                 row["ompl_time"] = time.perf_counter() - t0
                 verdict = None
                 if graph is not None and graph.success:

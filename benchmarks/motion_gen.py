@@ -32,6 +32,7 @@ import torch
 import yaml
 from timing import write_json
 
+from curobo_lite.kernels.launch import torch_cpu_threads
 from curobo_lite.types import JointState, Pose, TensorDeviceType
 from curobo_lite.wrap import MotionGen
 from curobo_lite.wrap.motion.graph_planner import OmplPlanner, ompl_available, resample_path
@@ -116,8 +117,11 @@ def main() -> None:
             row["motion_gen_clearance"] = clearance(motion_gen, plan)
         row["ompl_success"], row["ompl_time"] = None, None
         if planner is not None:
+            goal_config = tensor_args.to_device(problem["goal_config"])
             t0 = time.perf_counter()
-            graph = planner.plan(start.position[0], tensor_args.to_device(problem["goal_config"]))
+            # OMPL's batched checks on torch's threads as MotionGen's (cpu_torch_threads)
+            with torch_cpu_threads(motion_gen.cpu_torch_threads, tensor_args.device):
+                graph = planner.plan(start.position[0], goal_config)
             row["ompl_time"] = time.perf_counter() - t0
             row["ompl_success"] = graph.success
             if graph.success:
