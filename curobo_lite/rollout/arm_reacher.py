@@ -477,6 +477,7 @@ class ArmReacher:
                     ee_quaternion,
                     goal.goal_pose,
                     self._goal_index(goal.goal_pose.batch, problem_index),
+                    fused=not tracking,  # one kernel when no gradient is taken
                 )
             elif isinstance(cost, PrimitiveCollisionCost) and self._frames_serve(cost):
                 value = cost.forward_frames(state.kinematics, self.dynamics_model.kinematics)
