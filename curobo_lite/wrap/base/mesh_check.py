@@ -13,12 +13,16 @@ Swept check between two configurations: while the joints move linearly by ``dq``
 link moves farther than ``sum_j |dq_j| * lever_j``, where ``lever_j`` bounds the distance from
 joint ``j``'s axis to any point of the shapes downstream of it (the constant distances between
 consecutive joint origins plus each shape's reach from its frame: a triangle-inequality bound,
-valid in every configuration). From a sample whose clearance is ``d``, the next sample is taken
-after a motion of ``max(resolution, d - margin)``: where the robot is far from everything it
-jumps, near obstacles it samples every ``resolution``. Every sample must have clearance
-``>= margin``; then the whole motion keeps a clearance of at least ``margin - resolution / 2``
-(between two samples closer than ``resolution`` every point is within ``resolution / 2`` of
-where it was at one of them).
+valid in every configuration). A sample whose clearance is ``d`` clears the motion within
+``d - margin`` of it, either way. Each piece is marched from both of its ends at once: from a
+sample whose clearance is ``d``, the next sample is taken after a motion of
+``max(resolution, d - margin)``, until the two fronts' clear stretches meet or the fronts are at
+most ``resolution`` apart (where they would cross, one sample between them closes the piece).
+Where the robot is far from everything it jumps, near obstacles it samples every
+``resolution``. Every sample must have clearance ``>= margin``; then the whole motion keeps a
+clearance of at least ``margin - resolution / 2`` (between two samples closer than
+``resolution`` every point is within ``resolution / 2`` of where it was at one of them). A
+segment is decided at its first sample below ``margin``: its other pieces stop.
 """
 
 from __future__ import annotations
@@ -271,33 +275,44 @@ class MeshCheck:
         qa = q[:, :-1].reshape(-1, D)
         dq = (q[:, 1:] - q[:, :-1]).reshape(-1, D)
         lever = torch.as_tensor(self.lever, dtype=q.dtype, device=q.device)
-        motion = (dq.abs() * lever).sum(-1).double().cpu().numpy()  # [S] metres per segment
-        start = waypoint[:, :-1].reshape(-1)
+        motion = (dq.abs() * lever).sum(-1).double().cpu().numpy()  # [S] metres per piece
         segment_of = np.repeat(np.arange(B), T - 1)
-        t = np.zeros(len(motion))
-        clearance = start.copy()
-        # segments whose start already fails are decided; others advance together
-        active = (motion > 0) & (clearance >= margin)
+        # each piece is covered from both ends at once (half the sequential rounds of a
+        # one-way march): a sample with clearance d >= margin clears the motion within
+        # d - margin of it either way; fronts at most `resolution` apart also close a piece
+        head, tail = np.zeros(len(motion)), np.ones(len(motion))
+        head_d, tail_d = waypoint[:, :-1].reshape(-1), waypoint[:, 1:].reshape(-1)
+        scale = np.where(motion > 0, motion, 1.0)
+        # pieces of a segment that already failed are decided: they take no more samples
+        active = (motion > 0) & ok[segment_of]
         samples = 0
         for _ in range(_MAX_SAMPLES_PER_SEGMENT):
-            if not active.any():
-                break
-            step = np.maximum(resolution, clearance - margin) / np.where(motion > 0, motion, 1.0)
-            t = np.where(active, t + step, t)
-            active &= t < 1.0
+            reach = head_d - margin + tail_d - margin
+            active &= (tail - head) * motion > np.maximum(resolution, reach)
             if not active.any():
                 break
             rows = np.nonzero(active)[0]
-            index = torch.as_tensor(rows, device=q.device)
-            frac = torch.as_tensor(t[rows], dtype=q.dtype, device=q.device)[:, None]
-            sample = qa[index] + frac * dq[index]
-            d = self.distance(sample).distance
-            samples += len(rows)
-            clearance[rows] = d
-            np.minimum.at(low, segment_of[rows], d)
-            bad = rows[~(d >= margin)]
+            forward = head[rows] + np.maximum(resolution, head_d[rows] - margin) / scale[rows]
+            backward = tail[rows] - np.maximum(resolution, tail_d[rows] - margin) / scale[rows]
+            # fronts whose next steps meet: one sample between them closes the piece
+            meet = forward >= backward
+            middle = 0.5 * (forward + backward)
+            t_head = np.where(meet, middle, forward)
+            two = rows[~meet]
+            index = np.concatenate((rows, two))
+            t = np.concatenate((t_head, backward[~meet]))
+            index_t = torch.as_tensor(index, device=q.device)
+            frac = torch.as_tensor(t, dtype=q.dtype, device=q.device)[:, None]
+            d = self.distance(qa[index_t] + frac * dq[index_t]).distance
+            samples += len(index)
+            d_head, d_tail = d[: len(rows)], d[len(rows) :]
+            head[rows], head_d[rows] = t_head, d_head
+            tail[rows[meet]], tail_d[rows[meet]] = t_head[meet], d_head[meet]
+            tail[two], tail_d[two] = backward[~meet], d_tail
+            np.minimum.at(low, segment_of[index], d)
+            bad = index[~(d >= margin)]
             ok[np.unique(segment_of[bad])] = False
-            active[bad] = False
+            active &= ok[segment_of]
         # a segment the loop could not finish is not known to be clear
         ok[np.unique(segment_of[active])] = False
         return ok, low, samples
