@@ -520,3 +520,62 @@ def test_swept_mesh_check_from_both_ends_agrees_with_the_closed_form(tmp_path):
     waypoints = np.linspace(1.0, 2.2, 4)
     assert (_bar_distance(waypoints, np.array([0.0, 0.595, 0.0]), radius) > 0.0).all()
     assert outcomes == {"clear", "contact"}
+
+
+#: MBM bookshelf_tall problem 33: the IK's two solutions of its grasp (0.04 mm clear on the
+#: spheres) put link5's mesh about 1 mm into a shelf board
+_REFUSED_GOALS = [
+    [-1.195871, 0.925094, 0.059555, -0.900411, -2.104155, 2.636254, 2.8973],
+    [2.440896, -1.217132, 1.919895, -0.901533, -1.030651, 3.071351, 2.8973],
+]
+
+
+def test_goals_the_meshes_refuse_give_way_to_clear_postures_of_the_same_pose():
+    """The roadmap stage keeps the goal configurations that the meshes find clear; where they
+    refuse all (MBM bookshelf_tall 33: the roadmap spent its 3 072 samples on goals no edge can
+    leave), postures of the same pose near them. Judged by an independent coal check (yourdfpy
+    kinematics, coal shapes built from the STL files) and the hand's pose from yourdfpy."""
+    for name in ("coal", "trimesh", "yourdfpy"):
+        pytest.importorskip(name)
+    import yaml
+    from test_exact_collision import _reference_distance, _reference_links, _reference_obstacles
+    from trimesh.transformations import quaternion_matrix
+
+    from curobo_lite.scenes import MbmProblem
+    from curobo_lite.wrap import MotionGen
+    from curobo_lite.wrap.motion.roadmap_stage import MESH_GRAZE
+
+    data = Path(__file__).resolve().parents[1] / "benchmarks/data/mbm/bookshelf_tall.yml"
+    problem = MbmProblem.from_dict(yaml.safe_load(data.read_text())["problems"][33])
+    motion_gen = MotionGen.from_config("franka", problem.world)
+    links, urdf = _reference_links()
+    obstacles = _reference_obstacles(motion_gen.checker.world_collision.world)
+    goal = np.asarray(problem.goal_pose)
+    target = quaternion_matrix(goal[3:])[:3, :3]
+
+    def clearance_and_pose_error(q: torch.Tensor) -> tuple[float, float, float]:
+        d = _reference_distance(links, urdf, obstacles, q.double().numpy())
+        hand = urdf.get_transform("panda_hand", "panda_link0")  # at q (set by the call above)
+        cos = (np.trace(target.T @ hand[:3, :3]) - 1.0) / 2.0
+        return d, float(np.linalg.norm(hand[:3, 3] - goal[:3])), math.acos(min(1.0, cos))
+
+    thresholds = motion_gen.ik_solver.config
+    refused = torch.tensor(_REFUSED_GOALS)
+    for q in refused:  # IK solutions of the pose, in contact by the reference
+        d, position, rotation = clearance_and_pose_error(q)
+        assert d < 0.0 and position <= thresholds.position_threshold
+        assert rotation <= thresholds.rotation_threshold
+    pose = Pose.from_list(problem.goal_pose)
+    clear = motion_gen._mesh_clear_goals(refused, pose)
+    assert clear.shape[0] >= 1
+    assert bool(motion_gen.checker.validate(clear, motion_gen.exact_band).all())
+    for q in clear:
+        d, position, rotation = clearance_and_pose_error(q)
+        assert d >= MESH_GRAZE - 1e-6
+        assert position <= thresholds.position_threshold
+        assert rotation <= thresholds.rotation_threshold
+    # a clear goal (the problem's own) is kept as it is, the refused ones dropped
+    stored = torch.tensor(problem.goal_config, dtype=refused.dtype)
+    assert clearance_and_pose_error(stored)[0] >= MESH_GRAZE
+    mixed = motion_gen._mesh_clear_goals(torch.stack((refused[0], stored, refused[1])), pose)
+    torch.testing.assert_close(mixed, stored[None])

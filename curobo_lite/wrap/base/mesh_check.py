@@ -237,17 +237,25 @@ class MeshCheck:
         frames[:, self._is_base] = np.eye(4)
         return frames @ self._offsets
 
-    def distance(self, q: torch.Tensor, stop_below: float = -float("inf")) -> ExactDistance:
+    def distance(
+        self,
+        q: torch.Tensor,
+        stop_below: float = -float("inf"),
+        max_distance: float = float("inf"),
+    ) -> ExactDistance:
         """:class:`ExactDistance` of ``q [B, D]``; a configuration with a NaN or infinite
-        joint value reads ``nan`` (it fails every ``>=`` check)."""
+        joint value reads ``nan`` (it fails every ``>=`` check). ``stop_below`` and
+        ``max_distance``: as in :meth:`ExactCollisionChecker.distance` (both at a threshold:
+        a pass/fail check that measures only the pairs that could decide it)."""
         finite = torch.isfinite(q).all(-1).cpu().numpy()
+        limits = {"stop_below": stop_below, "max_distance": max_distance}
         if finite.all():
-            return self.checker.distance_frames(self.link_frames(q), stop_below=stop_below)
+            return self.checker.distance_frames(self.link_frames(q), **limits)
         out = ExactDistance(np.full(q.shape[0], np.nan), [None] * q.shape[0], [None] * q.shape[0])
         rows = np.nonzero(finite)[0]
         if len(rows):
             index = torch.as_tensor(rows, device=q.device)
-            part = self.checker.distance_frames(self.link_frames(q[index]), stop_below=stop_below)
+            part = self.checker.distance_frames(self.link_frames(q[index]), **limits)
             out.distance[rows] = part.distance
             for k, row in enumerate(rows):
                 out.link[row], out.obstacle[row] = part.link[k], part.obstacle[k]
