@@ -22,7 +22,8 @@ Options (keyword arguments of :meth:`IKSolver.from_config`, validated by
   many of its seeds are precise (within a quarter of both thresholds), collision-free and
   within the limits, checked with the L-BFGS convergence checks; ``dls_iterations`` (int >= 0,
   default 0: off): first take this many damped least-squares steps on the pose alone
-  (:mod:`curobo_lite.wrap.ik.dls`, quadratic convergence, no collision terms) from every seed
+  (:mod:`curobo_lite.wrap.ik.dls`, quadratic convergence, no collision terms; joints at a
+  limit held where descent pushes them out, the error weighed by the thresholds) from every seed
   (``dls_seeds``, default 0: ``num_seeds``; more are cheap in this phase, and the L-BFGS
   phase takes the first ``num_seeds`` of them);
   when every goal then has ``max(1, stop_after)`` precise, collision-free solutions, the solve
@@ -124,6 +125,11 @@ DEFAULT_IK_SEEDS = 32
 DEFAULT_SEED = 0
 DEFAULT_POSITION_THRESHOLD = 0.005
 DEFAULT_ROTATION_THRESHOLD = 0.05
+
+#: largest joint step (rad) of one damped least-squares step of the pose phase: seeds start
+#: radians from a solution; with the joints at a limit held, 0.5 rad per step converges about
+#: 2.5 times as many MBM seeds within 16 steps as 0.2 (0.8 and more lose some poses at a limit)
+DLS_MAX_STEP = 0.5
 
 #: ranking: a solution within this fraction of both thresholds counts as precise
 _PRECISE = 0.25
@@ -336,6 +342,10 @@ class IKSolver:
                 self.config.dls_iterations,
                 axes=None if metric is None else metric.reach_mask,
                 project=True if metric is None else metric.project,
+                # a pose reachable only at a joint limit, within the thresholds: converge there
+                rotation_weight=self.config.position_threshold / self.config.rotation_threshold,
+                lock_limits=True,
+                max_step=DLS_MAX_STEP,
             )
             found = self._ranked(
                 q, None, S, n_dls, rank_config, t_start, self.config.dls_iterations, keep=n
@@ -461,7 +471,7 @@ class IKSolver:
         ``keep`` of the ``n`` (the distinct solutions come from all)."""
         D = self.dof
         with torch.no_grad():
-            state = self.rollout.rollout_fn(q[:, None]).state
+            state = self.rollout.rollout_state(q[:, None])  # the ranking needs no costs
             metrics = self.rollout.convergence(state)
             low, high = self.robot_config.joint_limits.position.to(q)
             ok = (metrics.position_error <= self.config.position_threshold) & (
