@@ -35,7 +35,8 @@ Issue #30's real-time criteria, printed last with their targets, are read from t
 
 The deployed-task rows also report the per-process CPU time per step (``*_cpu``, median and
 minimum: less sensitive than wall time to other processes on a shared machine) and the load
-average at the start; compare numbers only within one run or on a quiet machine.
+average at the start; so does the free-space step beside pytorch_mppi's ``command`` on one torch
+thread (``step_speedup_cpu``); compare numbers only within one run or on a quiet machine.
 
 Usage: ``python benchmarks/mpc.py [--threads N] [--device cuda]``; writes
 ``benchmarks/results/mpc.json``. pytorch_mppi: ``pip install --no-deps pytorch-mppi`` (optional;
@@ -314,6 +315,15 @@ def compare(tensor_args, device, world: bool) -> dict:
         step_speedup=ratio,
         step_range=spread,
     )
+    if device.type == "cpu":
+        # per-process CPU time, both on one torch thread: what a loaded machine charges
+        rows["ours_mpc_step_cpu"] = cpu_and_wall(step, device, reps=20)["cpu_median"]
+        rows["pytorch_mppi_command_1_thread_cpu"] = cpu_and_wall(single, device, reps=20)[
+            "cpu_median"
+        ]
+        rows["step_speedup_cpu"] = (
+            rows["pytorch_mppi_command_1_thread_cpu"] / rows["ours_mpc_step_cpu"]
+        )
     mine, theirs, ratio, spread, _ = side_by_side(ours, baseline, device)
     rows.update(
         ours_mppi_iteration=mine,
@@ -374,6 +384,13 @@ def main() -> None:
             + f"   ({r['step_speedup']:.1f}x the faster, rounds {r['step_range'][0]:.1f}-"
             f"{r['step_range'][1]:.1f}x)"
         )
+        if "step_speedup_cpu" in r:
+            print(
+                f"    CPU time per call           {r['ours_mpc_step_cpu'] * 1e3:8.2f}   vs "
+                f"pytorch_mppi command (1 torch thread) "
+                f"{r['pytorch_mppi_command_1_thread_cpu'] * 1e3:8.2f}   "
+                f"({r['step_speedup_cpu']:.1f}x)"
+            )
         print(
             f"    one MPPI iteration          {r['ours_mppi_iteration'] * 1e3:8.2f}   vs "
             f"pytorch_mppi command {r['pytorch_mppi_command_iter_rounds'] * 1e3:8.2f}   "
@@ -431,6 +448,7 @@ def main() -> None:
     print(
         f"    free space, same problem as pytorch_mppi: MpcSolver.step median "
         f"{free['ours_mpc_step'] * 1e3:.2f} ms (target <= 5 ms){speedup}"
+        + (f"; in CPU time {free['step_speedup_cpu']:.1f}x" if "step_speedup_cpu" in free else "")
     )
     meta = {
         "load_average_at_start": list(load),
