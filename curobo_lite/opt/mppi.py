@@ -342,13 +342,20 @@ class Mppi:
                 first, last = self._shard
                 local = act[:, first:last]
                 n_local = last - first
-                result = self.rollout.rollout_fn(local.reshape(P * n_local, H, D))
-                total = check_rollout_result(result, P * n_local, H)
+                copies = self._zero_copies(n_local)
+                if copies:  # the zero-action copies rolled out once (particle n_null - 1)
+                    local = torch.cat((local[:, :1], local[:, copies + 1 :]), 1)
+                rows = n_local - copies
+                result = self.rollout.rollout_fn(local.reshape(P * rows, H, D))
+                total = check_rollout_result(result, P * rows, H)
                 if cfg.gamma < 1.0:
                     cost = (result.costs * self._discount).sum(-1)
                 else:
                     cost = total
-                cost = cost.detach().view(P, n_local)
+                cost = cost.detach().view(P, rows)
+                if copies:
+                    copied = cost[:, 1:2].expand(P, copies)
+                    cost = torch.cat((cost[:, :1], copied, cost[:, 1:]), 1)
                 if n_local != n:
                     # gather every rank's share along the particle axis: [n, P] -> [P, n]
                     cost = all_gather_with_grad(cost.t().contiguous(), self.process_group).t()
@@ -387,6 +394,23 @@ class Mppi:
         )
 
     # --- internals -------------------------------------------------------------------------
+
+    def _zero_copies(self, n_local: int) -> int:
+        """How many zero-action particles the next rollout may leave out (0: none): particles
+        ``1 .. n_null - 1`` are one action, so a rollout that declares itself deterministic
+        (``deterministic_rollout = True``, as :class:`~curobo_lite.rollout.ArmReacher`) rolls it
+        out once and its cost stands for every copy (the softmax still counts each copy).
+        Not with sharded particles (each rank's share) or ``store_rollouts`` (which keeps the
+        rollout's states, one per particle)."""
+        copies = self.config.n_null - 2
+        if (
+            copies < 1
+            or n_local != self.config.num_particles
+            or self.config.store_rollouts
+            or not getattr(self.rollout, "deterministic_rollout", False)
+        ):
+            return 0
+        return copies
 
     def _clamp(self, act: torch.Tensor) -> torch.Tensor:
         if not self.config.squash:

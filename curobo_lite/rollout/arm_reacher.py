@@ -109,6 +109,9 @@ class ArmReacher:
             ``None`` (no obstacles until :meth:`update_world`).
     """
 
+    #: equal actions give equal costs (MPPI rolls its zero-action copies out once)
+    deterministic_rollout = True
+
     def __init__(
         self, config: ArmReacherConfig, world: WorldCollision | WorldConfig | str | None = None
     ) -> None:
