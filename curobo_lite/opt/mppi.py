@@ -426,8 +426,13 @@ class Mppi:
             u = self._halton.draw(cfg.n_problems * cfg.num_particles)
             self._std.copy_(gaussian_transform(u).view(self._std.shape))
         else:
-            torch.randn(self._knots.shape, generator=self._gen, out=self._knots)
-            torch.matmul(self._knot_mat, self._knots, out=self._std)
+            knots = self._knots
+            torch.randn(knots.shape, generator=self._gen, out=knots)
+            # one [H, K] @ [K, P n D] product instead of P n small ones: on a CPU at MPC's
+            # 400 x 5 x 7 the batched form took 0.32-0.67 ms, this 0.19-0.38 ms
+            P, n, K, D = knots.shape
+            flat = torch.mm(self._knot_mat, knots.permute(2, 0, 1, 3).reshape(K, P * n * D))
+            self._std.copy_(flat.view(-1, P, n, D).permute(1, 2, 0, 3))
         return self._std
 
     def _sample(self) -> torch.Tensor:
