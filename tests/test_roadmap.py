@@ -152,9 +152,11 @@ def test_segment_check_vetoes_segments_and_reports_clearance(checker):
     assert reported and result.clearance == pytest.approx(min(reported))
 
 
-def test_approach_chain_backs_the_hand_off_along_its_axis(checker):
+@pytest.mark.parametrize("variants", [0, 8])
+def test_approach_chain_backs_the_hand_off_along_its_axis(checker, variants):
     goal = _goal_config(checker)
-    planner = RoadmapPlanner(checker, RoadmapConfig(approach_distance=0.12, approach_step=0.03))
+    config = RoadmapConfig(approach_distance=0.12, approach_step=0.03, chain_variants=variants)
+    planner = RoadmapPlanner(checker, config)
     (chain,) = planner.approach_chains(goal[None])
     assert torch.equal(chain[0], goal) and chain.shape[0] >= 2
     state = checker.kinematics.forward(chain)
@@ -579,3 +581,10 @@ def test_goals_the_meshes_refuse_give_way_to_clear_postures_of_the_same_pose():
     assert clearance_and_pose_error(stored)[0] >= MESH_GRAZE
     mixed = motion_gen._mesh_clear_goals(torch.stack((refused[0], stored, refused[1])), pose)
     torch.testing.assert_close(mixed, stored[None])
+
+
+def test_chain_variants_option_is_checked():
+    assert RoadmapConfig.from_dict({}).chain_variants == 0
+    assert RoadmapConfig.from_dict({"chain_variants": 8}).chain_variants == 8
+    with pytest.raises(ValueError, match="chain_variants"):
+        RoadmapConfig.from_dict({"chain_variants": -1})

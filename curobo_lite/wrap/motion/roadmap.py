@@ -8,10 +8,10 @@ Bohlin & Kavraki 2000, the scheme cuRobo's graph planner also batches):
 1. **Approach chains.** Grasp goals sit between shelf boards and objects: the only way in is
    along the hand's axis. From each goal configuration the hand backs off along its own z axis
    in ``approach_step`` steps up to ``approach_distance``
-   (:func:`~curobo_lite.wrap.trajopt.approach_seeds.retreat_configs`,
-   warm-started step by step, from
-   several nudged starts so that the free elbow can keep the forearm off the boards); the
-   chain, every configuration and segment checked, joins the roadmap as known-good edges.
+   (:func:`~curobo_lite.wrap.trajopt.approach_seeds.retreat_configs`, all steps in one batch,
+   up to the first invalid one; with ``chain_variants``, past it from several nudged starts so
+   that the free elbow can keep the forearm off the boards); the chain, every configuration
+   and segment checked, joins the roadmap as known-good edges.
 2. **Samples.** Random configurations, half uniform within the position limits, half around
    the start and the chains' outer ends (two scales), a quarter in the hand's *corridor*
    (hand poses about the line from a goal's hand to the start's, reached by a few damped
@@ -97,6 +97,11 @@ class RoadmapConfig(CheckedOptions):
         approach_distance: metres the hand backs off along its z axis from each goal (0: no
             approach chains).
         approach_step: metres between the configurations of an approach chain.
+        chain_variants: where an approach chain breaks, starts tried per further step (the
+            last good configuration and the same nudged; 0: the chain ends there). Off by
+            default: on the first 20 problems of each MBM family and the historically hard
+            ones, the escape chains and goal-region samples found every path without them,
+            and cage plans took a fifth less time (median 0.74 -> 0.60 s CPU, first 12).
         local_fraction: share of the samples drawn around the start and the chains' ends.
         corridor_fraction: share of the samples drawn in the hand's corridor: hand poses
             about the straight line from the goal's hand pose to the start's (orientations
@@ -122,6 +127,7 @@ class RoadmapConfig(CheckedOptions):
     resolution: float = 0.02
     approach_distance: float = 0.24
     approach_step: float = 0.03
+    chain_variants: int = 0
     local_fraction: float = 0.5
     corridor_fraction: float = 0.25
     local_std: float = 0.5
@@ -139,6 +145,7 @@ class RoadmapConfig(CheckedOptions):
         self.neighbors = as_int(s, "neighbors", self.neighbors, 1)
         self.seed = as_int(s, "seed", self.seed)
         self.max_goals = as_int(s, "max_goals", self.max_goals, 0)
+        self.chain_variants = as_int(s, "chain_variants", self.chain_variants, 0)
         for key in ("resolution", "approach_step", "local_std", "time_limit"):
             setattr(self, key, as_float(s, key, getattr(self, key), 0.0, low_open=True))
         self.approach_distance = as_float(s, "approach_distance", self.approach_distance, 0.0)

@@ -13,10 +13,9 @@ from curobo_lite.wrap.trajopt.approach_seeds import retreat_configs
 #: the narrow scale of the local samples, a fraction of ``local_std``
 _NARROW = 0.4
 
-#: starts tried per approach-chain step, and their largest nudge (rad per joint)
-_CHAIN_VARIANTS = 8
 #: damped least-squares steps of the plain chain (each configuration from the goal's)
 _CHAIN_DLS = 6
+#: the largest nudge (rad per joint) of an approach-chain step's starts (chain_variants)
 _CHAIN_NUDGE = 0.15
 
 #: escape chains: where a goal's chain along the hand's axis is cut short (another object
@@ -51,7 +50,8 @@ class RoadmapSamples:
         hand's z axis, each valid and joined to the previous one by a valid segment, up to
         the first step that no variant passes; ``L = 1`` (the goal alone) without approach.
 
-        A step tries :data:`_CHAIN_VARIANTS` starts for its damped least-squares steps: the
+        With ``chain_variants`` (default 0: the chain ends at its first invalid step), a step
+        past the break tries that many starts for its damped least-squares steps: the
         previous configuration, and the same nudged by up to ``_CHAIN_NUDGE`` rad per joint
         (seeded). The hand's path is the same; the arm's posture differs (a 7-joint arm has a
         free elbow): where the plain step drives the forearm into a shelf board, a nudged one
@@ -79,9 +79,11 @@ class RoadmapSamples:
         length = 1 + ok.to(torch.int64).cumprod(dim=1).sum(dim=1)
         if bool((length == steps + 1).all()):
             return list(links_plain)
+        if config.chain_variants == 0:
+            return [links_plain[g, : int(length[g])] for g in range(G)]
         # where it breaks: nudged starts, step by step from the last good configuration
         generator = torch.Generator().manual_seed(config.seed)
-        V = _CHAIN_VARIANTS
+        V = config.chain_variants
         nudge = _CHAIN_NUDGE * (2.0 * torch.rand(steps, V, D, generator=generator) - 1.0)
         nudge[:, 0] = 0.0
         nudge = nudge.to(goals)
