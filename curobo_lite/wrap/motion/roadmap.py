@@ -25,7 +25,8 @@ Bohlin & Kavraki 2000, the scheme cuRobo's graph planner also batches):
    repeats, until a path is valid or the graph is cut (then more samples, up to
    ``max_samples``).
 4. **Shortcuts.** The path's waypoints are joined past each other wherever the straight
-   segment is valid (all candidate segments checked in one batch).
+   segment is valid, greedy from the start (the segments out of each node it stops at
+   checked in one batch).
 
 Every check is :meth:`RobotWorld.validate_segments` (limits, world and self-collision on the
 spheres); an optional second judge (``segment_check``, MotionGen's exact mesh check) sees only
@@ -399,9 +400,10 @@ class RoadmapPlanner(RoadmapSamples):
     def _shortcut_checked(
         self, graph: _Graph, path: list[int], rounds: int = 2
     ) -> tuple[list[int], list[float]] | None:
-        """Shortcuts of the roadmap path ``path`` (node indices), greedy from the start: every
-        candidate segment checked on the spheres in one batch per round, then the segments
-        chosen by the segment check (a refused shortcut is dropped and the choice redone).
+        """Shortcuts of the roadmap path ``path`` (node indices), greedy from the start: the
+        candidate segments out of each node the greedy choice stops at checked on the spheres
+        in one batch (the farthest that passes is taken), then the segments chosen by the
+        segment check (a refused shortcut is dropped and the choice redone).
         Returns the kept nodes and each segment's clearance (``inf`` without a segment
         check), or ``None`` when the segment check refuses one of the roadmap's own edges
         (it is then marked invalid: search again)."""
@@ -410,22 +412,26 @@ class RoadmapPlanner(RoadmapSamples):
         for _ in range(rounds):
             q = graph.nodes[nodes]
             K = len(nodes)
-            # every shortcut on the coarse samples, then the fine pass on the chosen ones only
-            # (a refused one is dropped and the choice redone)
+            # the shortcuts from each node the greedy choice reaches on the coarse samples (one
+            # batch per node: the rows of the nodes it passes by are never needed), then the
+            # fine pass on the chosen ones only (a refused one is dropped and the choice redone)
             reach = torch.zeros(K, K, dtype=torch.bool)
             fine = torch.zeros(K, K, dtype=torch.bool)
-            if K > 2:
-                i, j = torch.triu_indices(K, K, offset=2)
-                reach[i, j] = self._segments_valid(
-                    q[i], q[j], max(_COARSE, self.config.resolution)
-                ).cpu()
-                fine[i, j] = self.config.resolution >= _COARSE
             reach[torch.arange(K - 1), torch.arange(1, K)] = True
             fine[torch.arange(K - 1), torch.arange(1, K)] = True
+            rows = set()
             while True:
                 keep = [0]
                 while keep[-1] != K - 1:
-                    keep.append(int(reach[keep[-1]].nonzero()[-1, 0]))
+                    a = keep[-1]
+                    if a not in rows and a < K - 2:
+                        j = torch.arange(a + 2, K)
+                        reach[a, j] = self._segments_valid(
+                            q[a].expand(j.shape[0], -1), q[j], max(_COARSE, self.config.resolution)
+                        ).cpu()
+                        fine[a, j] = self.config.resolution >= _COARSE
+                    rows.add(a)
+                    keep.append(int(reach[a].nonzero()[-1, 0]))
                 coarse = [(a, b) for a, b in zip(keep[:-1], keep[1:]) if not fine[a, b]]
                 if coarse:
                     index = torch.tensor(coarse, dtype=torch.long)
