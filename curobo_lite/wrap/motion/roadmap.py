@@ -427,7 +427,9 @@ class RoadmapPlanner(RoadmapSamples):
                     if a not in rows and a < K - 2:
                         j = torch.arange(a + 2, K)
                         reach[a, j] = self._segments_valid(
-                            q[a].expand(j.shape[0], -1), q[j], max(_COARSE, self.config.resolution)
+                            q[a].expand(j.shape[0], -1),
+                            q[j.to(q.device)],
+                            max(_COARSE, self.config.resolution),
                         ).cpu()
                         fine[a, j] = self.config.resolution >= _COARSE
                     rows.add(a)
