@@ -19,6 +19,7 @@ import yaml
 from curobo_reference import UrdfFK, matrix_to_quat_wxyz, rotation_angle
 
 from curobo_lite.types import JointState, Pose
+from curobo_lite.types.errors import InputTypeError, InputValueError
 from curobo_lite.wrap import IKSolver, MotionGen, RobotWorld
 from curobo_lite.wrap.ik.dls import dls_steps
 
@@ -159,3 +160,22 @@ def test_mbm_cage_grasp_at_the_wrist_limit_plans(urdf):
     assert errors[0, 0] <= THRESHOLDS[0] and errors[0, 1] <= THRESHOLDS[1]
     judge = RobotWorld.from_config("franka", problem.world)
     assert bool(judge.validate_trajectory_mesh(plan))
+
+
+def test_dls_rotation_weight_moves_the_compromise_and_is_checked(checker, urdf):
+    """A lighter rotation weight (MotionGen's wide phase) ends nearer the position of a pose
+    out of exact reach; both compromises within the thresholds (numpy FK)."""
+    pose, goal, _ = _beyond_limit_goal(checker, [-1.2, 0.67, 0.95, -1.92, 0.0, 2.42, 0.43], 0.06)
+    ik = IKSolver.from_config("franka", dls_iterations=16, dls_seeds=64, lbfgs_fallback=False)
+    names = checker.robot_config.joint_names
+    means = []
+    for weight in (None, 0.03):
+        result = ik.solve_batch(goal, dls_rotation_weight=weight)
+        assert bool(result.success[0])
+        errors = _errors(urdf, names, result.distinct_solutions[0], pose)
+        assert (errors[:, 0] <= THRESHOLDS[0]).all() and (errors[:, 1] <= THRESHOLDS[1]).all()
+        means.append(errors.mean(0))
+    assert means[1][0] < 0.5 * means[0][0]  # position weighs more: it ends nearer
+    for bad in (0.0, -1.0, float("nan"), "0.1"):
+        with pytest.raises((InputValueError, InputTypeError), match="dls_rotation_weight"):
+            ik.solve_batch(goal, dls_rotation_weight=bad)

@@ -286,6 +286,7 @@ class IKSolver:
         num_seeds: int | None = None,
         dls_seeds: int | None = None,
         pose_cost_metric: PoseCostMetric | None = None,
+        dls_rotation_weight: float | None = None,
     ) -> IKResult:
         """``S`` goal poses at once.
 
@@ -302,10 +303,19 @@ class IKSolver:
             pose_cost_metric: a :class:`PoseCostMetric` for this call: only the axes of its
                 ``reach_vec_weight`` (goal frame) are driven and judged, a free axis ends
                 where it may (holds need a trajectory: the IK ignores them).
+            dls_rotation_weight: this call's weight (m per rad) of the rotation error against
+                the position error in the pose phase (default: ``position_threshold /
+                rotation_threshold``). A pose out of exact reach ends at another compromise
+                within the thresholds under another weight (:mod:`curobo_lite.wrap.ik.dls`).
         """
+        weight = self.config.position_threshold / self.config.rotation_threshold
+        if dls_rotation_weight is not None:
+            weight = parse_number(
+                dls_rotation_weight, "dls_rotation_weight", low=0.0, low_open=True
+            )
         with applied_pose_metric([self.rollout], pose_cost_metric):
             return self._solve_batch(
-                goal_pose, seed_config, rank_config, lbfgs_fallback, num_seeds, dls_seeds
+                goal_pose, seed_config, rank_config, lbfgs_fallback, num_seeds, dls_seeds, weight
             )
 
     def _solve_batch(
@@ -316,6 +326,7 @@ class IKSolver:
         lbfgs_fallback: bool | None,
         num_seeds: int | None,
         dls_seeds: int | None,
+        rotation_weight: float,
     ) -> IKResult:
         t_start = time.perf_counter()
         goal = self._check_pose(goal_pose)
@@ -343,7 +354,7 @@ class IKSolver:
                 axes=None if metric is None else metric.reach_mask,
                 project=True if metric is None else metric.project,
                 # a pose reachable only at a joint limit, within the thresholds: converge there
-                rotation_weight=self.config.position_threshold / self.config.rotation_threshold,
+                rotation_weight=rotation_weight,
                 lock_limits=True,
                 max_step=DLS_MAX_STEP,
             )
