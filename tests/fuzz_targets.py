@@ -43,7 +43,7 @@ from curobo_lite.robot import Kinematics, RobotConfig, URDFWarning
 from curobo_lite.rollout import TaskConfig
 from curobo_lite.types import CuroboLiteError, JointState, Pose, TensorDeviceType
 from curobo_lite.wrap import IKSolver, MotionGen, MpcSolver, TrajOptSolver
-from curobo_lite.wrap.ik.solver import DEFAULT_IK_LBFGS
+from curobo_lite.wrap.ik.config import DEFAULT_IK_LBFGS
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = ROOT / "configs"

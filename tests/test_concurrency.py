@@ -218,14 +218,14 @@ def test_guard_runs_the_call_under_the_solvers_cpu_thread_setting(monkeypatch):
         torch.set_num_threads(restore)
 
 
-@pytest.mark.parametrize("kind", ["trajopt", "motion"])
+@pytest.mark.parametrize("kind", ["ik", "trajopt", "motion"])
 def test_solvers_run_on_their_cpu_thread_setting(kind, monkeypatch):
-    """TrajOptSolver's (task ``trajopt.cpu_torch_threads``) and MotionGen's
-    (``cpu_torch_threads``) setting reaches their solves; a bad value is refused with the
+    """IKSolver's and MotionGen's ``cpu_torch_threads`` and TrajOptSolver's (task
+    ``trajopt.cpu_torch_threads``) reach their solves; a bad value is refused with the
     option's name."""
     solver = make(kind)
     inner = solver.ik_solver if kind == "motion" else solver
-    name = "solve_batch" if kind == "motion" else "_solve"
+    name = {"ik": "_solve_batch", "trajopt": "_solve", "motion": "solve_batch"}[kind]
     seen = []
     original = getattr(inner, name)
 
@@ -242,7 +242,6 @@ def test_solvers_run_on_their_cpu_thread_setting(kind, monkeypatch):
     finally:
         torch.set_num_threads(restore)
     with pytest.raises(CuroboLiteError, match="cpu_torch_threads"):
-        if kind == "motion":
-            MotionGen.from_config(robot(), cpu_torch_threads=0)
-        else:
-            TrajOptSolver.from_config(robot(), cpu_torch_threads=0)
+        {"ik": IKSolver, "trajopt": TrajOptSolver, "motion": MotionGen}[kind].from_config(
+            robot(), cpu_torch_threads=0
+        )

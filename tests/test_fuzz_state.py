@@ -19,7 +19,7 @@ from fuzz_targets import (
 from curobo_lite.rollout import TaskConfig
 from curobo_lite.types import CuroboLiteError, JointState
 from curobo_lite.wrap import MotionGen, MpcSolver, TrajOptSolver
-from curobo_lite.wrap.ik.solver import DEFAULT_IK_LBFGS
+from curobo_lite.wrap.ik.config import DEFAULT_IK_LBFGS
 
 
 def build(kind: str):

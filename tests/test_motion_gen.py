@@ -271,7 +271,7 @@ def test_use_cuda_graph_reaches_every_lbfgs_solve_and_keeps_their_options(monkey
     """``use_cuda_graph`` turns graphs on for the IK's, the trajectory's and its inner IK's
     L-BFGS, each keeping its other options (the IK's defaults, the task's sections)."""
     from curobo_lite.opt import cuda_graph
-    from curobo_lite.wrap.ik.solver import DEFAULT_IK_LBFGS
+    from curobo_lite.wrap.ik.config import DEFAULT_IK_LBFGS
 
     monkeypatch.setattr(cuda_graph, "_warned_cpu", False)  # the CPU warning comes once
     plain = MotionGen.from_config("franka", "table")
@@ -305,7 +305,7 @@ def test_ik_lbfgs_option_adjusts_the_ik_defaults_and_cost_sections_replace_them(
     """A partial ``lbfgs`` option keeps the IK's other L-BFGS defaults (line search, stop
     rule); ``cost`` sections replace the default set, so a section left out is off."""
     from curobo_lite.opt import LbfgsConfig
-    from curobo_lite.wrap.ik.solver import DEFAULT_IK_COST, DEFAULT_IK_LBFGS, IKSolverConfig
+    from curobo_lite.wrap.ik.config import DEFAULT_IK_COST, DEFAULT_IK_LBFGS, IKSolverConfig
 
     expected = {key: (7 if key == "n_iters" else value) for key, value in DEFAULT_IK_LBFGS.items()}
     solver = IKSolver.from_config("franka", None, num_seeds=2, lbfgs={"n_iters": 7})

@@ -17,7 +17,7 @@ from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.rollout import TaskConfig
 from curobo_lite.types import InputValueError, JointState, Pose, TensorDeviceType, check_pose
 from curobo_lite.wrap import IKSolver, TrajOptSolver
-from curobo_lite.wrap.ik.solver import DEFAULT_IK_LBFGS
+from curobo_lite.wrap.ik.config import DEFAULT_IK_LBFGS
 
 LINKS = (0.5, 0.4, 0.3)  # planar3 link lengths (configs/robot/planar3.yml)
 

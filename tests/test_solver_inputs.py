@@ -17,7 +17,7 @@ import torch
 from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.types import InputValueError, JointState, Pose
 from curobo_lite.wrap import IKSolver, MotionGen, MpcSolver, TrajOptSolver
-from curobo_lite.wrap.ik.solver import DEFAULT_IK_LBFGS
+from curobo_lite.wrap.ik.config import DEFAULT_IK_LBFGS
 from curobo_lite.wrap.motion.config import MotionGenStatus
 
 

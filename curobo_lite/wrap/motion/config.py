@@ -25,7 +25,7 @@ from curobo_lite.types import JointState
 from curobo_lite.types.errors import InputTypeError, InputValueError
 from curobo_lite.wrap.base.mesh_check import DEFAULT_SWEEP_RESOLUTION
 from curobo_lite.wrap.base.offenders import Offender
-from curobo_lite.wrap.ik.solver import DEFAULT_IK_SEEDS
+from curobo_lite.wrap.ik.config import DEFAULT_IK_SEEDS
 from curobo_lite.wrap.motion.graph_planner import PLANNERS, ompl_available
 from curobo_lite.wrap.trajopt.config import DEFAULT_INTERPOLATION_DT, DEFAULT_TRAJOPT_SEEDS
 from curobo_lite.wrap.trajopt.solver import TrajOptResult

@@ -24,7 +24,7 @@ from curobo_lite.types import (
     JointState,
 )
 from curobo_lite.types.errors import InputTypeError
-from curobo_lite.wrap.ik.solver import (
+from curobo_lite.wrap.ik.config import (
     DEFAULT_IK_SEEDS,
     DEFAULT_POSITION_THRESHOLD,
     DEFAULT_ROTATION_THRESHOLD,

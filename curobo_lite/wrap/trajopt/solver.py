@@ -86,7 +86,8 @@ from curobo_lite.wrap.base.exclusive import exclusive
 from curobo_lite.wrap.base.offenders import check_within_limits
 from curobo_lite.wrap.base.pose_metric import applied_pose_metric
 from curobo_lite.wrap.base.robot_world import as_world_collision
-from curobo_lite.wrap.ik.solver import IKSolver, IKSolverConfig
+from curobo_lite.wrap.ik.config import IKSolverConfig
+from curobo_lite.wrap.ik.solver import IKSolver
 from curobo_lite.wrap.trajopt.checks import (
     check_goal_configs,
     check_joint_goal,
