@@ -497,6 +497,19 @@ def test_jacobian_trajectory_shape_and_prismatic_columns():
     torch.testing.assert_close(norms, torch.ones_like(norms))
 
 
+def test_jacobian_and_pose_is_the_jacobian_at_forwards_pose():
+    """One FK pass for a Newton step: the Jacobian is :meth:`jacobian`'s (checked above against
+    finite differences) and the pose is :meth:`forward`'s, in the batch's shape."""
+    config = RobotConfig.load("franka", F64)
+    kin = Kinematics(config)
+    q = _random_q(config, 6, seed=14).reshape(2, 3, config.dof)
+    jac, position, quaternion = kin.jacobian_and_pose(q)
+    state = kin.forward(q)
+    torch.testing.assert_close(jac, kin.jacobian(q), atol=0, rtol=0)
+    torch.testing.assert_close(position, state.ee_position, atol=0, rtol=0)
+    torch.testing.assert_close(quaternion, state.ee_quaternion, atol=0, rtol=0)
+
+
 def test_jacobian_is_differentiable():
     config = RobotConfig.load("planar3", F64)
     kin = Kinematics(config)

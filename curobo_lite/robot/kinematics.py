@@ -468,6 +468,12 @@ class Kinematics:
             end-effector origin, rows 3-5 to the angular velocity, both in the base frame.
             Mimic joints add ``multiplier`` times their column to the joint they follow.
         """
+        return self.jacobian_and_pose(q)[0]
+
+    def jacobian_and_pose(self, q: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """:meth:`jacobian` ``[..., 6, D]`` and the end-effector pose it was taken at,
+        ``ee_position [..., 3]`` and ``ee_quaternion [..., 4]`` (as :meth:`forward`'s), from
+        one pass of forward kinematics (a Newton step needs both)."""
         flat, batch_shape = self._flatten(q)
         position, quat, _ = _LinkFrames.apply(flat, self, False)
         m = self.num_moving
@@ -478,7 +484,11 @@ class Kinematics:
         angular = axes * revolute
         columns = torch.cat((linear, angular), dim=-1)  # [N, M, 6]
         jac = columns.transpose(1, 2) @ self.tables.jacobian_map
-        return jac.reshape(*batch_shape, 6, self.dof)
+        return (
+            jac.reshape(*batch_shape, 6, self.dof),
+            position[:, -1].reshape(*batch_shape, 3),
+            quat[:, -1].reshape(*batch_shape, 4),
+        )
 
     def __repr__(self) -> str:
         return (

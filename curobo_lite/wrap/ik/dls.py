@@ -40,9 +40,19 @@ def pose_error(
     """``[N, 6]``: position error (m) and rotation error vector (rad, small-angle) from the end
     effector at ``q [N, D]`` to the targets ``[N, 3]``, ``[N, 4]`` (wxyz), in the base frame."""
     state = kinematics.forward(q, spheres=False)
-    delta = quat_multiply(target_quaternion, quat_conjugate(state.ee_quaternion))
+    return _error(state.ee_position, state.ee_quaternion, target_position, target_quaternion)
+
+
+def _error(
+    position: torch.Tensor,
+    quaternion: torch.Tensor,
+    target_position: torch.Tensor,
+    target_quaternion: torch.Tensor,
+) -> torch.Tensor:
+    """:func:`pose_error` from the end-effector pose ``[N, 3]``, ``[N, 4]``."""
+    delta = quat_multiply(target_quaternion, quat_conjugate(quaternion))
     sign = torch.where(delta[:, :1] < 0.0, -1.0, 1.0)
-    return torch.cat((target_position - state.ee_position, 2.0 * sign * delta[:, 1:]), dim=-1)
+    return torch.cat((target_position - position, 2.0 * sign * delta[:, 1:]), dim=-1)
 
 
 @torch.no_grad()
@@ -88,8 +98,8 @@ def dls_steps(
         else:
             rows = eye[None] * rows
     for _ in range(iterations):
-        error = pose_error(kinematics, q, target_position, target_quaternion)
-        jac = kinematics.jacobian(q)  # [N, 6, D]
+        jac, position, quaternion = kinematics.jacobian_and_pose(q)  # [N, 6, D]
+        error = _error(position, quaternion, target_position, target_quaternion)
         if rows is not None:
             error = (rows @ error[..., None])[..., 0]
             jac = rows @ jac
