@@ -511,8 +511,10 @@ def test_motion_gen_checks_the_final_plan_on_meshes(stage):
     ok, low = motion_gen.checker.trajectory_mesh_report(result.interpolated_plan.position)
     tolerance = 1e-3 if stage == "roadmap" else 1e-6
     assert bool(ok) and result.mesh_min_distance == pytest.approx(float(low), abs=tolerance)
-    # the meshes sit inside the spheres: at least the spheres' clearance (fit tolerance 2 mm)
-    assert result.mesh_min_distance >= result.min_distance - 2e-3
+    # the spheres cover each link below 7 mm of its surface (franka.yml's fit: --inside
+    # 0.007): a mesh reaches at most that far past them, so its clearance is at least the
+    # spheres' less 7 mm
+    assert result.mesh_min_distance >= result.min_distance - 7e-3
     if stage == "roadmap":
         return
     # a margin the plan cannot meet turns SUCCESS into FINAL_PLAN_MESH_COLLISION
