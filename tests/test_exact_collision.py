@@ -458,9 +458,10 @@ def test_collision_geometry_loader_errors():
         RobotConfig.from_dict(data, source="franka.yml", base_dir=base)
 
 
-def test_urdf_robot_uses_its_urdf_collision_elements(tmp_path):
-    """A robot file with urdf_path and no collision_geometry checks the URDF's own shapes."""
-    urdf = tmp_path / "bar.urdf"
+def bar_urdf(directory: Path) -> Path:
+    """A one-joint robot: a 0.5 x 0.1 x 0.1 m box bar turning about z at the base origin,
+    written to ``directory/bar.urdf`` (its collision element is the only geometry)."""
+    urdf = directory / "bar.urdf"
     urdf.write_text(
         """<robot name="bar">
   <link name="base"/>
@@ -470,6 +471,12 @@ def test_urdf_robot_uses_its_urdf_collision_elements(tmp_path):
     <axis xyz="0 0 1"/><limit lower="-3" upper="3" velocity="1" effort="1"/></joint>
 </robot>"""
     )
+    return urdf
+
+
+def test_urdf_robot_uses_its_urdf_collision_elements(tmp_path):
+    """A robot file with urdf_path and no collision_geometry checks the URDF's own shapes."""
+    urdf = bar_urdf(tmp_path)
     robot = RobotConfig.from_urdf(urdf, "base", "arm", tensor_args=F64)
     assert robot.collision_geometry_path == str(urdf.absolute())
     robot.collision = None

@@ -467,21 +467,14 @@ def test_swept_mesh_check_from_both_ends_agrees_with_the_closed_form(tmp_path):
     call with others, a segment that fails (mid-piece, its waypoints clear) leaves the others'
     verdicts and clearances as they are alone."""
     pytest.importorskip("coal")
+    from test_exact_collision import bar_urdf
+
     from curobo_lite.geom import WorldConfig
     from curobo_lite.robot import Kinematics
     from curobo_lite.types import TensorDeviceType
     from curobo_lite.wrap.base.mesh_check import MeshCheck
 
-    urdf = tmp_path / "bar.urdf"
-    urdf.write_text(
-        """<robot name="bar">
-  <link name="base"/>
-  <link name="arm"><collision><origin xyz="0.25 0 0"/>
-    <geometry><box size="0.5 0.1 0.1"/></geometry></collision></link>
-  <joint name="j" type="revolute"><parent link="base"/><child link="arm"/>
-    <axis xyz="0 0 1"/><limit lower="-3" upper="3" velocity="1" effort="1"/></joint>
-</robot>"""
-    )
+    urdf = bar_urdf(tmp_path)
     f64 = TensorDeviceType(dtype=torch.float64)
     robot = RobotConfig.from_urdf(urdf, "base", "arm", tensor_args=f64)
     robot.collision = None

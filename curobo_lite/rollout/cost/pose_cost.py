@@ -270,7 +270,9 @@ class PoseCost(CostBase[PoseCostConfig]):
             return self._metric_forward(ee_position, ee_quaternion, goal_position, goal_quaternion)
         schedule = self._schedule(horizon)
         if fused and not (torch.is_grad_enabled() and ee_position.requires_grad):
-            return self._fused_forward(ee_position, ee_quaternion, goal_position, goal_quaternion)
+            return self._fused_forward(
+                ee_position, ee_quaternion, goal_position, goal_quaternion, schedule
+            )
         if not self._running:
             # Only the terminal step carries weight: skip the running steps' errors entirely.
             ee_position, ee_quaternion = ee_position[:, -1:], ee_quaternion[:, -1:]
@@ -293,9 +295,10 @@ class PoseCost(CostBase[PoseCostConfig]):
         ee_quaternion: torch.Tensor,
         goal_position: torch.Tensor,
         goal_quaternion: torch.Tensor,
+        schedule: torch.Tensor,
     ) -> torch.Tensor:
         """:meth:`forward` without a metric or a gradient, in one kernel (``goal_*``: ``[B | 1,
-        1, k]`` as :meth:`_check` gives them)."""
+        1, k]`` as :meth:`_check` gives them; ``schedule``: :meth:`_schedule`'s ``[2, H]``)."""
         c = self.config
         horizon = ee_position.shape[1]
         eps = self._cache.get("eps")
@@ -306,7 +309,7 @@ class PoseCost(CostBase[PoseCostConfig]):
             ee_quaternion,
             goal_position[:, 0],
             goal_quaternion[:, 0],
-            self._schedule(horizon),
+            schedule,
             0 if self._running else horizon - 1,
             c.position_norm if self._uses[0] else None,
             c.rotation_error if self._uses[1] else None,

@@ -99,8 +99,9 @@ class IKSolverConfig(CheckedOptions):
         self.cost = as_mapping(s, "cost", self.cost)
         # a partial lbfgs section adjusts the IK's defaults, as a trajopt's adjusts its task's
         self.lbfgs = {**DEFAULT_IK_LBFGS, **as_mapping(s, "lbfgs", self.lbfgs)}
-        if self.cpu_torch_threads is not None:
-            self.cpu_torch_threads = as_int(s, "cpu_torch_threads", self.cpu_torch_threads, 1)
+        self.cpu_torch_threads = as_int(
+            s, "cpu_torch_threads", self.cpu_torch_threads, 1, allow_none=True
+        )
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> IKSolverConfig:

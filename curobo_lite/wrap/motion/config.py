@@ -112,8 +112,9 @@ class MotionGenConfig(CheckedOptions):
             s, "exact_check_resolution", self.exact_check_resolution, 0.0, low_open=True
         )
         self.approach_distance = as_float(s, "approach_distance", self.approach_distance, 0.0)
-        if self.cpu_torch_threads is not None:
-            self.cpu_torch_threads = as_int(s, "cpu_torch_threads", self.cpu_torch_threads, 1)
+        self.cpu_torch_threads = as_int(
+            s, "cpu_torch_threads", self.cpu_torch_threads, 1, allow_none=True
+        )
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> MotionGenConfig:

@@ -50,10 +50,9 @@ class MpcSolverConfig(CheckedOptions):
                 _SECTION, "follow_activation_distance", self.follow_activation_distance, low=0.0
             )
         self.cpu_overlap = as_bool(_SECTION, "cpu_overlap", self.cpu_overlap)
-        if self.cpu_torch_threads is not None:
-            self.cpu_torch_threads = as_int(
-                _SECTION, "cpu_torch_threads", self.cpu_torch_threads, minimum=1
-            )
+        self.cpu_torch_threads = as_int(
+            _SECTION, "cpu_torch_threads", self.cpu_torch_threads, minimum=1, allow_none=True
+        )
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> MpcSolverConfig:

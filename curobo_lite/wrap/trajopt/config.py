@@ -174,8 +174,9 @@ class TrajOptSolverConfig(CheckedOptions):
             self.ik = IkConfig.from_dict(self.ik)
         if self.early_stop is not None and not isinstance(self.early_stop, EarlyStopConfig):
             self.early_stop = EarlyStopConfig.from_dict(self.early_stop)
-        if self.cpu_torch_threads is not None:
-            self.cpu_torch_threads = as_int(s, "cpu_torch_threads", self.cpu_torch_threads, 1)
+        self.cpu_torch_threads = as_int(
+            s, "cpu_torch_threads", self.cpu_torch_threads, 1, allow_none=True
+        )
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> TrajOptSolverConfig:
