@@ -6,13 +6,11 @@ step."""
 from __future__ import annotations
 
 import os
-import select
-import signal
 import threading
-import time
 
 import pytest
 import torch
+from forked_child import check_in_forked_child
 
 from curobo_lite.geom import WorldConfig
 from curobo_lite.rollout import ArmReacher, Goal, TaskConfig
@@ -176,24 +174,9 @@ def _roll_out_in_a_forked_child() -> None:
     actions = torch.zeros(OVERLAP_MIN_CONFIGS // horizon + 1, horizon, dof)
     with torch.no_grad():
         expected = reacher.rollout_fn(actions).total.clone()  # starts the helper here
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: roll out again and report whether it matched
-        status = 1
-        try:
-            with torch.no_grad():
-                status = 0 if torch.equal(reacher.rollout_fn(actions).total, expected) else 2
-        finally:
-            os.write(write, bytes([status]))
-            os._exit(0)
-    os.close(write)
-    deadline = time.monotonic() + 60.0
-    while not select.select([read], [], [], 1.0)[0]:
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            pytest.fail("the forked child's rollout did not finish within 60 s")
-    status = os.read(read, 1)
-    os.close(read)
-    os.waitpid(pid, 0)
-    assert status == bytes([0])
+
+    def roll_out_again() -> bool:
+        with torch.no_grad():
+            return torch.equal(reacher.rollout_fn(actions).total, expected)
+
+    check_in_forked_child(roll_out_again, "rollout")

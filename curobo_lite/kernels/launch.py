@@ -8,6 +8,7 @@ torch intra-op thread. CUDA launches go on torch's current stream in one piece.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from queue import Empty, SimpleQueue
@@ -57,6 +58,18 @@ CPU_CHUNK_MIN_ELEMENTS = 1 << 21
 _cpu_pool: ThreadPoolExecutor | None = None
 #: CPU launch workers while :func:`torch_cpu_threads` holds torch's threads down (None: torch's)
 _cpu_workers: int | None = None
+
+
+def _forget_cpu_pool() -> None:
+    """In a forked child: the parent's pool threads do not exist there (a chunk submitted to
+    the pool would never run and the launch would wait forever), so the next split launch
+    starts a pool of its own."""
+    global _cpu_pool
+    _cpu_pool = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_cpu_pool)
 
 #: ``make_launch(row_begin, row_end) -> (dim, inputs)`` for rows ``row_begin:row_end``
 MakeLaunch = Callable[[int, int], tuple[int | Sequence[int], list]]
