@@ -589,9 +589,11 @@ class MotionGen(MotionGenGoals, RoadmapStage, MetricStages, HoldsObjects):
 
     def __repr__(self) -> str:
         graph = self.config.graph_planner if self.graph_planner is not None else "off"
+        roadmap = "on" if self.roadmap is not None else "off"
         return (
             f"MotionGen(robot={self.robot_config.name!r}, obstacles="
             f"{len(self.world_collision.obstacle_names)}, ik_seeds={self.config.num_ik_seeds}, "
-            f"trajopt_seeds={self.config.num_trajopt_seeds}, graph={graph}, "
+            f"trajopt_seeds={self.config.num_trajopt_seeds}, roadmap={roadmap}, "
+            f"graph_fallback={graph}, exact_check={'on' if self.exact_check else 'off'}, "
             f"{self.tensor_args})"
         )
