@@ -341,6 +341,23 @@ def test_fixed_links_are_left_out_unless_the_robot_file_includes_them():
     assert report.distance[0] < 0 and report.link[0] == "panda_link0"
 
 
+def test_links_without_spheres_are_left_out_of_the_mesh_check():
+    """A cuRobo robot file names the links that collide (``collision_link_names``, converted
+    with ``world_collision_fixed_links``): a base mesh the spheres leave out is not checked,
+    though coal finds it inside the table (as the test above measures)."""
+    world = {"cuboid": {"table": {"dims": [1.0, 1.0, 0.1], "pose": [0, 0, -0.045, 1, 0, 0, 0]}}}
+    robot = RobotConfig.load("franka", F64)
+    robot.collision = copy.deepcopy(robot.collision)
+    robot.collision.world_collision_fixed_links = True
+    robot.collision.link_names = [n for n in robot.collision.link_names if n != "panda_link0"]
+    robot.collision.spheres.pop("panda_link0")
+    rw = RobotWorld.from_config(robot, world, F64)
+    assert "panda_link0" not in rw.mesh_check().link_names
+    q = rw.robot_config.retract_config[None]
+    report = rw.mesh_report(q)
+    assert report.distance[0] > 0.1 and report.link[0] != "panda_link0"
+
+
 def test_non_finite_configurations_fail_the_checks(franka_world):
     q = franka_world.robot_config.retract_config.double().repeat(2, 1)
     q[1, 2] = float("nan")

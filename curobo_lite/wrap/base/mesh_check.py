@@ -7,7 +7,10 @@ locked joints get their constant offset), and hands the placed links to
 :class:`~curobo_lite.geom.exact_collision.ExactCollisionChecker` (coal).
 
 Links that no active joint moves (the base and what is fixed to it) are left out of the world
-checks, as for the spheres, unless the robot file sets ``world_collision_fixed_links``.
+checks, as for the spheres, unless the robot file sets ``world_collision_fixed_links``. Only the
+links that carry collision spheres (``collision_link_names``) are checked, as the spheres are:
+a cuRobo robot file names the links that collide, and a mesh the spheres leave out (cuRobo's
+ur10e: the base's ``base_link_inertia``, on the table it stands on) would refuse every plan.
 
 Swept check between two configurations: while the joints move linearly by ``dq``, no point of a
 link moves farther than ``sum_j |dq_j| * lever_j``, where ``lever_j`` bounds the distance from
@@ -119,9 +122,13 @@ class MeshCheck:
         unattached: list[str] = []
         link_shapes: dict[str, list[LinkShape]] = {}
         shapes = {link: [LinkShape(**item) for item in items] for link, items in shapes.items()}
-        for link, extra in (extra_shapes or {}).items():
-            shapes[link] = shapes.get(link, []) + list(extra)
+        extra = extra_shapes or {}
+        for link, added in extra.items():
+            shapes[link] = shapes.get(link, []) + list(added)
+        sphere_links = set(collision.link_names) if collision is not None else None
         for link, items in shapes.items():
+            if sphere_links is not None and link not in sphere_links and link not in extra:
+                continue  # the robot file's collision model leaves it out
             try:
                 anchor, attach = robot_config.rigid_attachment(link)
             except InputValueError:
