@@ -327,35 +327,60 @@ def test_franka_swept_check_agrees_with_dense_reference(franka_world):
     assert outcomes == {"clear", "contact"}
 
 
-def test_fixed_links_are_left_out_unless_the_robot_file_includes_them():
+def test_fixed_links_stay_out_of_the_mesh_check():
+    """Links that no active joint moves are not in the exact check: their clearance is a
+    constant of the scene that no plan changes (cuRobo's own franka.yml on cuRobo's example
+    table, top at z = 0, has panda_link0's mesh 32 um into it: every plan was refused).
+    ``world_collision_fixed_links`` includes their spheres, as cuRobo checks them."""
     # a table top 5 mm into panda_link0's mesh (it reaches z = 0 at the base)
     world = {"cuboid": {"table": {"dims": [1.0, 1.0, 0.1], "pose": [0, 0, -0.045, 1, 0, 0, 0]}}}
-    rw = RobotWorld.from_config("franka", world, F64)
-    q = rw.robot_config.retract_config[None]
-    assert float(rw.mesh_distance(q)[0]) > 0.1
+    links, urdf = _reference_links()
+    obstacles = _reference_obstacles(WorldConfig.load(world))
+    q = RobotConfig.load("franka", F64).retract_config[None]
+    others = tuple(link for link in links if link != "panda_link0")
+    base = _reference_distance(links, urdf, obstacles, q[0].numpy(), skip=others)
+    moving = _reference_distance(links, urdf, obstacles, q[0].numpy())
+    assert base == pytest.approx(-0.005, abs=1e-4) and moving > 0.1
     robot = RobotConfig.load("franka", F64)
     robot.collision = copy.deepcopy(robot.collision)
     robot.collision.world_collision_fixed_links = True
-    included = RobotWorld.from_config(robot, world, F64)
-    report = included.mesh_report(q)
-    assert report.distance[0] < 0 and report.link[0] == "panda_link0"
+    for rw in (
+        RobotWorld.from_config("franka", world, F64),
+        RobotWorld.from_config(robot, world, F64),
+    ):
+        assert rw.mesh_check().link_names == list(others)
+        assert float(rw.mesh_distance(q)[0]) == pytest.approx(moving, abs=1e-6)
+    # the option's spheres: panda_link0's reach below the table top
+    assert float(rw.collision_distance(q)[0]) < 0
 
 
 def test_links_without_spheres_are_left_out_of_the_mesh_check():
-    """A cuRobo robot file names the links that collide (``collision_link_names``, converted
-    with ``world_collision_fixed_links``): a base mesh the spheres leave out is not checked,
-    though coal finds it inside the table (as the test above measures)."""
-    world = {"cuboid": {"table": {"dims": [1.0, 1.0, 0.1], "pose": [0, 0, -0.045, 1, 0, 0, 0]}}}
+    """The exact check judges the links the robot file gives collision spheres
+    (``collision_link_names``), as the spheres do: cuRobo's ur10e.yml gives its base mesh
+    ``base_link_inertia`` none. Here the fingers lose their spheres, and a ball that coal finds
+    inside the left finger no longer counts."""
+    links, urdf = _reference_links()
+    q = RobotConfig.load("franka", F64).retract_config[None]
+    cfg = {f"panda_joint{i + 1}": float(v) for i, v in enumerate(q[0])}
+    cfg.update({"panda_finger_joint1": 0.04, "panda_finger_joint2": 0.04})
+    urdf.update_cfg(cfg)
+    finger = urdf.get_transform("panda_leftfinger", "panda_link0")
+    centre = finger[:3, :3] @ np.array([0.0, 0.01, 0.03]) + finger[:3, 3]
+    world = {"sphere": {"ball": {"radius": 0.01, "position": centre.tolist()}}}
+    obstacles = _reference_obstacles(WorldConfig.load(world))
+    fingers = ("panda_leftfinger", "panda_rightfinger")
+    rest = ("panda_link0", *fingers)
+    assert _reference_distance(links, urdf, obstacles, q[0].numpy()) < 0  # in the finger
+    kept = _reference_distance(links, urdf, obstacles, q[0].numpy(), skip=rest)
+    assert kept > 0
     robot = RobotConfig.load("franka", F64)
     robot.collision = copy.deepcopy(robot.collision)
-    robot.collision.world_collision_fixed_links = True
-    robot.collision.link_names = [n for n in robot.collision.link_names if n != "panda_link0"]
-    robot.collision.spheres.pop("panda_link0")
+    robot.collision.link_names = [n for n in robot.collision.link_names if n not in fingers]
+    for link in fingers:
+        robot.collision.spheres.pop(link)
     rw = RobotWorld.from_config(robot, world, F64)
-    assert "panda_link0" not in rw.mesh_check().link_names
-    q = rw.robot_config.retract_config[None]
-    report = rw.mesh_report(q)
-    assert report.distance[0] > 0.1 and report.link[0] != "panda_link0"
+    assert not set(fingers) & set(rw.mesh_check().link_names)
+    assert float(rw.mesh_distance(q)[0]) == pytest.approx(kept, abs=1e-6)
 
 
 def test_non_finite_configurations_fail_the_checks(franka_world):

@@ -6,11 +6,13 @@ frame of :class:`~curobo_lite.robot.Kinematics` it rides on (links reached throu
 locked joints get their constant offset), and hands the placed links to
 :class:`~curobo_lite.geom.exact_collision.ExactCollisionChecker` (coal).
 
-Links that no active joint moves (the base and what is fixed to it) are left out of the world
-checks, as for the spheres, unless the robot file sets ``world_collision_fixed_links``. Only the
-links that carry collision spheres (``collision_link_names``) are checked, as the spheres are:
-a cuRobo robot file names the links that collide, and a mesh the spheres leave out (cuRobo's
-ur10e: the base's ``base_link_inertia``, on the table it stands on) would refuse every plan.
+The check judges what a plan can change: links that no active joint moves (the base and what
+is fixed to it) are left out, even where ``world_collision_fixed_links`` puts their spheres in
+the world checks (their clearance is a constant of the scene: cuRobo's franka.yml on cuRobo's
+example table has panda_link0's mesh 32 um into the table top, and every plan was refused).
+Only links that carry collision spheres (``collision_link_names``) are checked, as the spheres
+are: a cuRobo robot file names the links that collide, and cuRobo's ur10e gives its base mesh
+``base_link_inertia`` none.
 
 Swept check between two configurations: while the joints move linearly by ``dq``, no point of a
 link moves farther than ``sum_j |dq_j| * lever_j``, where ``lever_j`` bounds the distance from
@@ -103,10 +105,6 @@ class MeshCheck:
             )
         frames, moving = self._chain_frames()
         collision = robot_config.collision
-        include_fixed = bool(
-            getattr(collision, "world_collision_fixed_links", False)
-            or getattr(robot_config, "world_collision_fixed_links", False)
-        )
         tree = {j.parent for j in robot_config.joints} | {j.child for j in robot_config.joints}
         unknown = sorted(link for link in shapes if link not in tree)
         if unknown:
@@ -114,7 +112,7 @@ class MeshCheck:
                 f"{robot_config.source}: collision_geometry: links {unknown} of '{path}' are "
                 f"not in the robot's tree"
             )
-        #: links whose shapes are checked, their frame index (-1: the base) and offset
+        #: links whose shapes are checked, their frame index and offset
         self.link_names: list[str] = []
         self._frame: list[int] = []
         self._offset: list[np.ndarray] = []
@@ -135,10 +133,9 @@ class MeshCheck:
                 unattached.append(link)
                 continue
             frame, offset = frames[anchor]
-            if frame < 0:
+            if frame < 0:  # on the base: a constant of the scene that no plan changes
                 self.fixed_links.append(link)
-                if not include_fixed:
-                    continue
+                continue
             self.link_names.append(link)
             self._frame.append(frame)
             self._offset.append(offset @ attach)
@@ -151,10 +148,7 @@ class MeshCheck:
                 stacklevel=3,
             )
         self.checker = ExactCollisionChecker(link_shapes, world, self.link_names)
-        self._frame_index = torch.tensor(
-            [max(f, 0) for f in self._frame], device=kinematics.tensor_args.device
-        )
-        self._is_base = np.array([f < 0 for f in self._frame], dtype=bool)
+        self._frame_index = torch.tensor(self._frame, device=kinematics.tensor_args.device)
         self._offsets = np.stack(self._offset) if self._offset else np.zeros((0, 4, 4))
         self.lever = self._levers(link_shapes, moving)
 
@@ -241,7 +235,6 @@ class MeshCheck:
         frames[..., :3, :3] = quaternion_matrices(quaternion)
         frames[..., :3, 3] = position
         frames[..., 3, 3] = 1.0
-        frames[:, self._is_base] = np.eye(4)
         return frames @ self._offsets
 
     def distance(
