@@ -162,6 +162,12 @@ class MotionGenResult:
             reaches (``None`` otherwise, or when no pose was reached).
         goalset_reasons: :meth:`MotionGen.plan_goalset` only: per pose of the set, why the
             plan does not end there (``""`` for the pose it reaches).
+        goal_offset: metres the plan's hand target was moved off the goal position on
+            purpose (0: aimed at the exact pose): every configuration of the exact pose
+            touched an obstacle on the meshes, so the goal is met within the position
+            tolerance instead, away from the contact
+            (:mod:`~curobo_lite.wrap.motion.goal_tolerance`; ``position_error`` is the plan's
+            error).
     """
 
     success: bool
@@ -184,6 +190,7 @@ class MotionGenResult:
     waypoints: torch.Tensor | None = field(default=None, repr=False)
     goalset_index: int | None = None
     goalset_reasons: list[str] = field(default_factory=list)
+    goal_offset: float = 0.0
 
     @property
     def status_message(self) -> str:

@@ -18,6 +18,7 @@ from curobo_lite.types import JointState, Pose, check_pose
 from curobo_lite.types.errors import InputTypeError, InputValueError
 from curobo_lite.wrap.base.exclusive import exclusive
 from curobo_lite.wrap.motion.config import MotionGenResult, MotionGenStatus
+from curobo_lite.wrap.motion.goal_tolerance import tolerance_goals
 
 
 def cycle_rows(rows: torch.Tensor, n: int) -> torch.Tensor:
@@ -230,3 +231,48 @@ class MotionGenGoals:
         return self.plan_single_js(start_state, goal_state)
 
     # --- stages ----------------------------------------------------------------------------------
+
+    def _tolerance_goals(self, goals: torch.Tensor, goal: Pose, threshold: float) -> torch.Tensor:
+        """``[m, D]`` distinct configurations near ``goals [G, D]`` (configurations of
+        ``goal``'s pose that the meshes refuse) with the hand moved off the goal position
+        away from the contact, within the IK's thresholds of the pose, valid
+        (:meth:`RobotWorld.validate`, exact band) and ``threshold`` m clear on the meshes
+        (:func:`~curobo_lite.wrap.motion.goal_tolerance.tolerance_goals`); their offsets are
+        kept for the result (:meth:`_goal_offset_of`)."""
+        check = self.checker.mesh_check()
+        reach = self._exact_band + 0.01  # m: the clearance is measured exactly up to here
+
+        def clearance(q: torch.Tensor) -> torch.Tensor:
+            distance = check.distance(q, max_distance=reach).distance
+            return torch.as_tensor(distance, dtype=q.dtype, device=q.device)
+
+        config = self.ik_solver.config
+        found = tolerance_goals(
+            self.checker.kinematics,
+            clearance,
+            goals,
+            goal,
+            threshold,
+            config.position_threshold,
+            config.position_threshold / config.rotation_threshold,
+        )
+        q, offsets = found.configs, found.offsets
+        position, rotation = self._pose_errors(q, goal) if q.shape[0] else (offsets, offsets)
+        ok = (position <= config.position_threshold) & (rotation <= config.rotation_threshold)
+        q, offsets = q[ok], offsets[ok]
+        if q.shape[0]:
+            ok = self.checker.validate(q, self._exact_band)
+            q, offsets = q[ok], offsets[ok]
+        order = offsets.argsort()  # the least offset first
+        q, offsets = q[order], offsets[order]
+        self._tolerance_offsets = (q, offsets)
+        return q
+
+    def _goal_offset_of(self, q: torch.Tensor) -> float:
+        """Metres the hand target of the goal configuration ``q [D]`` was moved off the goal
+        position by :meth:`_tolerance_goals` (0 when it was not one of those)."""
+        stored = getattr(self, "_tolerance_offsets", None)
+        if stored is None or stored[0].shape[0] == 0:
+            return 0.0
+        match = (stored[0] == q).all(-1)
+        return float(stored[1][match][0]) if bool(match.any()) else 0.0

@@ -73,6 +73,7 @@ class RoadmapStage:
             stage_timings["roadmap"] += screen
             if graph.success:
                 result = self._from_path(graph, goal_k, t_start, stage_timings)
+                result.goal_offset = self._goal_offset_of(graph.path[-1])
                 if result.success:
                     results[valid[k]] = result
                     continue
@@ -102,7 +103,11 @@ class RoadmapStage:
             if count >= limit:
                 break
         clear = torch.cat(kept)[:limit]
-        return clear if clear.shape[0] else self._repaired_goals(goals, goal, threshold)
+        if clear.shape[0]:
+            return clear
+        repaired = self._repaired_goals(goals, goal, threshold)
+        # none at the exact pose: within the pose tolerance, away from the contact (goals.py)
+        return repaired if repaired.shape[0] else self._tolerance_goals(goals, goal, threshold)
 
     def _mesh_clear(self, q: torch.Tensor, threshold: float) -> torch.Tensor:
         """``[B]`` bool: the meshes of ``q [B, D]`` are at least ``threshold`` m from every
