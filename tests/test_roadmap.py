@@ -306,11 +306,9 @@ def test_dls_phase_gives_precise_collision_free_solutions(checker):
 # --- the exact band: the meshes judge shallow sphere contacts --------------------------------
 
 
-def test_exact_band_judges_shallow_sphere_contacts_on_the_meshes():
-    """MotionBenchMaker's cage with the robot at its start: the spheres of the wrist reach
-    into the cage's front bar, the meshes do not. With ``exact_band`` the configuration is
-    judged by the meshes (coal); deeper contacts and clear configurations are unchanged, as
-    an independent composition of the sphere distance and the mesh check says."""
+def _cage_start_only_the_spheres_refuse() -> tuple[RobotWorld, torch.Tensor]:
+    """A checker in the first MBM cage world whose start ``[D]`` the spheres refuse and the
+    meshes accept (the checker is left in that problem's world)."""
     import yaml
 
     from curobo_lite.scenes import MbmProblem
@@ -318,14 +316,21 @@ def test_exact_band_judges_shallow_sphere_contacts_on_the_meshes():
     path = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "mbm" / "cage.yml"
     problems = [MbmProblem.from_dict(p) for p in yaml.safe_load(path.read_text())["problems"]]
     world = RobotWorld.from_config("franka", problems[0].world)
-    found = None
     for problem in problems:
         world.update_world(problem.world)
         q = torch.tensor(problem.start)[None]
         if not bool(world.validate(q)[0]) and bool(world.validate_mesh(q)[0]):
-            found = q
-            break
-    assert found is not None, "no cage start that only the spheres refuse"
+            return world, q[0]
+    raise AssertionError("no cage start that only the spheres refuse")
+
+
+def test_exact_band_judges_shallow_sphere_contacts_on_the_meshes():
+    """MotionBenchMaker's cage with the robot at its start: the spheres of the wrist reach
+    into the cage's front bar, the meshes do not. With ``exact_band`` the configuration is
+    judged by the meshes (coal); deeper contacts and clear configurations are unchanged, as
+    an independent composition of the sphere distance and the mesh check says."""
+    world, found = _cage_start_only_the_spheres_refuse()
+    found = found[None]
     generator = torch.Generator().manual_seed(0)
     q = torch.cat((found, found + 0.08 * torch.randn(63, 7, generator=generator)))
     band = 0.015
@@ -347,6 +352,47 @@ def test_exact_band_judges_shallow_sphere_contacts_on_the_meshes():
         t = torch.arange(1, n + 1, dtype=q.dtype)[:, None] / n
         samples = found + t * (ends[e] - found)
         assert bool(ok[e]) == bool(world.validate(samples, exact_band=band).all())
+
+
+def test_segments_in_the_exact_band_agree_with_a_dense_per_sample_reference():
+    """validate_segments with ``exact_band`` asks the meshes only about the samples the
+    spheres are unsure of, on segments that no sample fails for sure, each segment's deepest
+    such sample first. Its verdicts equal an independent per-sample composition (spheres
+    clear, or in the band, free of self-contact and clear by coal's mesh distance), on 48
+    segments around a cage start that only the spheres refuse: some pass only thanks to the
+    meshes, some fail only on the meshes, some fail on the spheres alone."""
+    world, found = _cage_start_only_the_spheres_refuse()
+    band, resolution = 0.015, 0.05
+    generator = torch.Generator().manual_seed(1)
+    ends = found + 0.25 * torch.randn(48, 7, generator=generator)
+    ok = world.validate_segments(found.expand(48, 7), ends, resolution, exact_band=band)
+    expected, by_spheres, deep, meshes_decide = [], [], [], []
+    for e in range(48):
+        n = max(1, math.ceil(float((ends[e] - found).abs().max()) / resolution))
+        t = torch.arange(1, n + 1, dtype=ends.dtype)[:, None] / n
+        samples = found + t * (ends[e] - found)
+        spheres_ok = (world.collision_distance(samples, max_distance=band) >= 0.0) & (
+            world.self_collision_distance(samples) >= 0.0
+        )
+        spheres_ok &= world.in_limits(samples)
+        depth = world.collision_distance(samples, max_distance=band)
+        shallow = ~spheres_ok & world.in_limits(samples) & (depth >= -band)
+        shallow &= world.self_collision_distance(samples) >= 0.0
+        sample_ok = spheres_ok.clone()
+        if bool(shallow.any()):
+            mesh = torch.as_tensor(world.mesh_distance(samples[shallow]) >= 0.0)
+            sample_ok[shallow] = mesh
+        expected.append(bool(sample_ok.all()))
+        by_spheres.append(bool(spheres_ok.all()))
+        deep.append(bool((~spheres_ok & ~shallow).any()))
+        if bool(shallow.any()) and bool((spheres_ok | shallow).all()):
+            meshes_decide.append(e)
+    expected_t = torch.tensor(expected)
+    assert torch.equal(ok, expected_t)
+    spheres_t = torch.tensor(by_spheres)
+    assert bool((expected_t & ~spheres_t).any()), "no segment passes thanks to the meshes"
+    assert not all(expected[e] for e in meshes_decide), "none fails only on the meshes"
+    assert any(deep), "none fails on the spheres alone"
 
 
 # --- narrow passages: MotionBenchMaker's cage --------------------------------------------------

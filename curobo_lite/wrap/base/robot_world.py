@@ -297,21 +297,36 @@ class RobotWorld:
         closes the way that the meshes leave open. Clear or deep cases never reach coal. In a
         world with a voxel grid the band is off (the meshes do not see grids)."""
         flat = q.reshape(-1, q.shape[-1])
-        spheres = self.get_link_spheres(flat)
+        ok, unsure, _ = self._sphere_verdict(flat, exact_band)
+        if unsure is not None and bool(unsure.any()):
+            index = unsure.nonzero()[:, 0]
+            ok[index] = self._meshes_clear(flat[index])
+        return ok.reshape(q.shape[:-1])
+
+    def _sphere_verdict(
+        self, q: torch.Tensor, exact_band: float
+    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+        """:meth:`validate`'s verdict on the spheres of ``q [B, D]``: ``ok [B]``, and with a
+        band ``unsure [B]`` (fails only by world contact within the band: the meshes decide)
+        and the smallest world distance ``[B]`` (exact down to ``-exact_band``); ``None``
+        for both without a band."""
+        spheres = self.get_link_spheres(q)
         if self.world_collision.num_voxel_worlds:
             exact_band = 0.0  # the meshes cannot judge a contact with a voxel grid: spheres
         if exact_band <= 0.0:
-            return self._valid(flat, spheres).reshape(q.shape[:-1])
-        ok, world = self._valid(flat, spheres, world_range=exact_band)
-        unsure = ~ok & self.in_limits(flat) & (world >= -exact_band)
+            return self._valid(q, spheres), None, None
+        ok, world = self._valid(q, spheres, world_range=exact_band)
+        unsure = ~ok & self.in_limits(q) & (world >= -exact_band)
         if self.self_collision_model is not None and bool(unsure.any()):
             own = self.self_collision_model.distance(spheres[unsure], max_distance=_CHECK_RANGE)
             unsure[unsure.clone()] = own.distance >= 0.0
-        if bool(unsure.any()):
-            index = unsure.nonzero()[:, 0]
-            distance = self.mesh_check().distance(flat[index], stop_below=0.0).distance
-            ok[index] = torch.as_tensor(distance >= 0.0, device=ok.device)
-        return ok.reshape(q.shape[:-1])
+        return ok, unsure, world
+
+    def _meshes_clear(self, q: torch.Tensor) -> torch.Tensor:
+        """``[B]`` bool: the meshes of ``q [B, D]`` touch no obstacle (a pass/fail query:
+        only the pairs whose bounds overlap are measured)."""
+        distance = self.mesh_check().distance(q, stop_below=0.0, max_distance=0.0).distance
+        return torch.as_tensor(distance >= 0.0, device=q.device)
 
     def _valid(
         self, q: torch.Tensor, spheres: torch.Tensor, world_range: float | None = None
@@ -361,9 +376,30 @@ class RobotWorld:
         k = torch.arange(edge.shape[0], device=q_from.device) - first[edge] + 1
         t = (k.to(q_from.dtype) / steps[edge].to(q_from.dtype))[:, None]
         samples = q_from[edge] + t * delta[edge]
-        ok = torch.cat([self.validate(part, exact_band) for part in samples.split(chunk)])
+        verdicts = [self._sphere_verdict(part, exact_band) for part in samples.split(chunk)]
         bad = torch.zeros(E, dtype=torch.int32, device=q_from.device)
-        bad.index_add_(0, edge, (~ok).to(torch.int32))
+        ok = torch.cat([v[0] for v in verdicts])
+        if verdicts[0][1] is None:
+            bad.index_add_(0, edge, (~ok).to(torch.int32))
+            return bad == 0
+        unsure = torch.cat([v[1] for v in verdicts])
+        world = torch.cat([v[2] for v in verdicts])
+        # the meshes judge the samples the spheres are unsure of, only on the segments that no
+        # sample fails for sure, each segment's deepest such sample first: a segment the
+        # meshes refuse is mostly refused there, and its other samples need no query
+        bad.index_add_(0, edge, (~ok & ~unsure).to(torch.int32))
+        for deepest in (True, False):
+            index = (unsure & (bad[edge] == 0)).nonzero()[:, 0]
+            if deepest and index.numel():
+                index = index[torch.argsort(world[index], stable=True)]
+                index = index[torch.argsort(edge[index], stable=True)]
+                head = torch.ones_like(index, dtype=torch.bool)
+                head[1:] = edge[index[1:]] != edge[index[:-1]]
+                index = index[head]
+            if index.numel():
+                clear = self._meshes_clear(samples[index])
+                unsure[index] = False
+                bad.index_add_(0, edge[index], (~clear).to(torch.int32))
         return bad == 0
 
     @torch.no_grad()
