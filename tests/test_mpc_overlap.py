@@ -180,3 +180,51 @@ def _roll_out_in_a_forked_child() -> None:
             return torch.equal(reacher.rollout_fn(actions).total, expected)
 
     check_in_forked_child(roll_out_again, "rollout")
+
+
+def test_measured_state_metrics_run_beside_the_rollouts_kinematics():
+    """With ``cpu_overlap`` the step computes the measured state's metrics (pose errors,
+    clearances) on this thread while the helper runs the rollout's forward kinematics; the
+    commands and metrics equal those of the sequential step, which computes them after the
+    plan update, bit for bit, over a closed loop that comes near the obstacles."""
+    task = TaskConfig.load("particle_mpc")
+    task.cost = dict(task.cost, self_collision_cost={"enabled": True, "weight": 5000.0})
+    solvers = {}
+    for overlap in (False, True):
+        task.mpc = dict(task.mpc, cpu_overlap=overlap)
+        solver = MpcSolver.from_config(robot="franka", task=task, world=WorldConfig.load(WORLD))
+        solver.update_goal(Pose.from_list(GOAL))
+        solvers[overlap] = solver
+    inside_rollout = {False: [], True: []}
+    for overlap, solver in solvers.items():
+        rollout_fn, state_metrics = solver.rollout.rollout_fn, solver._state_metrics
+        depth = [0]
+
+        def in_rollout(*args, rollout_fn=rollout_fn, depth=depth):
+            depth[0] += 1
+            try:
+                return rollout_fn(*args)
+            finally:
+                depth[0] -= 1
+
+        def recorded(*args, state_metrics=state_metrics, depth=depth, seen=inside_rollout[overlap]):
+            seen.append(depth[0] > 0)
+            return state_metrics(*args)
+
+        solver.rollout.rollout_fn = in_rollout
+        solver._state_metrics = recorded
+    states = {
+        overlap: JointState.from_position(s.robot_config.retract_config[None].clone())
+        for overlap, s in solvers.items()
+    }
+    for _ in range(8):
+        results = {overlap: solvers[overlap].step(states[overlap]) for overlap in solvers}
+        sequential, overlapped = results[False], results[True]
+        assert list(overlapped.metrics) == list(sequential.metrics)
+        assert {"world_distance", "self_distance", "position_error"} <= set(sequential.metrics)
+        assert overlapped.metrics == sequential.metrics
+        for name in ("position", "velocity", "acceleration"):
+            assert torch.equal(getattr(overlapped.action, name), getattr(sequential.action, name))
+        states = {o: JointState(r.action.position, r.action.velocity) for o, r in results.items()}
+    assert inside_rollout == {False: [False] * 8, True: [True] * 8}
+    assert solvers[True].rollout.beside_kinematics is None  # nothing left for a later rollout

@@ -8,7 +8,7 @@ at that problem's goal (or the single goal when only one is given).
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -153,6 +153,9 @@ class ArmReacher:
         #: CPU rollouts without a gradient share their Warp kernels with a helper thread
         #: (:mod:`curobo_lite.rollout.overlap`; MpcSolver's ``mpc.cpu_overlap``)
         self.cpu_overlap = False
+        #: work the next overlapped rollout runs on the calling thread while the helper computes
+        #: forward kinematics (then cleared); MpcSolver's metrics of the measured state
+        self.beside_kinematics: Callable[[], Any] | None = None
 
     @classmethod
     def from_task(
@@ -379,7 +382,9 @@ class ArmReacher:
                 self.costs,
                 lambda state, names: self._cost_terms(state, problem_index, names),
                 self._frames_pass,
+                self.beside_kinematics,
             )
+            self.beside_kinematics = None
         else:
             state = self.dynamics_model.forward(
                 self.start_state, act_seq, problem_index, spheres=spheres

@@ -134,20 +134,27 @@ def overlapped_terms(
     costs: Mapping[str, CostBase],
     cost_terms: CostTerms,
     frames_pass: Callable[[CostBase, KinematicModelState], RowPass | None],
+    beside_kinematics: Callable[[], Any] | None = None,
 ) -> tuple[KinematicModelState, dict[str, torch.Tensor]]:
     """The rolled-out state (``state_seq`` and its forward kinematics, with the spheres when
     ``spheres``) and every enabled cost term ``[B, H]`` in the order of ``costs``: forward
     kinematics shared with the helper thread beside the joint-space costs, then the passes
     that ``frames_pass(cost, state)`` gives (the world costs read from the link frames; ``None``
-    for the others) beside the remaining costs (module docstring). Call without a gradient, on
-    a CPU device."""
+    for the others) beside the remaining costs (module docstring). ``beside_kinematics``: more
+    work for the calling thread after the joint-space costs, while the helper still computes
+    forward kinematics (the longest pass: the calling thread would otherwise wait for it).
+    Call without a gradient, on a CPU device."""
     enabled = [name for name, cost in costs.items() if cost.enabled]
     joint = [name for name in enabled if not isinstance(costs[name], _FRAME_COSTS)]
     fk = _frames_pass(model, state_seq.position, spheres)
-    terms = _shared(
-        [_SharedPass(fk, PIECES)],
-        lambda: cost_terms(KinematicModelState(state_seq, None), joint),
-    )
+
+    def joint_terms() -> dict[str, torch.Tensor]:
+        terms = cost_terms(KinematicModelState(state_seq, None), joint)
+        if beside_kinematics is not None:
+            beside_kinematics()
+        return terms
+
+    terms = _shared([_SharedPass(fk, PIECES)], joint_terms)
     state = KinematicModelState(state_seq, fk.result())
     passes = {}
     for name in enabled:

@@ -379,10 +379,12 @@ class MpcSolver(HoldsObjects):
                 self._plan_revision += 1
             else:
                 self._feedforward.copy_(delta)
-        if self._steps > 0:
-            result, command, names, values = self._graphed_plan(self._plan_key())
-        else:
+        if self._steps == 0:
             result, command, names, values = self._plan_and_command(shift=False)
+        elif self._graphed_plan.enabled:
+            result, command, names, values = self._graphed_plan(self._plan_key())
+        else:  # eager: no capture to key (the key costs ~0.1 ms on a CPU)
+            result, command, names, values = self._plan_and_command()
         self._steps += 1
         if tracked is not None:
             tracked.time += self.control_dt
@@ -408,13 +410,22 @@ class MpcSolver(HoldsObjects):
             self.mppi.shift(self.config.shift_steps)
         if self._tracked is not None:
             self.mppi.mean_action.add_(self._feedforward)
-        result = self.mppi.optimize()
         state = self.rollout.start_state
+        # the measured state's metrics do not depend on the plan: an overlapped CPU rollout
+        # computes them while its helper thread runs forward kinematics (else they follow)
+        measured: list[tuple[list[str], list[torch.Tensor]]] = []
+        self.rollout.beside_kinematics = lambda: measured.append(self._state_metrics(state))
+        try:
+            result = self.mppi.optimize()
+        finally:
+            self.rollout.beside_kinematics = None
+        if not measured:
+            measured.append(self._state_metrics(state))
         command = self.dynamics_model.get_robot_command(
             state, result.action, self.config.shift_steps
         )
         command, clamped = self._limited_command(state, command)
-        names, values = self._metrics(state, result.best_cost, clamped, command)
+        names, values = self._metrics(measured[0], result.best_cost, clamped, command)
         return result, command, names, values
 
     def _plan_key(self) -> tuple:
@@ -522,17 +533,12 @@ class MpcSolver(HoldsObjects):
         errors = judged_pose_errors(metric, *ee, goal.position, goal.quaternion)
         return torch.cat(errors)
 
-    def _metrics(
-        self,
-        state: JointState,
-        best_cost: torch.Tensor,
-        clamped: torch.Tensor,
-        command: JointState,
-    ) -> tuple[list[str], torch.Tensor]:
-        """The step's metrics (see :class:`MpcResult`): their names and one tensor of their
-        values, read to the host at once by :meth:`step`."""
+    def _state_metrics(self, state: JointState) -> tuple[list[str], list[torch.Tensor]]:
+        """The metrics of the measured ``state [1, D]`` (:class:`MpcResult`): names and values
+        in :meth:`_metrics`' order, with ``None`` where the plan's ``cost`` and
+        ``limit_clamped`` go."""
         names: list[str] = []
-        values: list[torch.Tensor] = []
+        values: list[torch.Tensor | None] = []
         # one forward kinematics for the pose errors and the clearances
         spheres = self.rollout.needs_spheres()
         fk = self.kinematics.forward(state.position[:, None], spheres=spheres)
@@ -547,7 +553,7 @@ class MpcSolver(HoldsObjects):
             names.append("tracking_error")
             values.append((state.position[0] - reference.position[0, 0]).norm()[None])
         names += ["cost", "limit_clamped"]
-        values += [best_cost[:1], clamped[None].to(best_cost.dtype)]
+        values.append(None)
         if spheres:
             world_distance, self_distance = self.rollout.collision_distances(fk.link_spheres)
             if world_distance is not None:
@@ -556,9 +562,23 @@ class MpcSolver(HoldsObjects):
             if self_distance is not None:
                 names.append("self_distance")
                 values.append(self_distance[:1].reshape(1))
-        names.append("limit_violation")
+        return names, values
+
+    def _metrics(
+        self,
+        measured: tuple[list[str], list[torch.Tensor | None]],
+        best_cost: torch.Tensor,
+        clamped: torch.Tensor,
+        command: JointState,
+    ) -> tuple[list[str], torch.Tensor]:
+        """The step's metrics (see :class:`MpcResult`): their names and one tensor of their
+        values, read to the host at once by :meth:`step`; ``measured``: :meth:`_state_metrics`
+        of the measured state."""
+        names, values = measured
+        plan = torch.cat((best_cost[:1], clamped[None].to(best_cost.dtype)))
+        values = [plan if value is None else value for value in values]
         values.append(self._limit_violation(command)[None])
-        return names, torch.cat(values)
+        return [*names, "limit_violation"], torch.cat(values)
 
     def __repr__(self) -> str:
         cfg = self.mppi.config
