@@ -153,8 +153,7 @@ class ArmReacher:
         #: CPU rollouts without a gradient share their Warp kernels with a helper thread
         #: (:mod:`curobo_lite.rollout.overlap`; MpcSolver's ``mpc.cpu_overlap``)
         self.cpu_overlap = False
-        #: work the next overlapped rollout runs on the calling thread while the helper computes
-        #: forward kinematics (then cleared); MpcSolver's metrics of the measured state
+        #: run once by the next overlapped rollout beside its forward kinematics (MpcSolver)
         self.beside_kinematics: Callable[[], Any] | None = None
 
     @classmethod
