@@ -80,6 +80,8 @@ class IKSolverConfig(CheckedOptions):
     stop_after: int = 0
     dls_iterations: int = 0
     dls_seeds: int = 0
+    dls_chunk: int = 0
+    dls_enough: int = 0
     lbfgs_fallback: bool = True
     cost: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_IK_COST))
     lbfgs: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_IK_LBFGS))
@@ -95,6 +97,8 @@ class IKSolverConfig(CheckedOptions):
         self.stop_after = as_int(s, "stop_after", self.stop_after, 0)
         self.dls_iterations = as_int(s, "dls_iterations", self.dls_iterations, 0)
         self.dls_seeds = as_int(s, "dls_seeds", self.dls_seeds, 0)
+        self.dls_chunk = as_int(s, "dls_chunk", self.dls_chunk, 0)
+        self.dls_enough = as_int(s, "dls_enough", self.dls_enough, 0)
         self.lbfgs_fallback = as_bool(s, "lbfgs_fallback", self.lbfgs_fallback)
         self.cost = as_mapping(s, "cost", self.cost)
         # a partial lbfgs section adjusts the IK's defaults, as a trajopt's adjusts its task's

@@ -25,7 +25,10 @@ Options (keyword arguments of :meth:`IKSolver.from_config`, validated by
   (:mod:`curobo_lite.wrap.ik.dls`, quadratic convergence, no collision terms; joints at a
   limit held where descent pushes them out, the error weighed by the thresholds) from every seed
   (``dls_seeds``, default 0: ``num_seeds``; more are cheap in this phase, and the L-BFGS
-  phase takes the first ``num_seeds`` of them);
+  phase takes the first ``num_seeds`` of them); ``dls_chunk``, ``dls_enough`` (ints, default
+  0: off): the pose phase first runs the first ``dls_chunk`` seeds, and only the goals with
+  fewer than ``dls_enough`` distinct successful solutions run the rest (a pose phase step
+  costs about as much for 32 seeds as for 128 on a CPU: the whole batch pays it once);
   when every goal then has ``max(1, stop_after)`` precise, collision-free solutions, the solve
   ends there, else the L-BFGS phase runs from the same seeds for the goals left
   (``lbfgs_fallback``, default true; false: the pose phase's result is the answer);
@@ -65,6 +68,7 @@ from curobo_lite.wrap.base.pose_metric import (
 )
 from curobo_lite.wrap.ik.config import GOALSET_MIN_SEEDS, IKSolverConfig
 from curobo_lite.wrap.ik.dls import dls_steps
+from curobo_lite.wrap.ik.ranking import ranking_metrics
 from curobo_lite.wrap.ik.result import (
     TIER,
     IKResult,
@@ -256,24 +260,7 @@ class IKSolver:
         found = None
         todo = torch.arange(S, device=seeds.device)
         if self.config.dls_iterations > 0:
-            self._set_goal(goal)
-            metric = active_metric(self.rollout.pose_cost_metric, self.tensor_args)
-            q = dls_steps(
-                self.rollout.dynamics_model.kinematics,
-                seeds.reshape(S * n_dls, D),
-                goal.position.repeat_interleave(n_dls, 0),
-                goal.quaternion.repeat_interleave(n_dls, 0),
-                self.config.dls_iterations,
-                axes=None if metric is None else metric.reach_mask,
-                project=True if metric is None else metric.project,
-                # a pose reachable only at a joint limit, within the thresholds: converge there
-                rotation_weight=rotation_weight,
-                lock_limits=True,
-                max_step=DLS_MAX_STEP,
-            )
-            found = self._ranked(
-                q, None, S, n_dls, rank_config, t_start, self.config.dls_iterations, keep=n
-            )
+            found = self._pose_phase(goal, seeds, rank_config, t_start, rotation_weight, n)
             done = found.solutions_precise.sum(dim=1) >= max(1, self.config.stop_after)
             if lbfgs_fallback is None:
                 lbfgs_fallback = self.config.lbfgs_fallback
@@ -304,6 +291,56 @@ class IKSolver:
         # seeds reach the pose exactly, the best telling what they touch
         keep = solved.success
         return merge_results(found, solved, todo, keep)
+
+    def _pose_phase(
+        self,
+        goal: Pose,
+        seeds: torch.Tensor,
+        rank_config: torch.Tensor,
+        t_start: float,
+        rotation_weight: float,
+        keep: int,
+    ) -> IKResult:
+        """The pose phase's ranked result for ``goal`` (batch ``S``) from ``seeds [S, m, D]``:
+        the first ``dls_chunk`` seeds, then (when on) the rest for the goals with fewer than
+        ``dls_enough`` distinct successful solutions; ``keep`` as in :meth:`_ranked`."""
+        S, m, D = seeds.shape
+        chunk, enough = self.config.dls_chunk, self.config.dls_enough
+        first = m if chunk == 0 or enough == 0 else min(m, max(chunk, keep))
+        q = self._pose_steps(goal, seeds[:, :first], rotation_weight)
+        iterations = self.config.dls_iterations
+        found = self._ranked(q, None, S, first, rank_config, t_start, iterations, keep=keep)
+        more = [s for s in range(S) if found.distinct_solutions[s].shape[0] < enough]
+        if first == m or not more:
+            return found
+        rows = torch.tensor(more, device=seeds.device)
+        goal = Pose(goal.position[rows], goal.quaternion[rows])
+        rest = self._pose_steps(goal, seeds[rows, first:], rotation_weight)
+        q = torch.cat((q.view(S, first, D)[rows], rest.view(len(more), m - first, D)), 1)
+        solved = self._ranked(
+            q.view(-1, D), None, len(more), m, rank_config[rows], t_start, iterations, keep=keep
+        )
+        return merge_results(found, solved, rows, torch.ones_like(rows, dtype=torch.bool))
+
+    def _pose_steps(self, goal: Pose, seeds: torch.Tensor, rotation_weight: float) -> torch.Tensor:
+        """``[S * m, D]``: the pose phase's damped least-squares steps from ``seeds [S, m, D]``
+        toward ``goal`` (batch ``S``, set as the rollout's goal for the ranking)."""
+        S, m, D = seeds.shape
+        self._set_goal(goal)
+        metric = active_metric(self.rollout.pose_cost_metric, self.tensor_args)
+        return dls_steps(
+            self.rollout.dynamics_model.kinematics,
+            seeds.reshape(S * m, D),
+            goal.position.repeat_interleave(m, 0),
+            goal.quaternion.repeat_interleave(m, 0),
+            self.config.dls_iterations,
+            axes=None if metric is None else metric.reach_mask,
+            project=True if metric is None else metric.project,
+            # a pose reachable only at a joint limit, within the thresholds: converge there
+            rotation_weight=rotation_weight,
+            lock_limits=True,
+            max_step=DLS_MAX_STEP,
+        )
 
     @exclusive
     def solve_goalset(
@@ -395,8 +432,9 @@ class IKSolver:
         ``keep`` of the ``n`` (the distinct solutions come from all)."""
         D = self.dof
         with torch.no_grad():
-            state = self.rollout.rollout_state(q[:, None])  # the ranking needs no costs
-            metrics = self.rollout.convergence(state)
+            # clearances only where they can decide: the rows that reach the pose
+            thresholds = (self.config.position_threshold, self.config.rotation_threshold)
+            metrics = ranking_metrics(self.rollout, q, S, n, thresholds, cost)
             low, high = self.robot_config.joint_limits.position.to(q)
             ok = (metrics.position_error <= self.config.position_threshold) & (
                 metrics.rotation_error <= self.config.rotation_threshold

@@ -113,6 +113,10 @@ DLS_ITERATIONS = 16
 #: seeds of that phase (the L-BFGS keeps ``num_ik_seeds``): a grasp whose hand spheres leave
 #: little room has few collision-free arm postures, and a pose-only seed costs little
 DLS_SEEDS = 256
+#: with the roadmap on, the pose-only phase runs its first DLS_CHUNK seeds, the rest only for a
+#: goal with fewer than DLS_ENOUGH distinct solutions (the roadmap keeps the 8 nearest the start,
+#: max_goals; the optimizer alone fares better from the nearest of all 256)
+DLS_CHUNK, DLS_ENOUGH = 128, 8
 #: seeds of a second pose-only phase for the problems that neither phase solved: in clutter a
 #: grasp may leave a few collision-free arm postures among thousands of pose solutions
 DLS_SEEDS_WIDE = 2048
@@ -194,6 +198,8 @@ class MotionGen(MotionGenGoals, RoadmapStage, MetricStages, HoldsObjects):
             "stop_after": 1,
             "dls_iterations": DLS_ITERATIONS,
             "dls_seeds": DLS_SEEDS,
+            "dls_chunk": DLS_CHUNK if config.enable_roadmap else 0,
+            "dls_enough": DLS_ENOUGH,
             **config.ik,
         }
         trajopt_options = {"interpolation_dt": config.interpolation_dt, **config.trajopt}
