@@ -228,7 +228,8 @@ class MeshCheck:
 
     def link_frames(self, q: torch.Tensor) -> np.ndarray:
         """``[B, Lc, 4, 4]`` float64 frames of the checked links at ``q [B, D]``."""
-        state = self.kinematics.forward(q)
+        # frames only: the collision spheres would double the cost of a large batch
+        state = self.kinematics.forward(q, spheres=False)
         position = state.link_position[:, self._frame_index].detach().double().cpu().numpy()
         quaternion = state.link_quaternion[:, self._frame_index].detach().double().cpu().numpy()
         frames = np.zeros((q.shape[0], len(self.link_names), 4, 4))
