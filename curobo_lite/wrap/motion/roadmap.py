@@ -39,6 +39,15 @@ solved nothing that the samples did not. Likewise chains that pull the hand back
 the base from 9 cm up the approach chain (a lift-then-pull grasp retreat) on MBM's cage: they
 often reach 27 cm, but the hand still points down at the front bars there, and the roadmaps
 needed as many samples as without them. What did help there: the corridor samples (step 2).
+Also tried on MBM (first 10-12 of table_under_pick, cage, box, table_pick, interleaved in one
+process, 1 thread CPU time) and left out: a scouting pass every 0.5 rad ahead of the coarse
+one on long edges (a third fewer coarse samples, but the extra batched call per round ate the
+saving: medians within noise, cage 10 % slower); coarse passes that skip the mesh query of
+the samples the spheres are unsure of (table_under_pick 5 % faster, cage and box 10 % slower:
+more edges fail only in the fine pass); after a round of samples leaves the goals cut off,
+extra samples near the goals' side or on lines from it to the start's side (bookshelf_thin 23
+still spends its 3 072 samples, its goals' side grows from 12 to 19 nodes; cage 2, 25, 32, 41,
+70, which need 2-4 rounds, were no faster).
 """
 
 from __future__ import annotations
