@@ -83,7 +83,8 @@ def test_held_limit_reaches_a_pose_that_plain_steps_stall_on(checker, urdf):
     held = dls_steps(kinematics, seeds, *target, 16, rotation_weight=0.1, lock_limits=True)
     low, high = checker.robot_config.joint_limits.position
     assert bool(((held >= low) & (held <= high)).all())
-    assert torch.equal(held[:, WRIST], high[WRIST].expand(16))  # held at the limit
+    # held at the limit (to float precision: at convergence the descent's sign is rounding)
+    assert float((held[:, WRIST] - high[WRIST]).abs().max()) <= 1e-6
     errors = _errors(urdf, names, held, pose)
     assert errors[:, 0].max() < 1e-4 and errors[:, 1].max() < 1e-3
     # the plain steps clamp the wrist and stall millimetres and degrees away
