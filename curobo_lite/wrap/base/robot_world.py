@@ -315,12 +315,8 @@ class RobotWorld:
             exact_band = 0.0  # the meshes cannot judge a contact with a voxel grid: spheres
         if exact_band <= 0.0:
             return self._valid(q, spheres), None, None
-        ok, world = self._valid(q, spheres, world_range=exact_band)
-        unsure = ~ok & self.in_limits(q) & (world >= -exact_band)
-        if self.self_collision_model is not None and bool(unsure.any()):
-            own = self.self_collision_model.distance(spheres[unsure], max_distance=_CHECK_RANGE)
-            unsure[unsure.clone()] = own.distance >= 0.0
-        return ok, unsure, world
+        ok, world, own_ok = self._valid(q, spheres, world_range=exact_band)
+        return ok, ~ok & own_ok & (world >= -exact_band), world
 
     def _meshes_clear(self, q: torch.Tensor) -> torch.Tensor:
         """``[B]`` bool: the meshes of ``q [B, D]`` touch no obstacle (a pass/fail query:
@@ -330,19 +326,21 @@ class RobotWorld:
 
     def _valid(
         self, q: torch.Tensor, spheres: torch.Tensor, world_range: float | None = None
-    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """:meth:`validate` of ``q [..., D]`` whose spheres ``[..., N, 4]`` are given (on the
         spheres); with ``world_range`` also the smallest world distance ``[...]`` (exact down
-        to ``-world_range``)."""
+        to ``-world_range``) and whether ``q`` is within the limits and free of self-collision
+        ``[...]`` (the world alone can then fail it)."""
         world = self.world_collision.sphere_distance(
             self.kinematics.world_spheres(spheres),
             max_distance=_CHECK_RANGE if world_range is None else world_range,
         ).distance
-        ok = self.in_limits(q) & (world >= 0.0).all(-1)
+        own_ok = self.in_limits(q)
         if self.self_collision_model is not None:
             own = self.self_collision_model.distance(spheres, max_distance=_CHECK_RANGE)
-            ok &= own.distance >= 0.0
-        return ok if world_range is None else (ok, world.amin(-1))
+            own_ok &= own.distance >= 0.0
+        ok = own_ok & (world >= 0.0).all(-1)
+        return ok if world_range is None else (ok, world.amin(-1), own_ok)
 
     @torch.no_grad()
     def validate_segments(
