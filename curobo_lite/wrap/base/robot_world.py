@@ -183,8 +183,9 @@ class RobotWorld:
     def mesh_distance(self, q: torch.Tensor) -> torch.Tensor:
         """``[...]`` smallest signed distance (m) from the robot's collision meshes at
         ``q [..., D]`` to any obstacle (coal; negative: penetration depth; ``inf`` with no
-        obstacles). Links that no active joint moves are left out unless the robot file sets
-        ``world_collision_fixed_links``. Not differentiable."""
+        obstacles). Links that no active joint moves are left out, and so are links without
+        collision spheres (:class:`~curobo_lite.wrap.base.mesh_check.MeshCheck`). Not
+        differentiable."""
         distance = self.mesh_report(q).distance
         return torch.as_tensor(distance, **self.tensor_args.as_kwargs()).reshape(q.shape[:-1])
 
@@ -200,8 +201,7 @@ class RobotWorld:
                 self.get_link_spheres(flat), max_distance=_CHECK_RANGE
             )
             ok &= own.distance >= 0.0
-        distance = self.mesh_check().distance(flat, stop_below=margin).distance
-        ok &= torch.as_tensor(distance >= margin, device=ok.device)
+        ok &= self.meshes_clear(flat, margin)
         return ok.reshape(q.shape[:-1])
 
     @torch.no_grad()
@@ -300,7 +300,7 @@ class RobotWorld:
         ok, unsure, _ = self._sphere_verdict(flat, exact_band)
         if unsure is not None and bool(unsure.any()):
             index = unsure.nonzero()[:, 0]
-            ok[index] = self._meshes_clear(flat[index])
+            ok[index] = self.meshes_clear(flat[index])
         return ok.reshape(q.shape[:-1])
 
     def _sphere_verdict(
@@ -318,11 +318,12 @@ class RobotWorld:
         ok, world, own_ok = self._valid(q, spheres, world_range=exact_band)
         return ok, ~ok & own_ok & (world >= -exact_band), world
 
-    def _meshes_clear(self, q: torch.Tensor) -> torch.Tensor:
-        """``[B]`` bool: the meshes of ``q [B, D]`` touch no obstacle (a pass/fail query:
-        only the pairs whose bounds overlap are measured)."""
-        distance = self.mesh_check().distance(q, stop_below=0.0, max_distance=0.0).distance
-        return torch.as_tensor(distance >= 0.0, device=q.device)
+    def meshes_clear(self, q: torch.Tensor, margin: float = 0.0) -> torch.Tensor:
+        """``[B]`` bool: the collision meshes of ``q [B, D]`` are at least ``margin`` m from
+        every obstacle (a pass/fail query: only the pairs whose bounds come within
+        ``margin`` are measured, and a row stops at its first failing pair)."""
+        distance = self.mesh_check().distance(q, stop_below=margin, max_distance=margin).distance
+        return torch.as_tensor(distance >= margin, device=q.device)
 
     def _valid(
         self, q: torch.Tensor, spheres: torch.Tensor, world_range: float | None = None
@@ -395,7 +396,7 @@ class RobotWorld:
                 head[1:] = edge[index[1:]] != edge[index[:-1]]
                 index = index[head]
             if index.numel():
-                clear = self._meshes_clear(samples[index])
+                clear = self.meshes_clear(samples[index])
                 unsure[index] = False
                 bad.index_add_(0, edge[index], (~clear).to(torch.int32))
         return bad == 0

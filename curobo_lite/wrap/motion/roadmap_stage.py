@@ -91,13 +91,14 @@ class RoadmapStage:
         link5's mesh 1 mm into a shelf board where its spheres are 0.04 mm clear. Every edge
         out of such a goal fails the segment check, and the roadmap spent its 3 072 samples
         (seconds) before the optimizer was tried."""
+        self._tolerance_offsets = None  # this problem's, if any (_tolerance_goals)
         if not self.exact_check or goals.shape[0] == 0:
             return goals
         threshold = self.config.exact_check_margin + MESH_GRAZE
         limit = self.roadmap.config.max_goals or goals.shape[0]
         kept, count = [], 0
         for part in goals.split(limit):
-            part = part[self._mesh_clear(part, threshold)]
+            part = part[self.checker.meshes_clear(part, threshold)]
             kept.append(part)
             count += part.shape[0]
             if count >= limit:
@@ -108,13 +109,6 @@ class RoadmapStage:
         repaired = self._repaired_goals(goals, goal, threshold)
         # none at the exact pose: within the pose tolerance, away from the contact (goals.py)
         return repaired if repaired.shape[0] else self._tolerance_goals(goals, goal, threshold)
-
-    def _mesh_clear(self, q: torch.Tensor, threshold: float) -> torch.Tensor:
-        """``[B]`` bool: the meshes of ``q [B, D]`` are at least ``threshold`` m from every
-        obstacle (only the pairs that could decide it are measured)."""
-        check = self.checker.mesh_check()
-        distance = check.distance(q, stop_below=threshold, max_distance=threshold).distance
-        return torch.as_tensor(distance >= threshold, device=q.device)
 
     def _repaired_goals(self, goals: torch.Tensor, goal: Pose, threshold: float) -> torch.Tensor:
         """Configurations of ``goal``'s pose near the first :data:`_REPAIR_GOALS` of ``goals``:
@@ -145,7 +139,7 @@ class RoadmapStage:
         if q.shape[0]:
             q = q[self.checker.validate(q, self._exact_band)]
         if q.shape[0]:
-            q = q[self._mesh_clear(q, threshold)]
+            q = q[self.checker.meshes_clear(q, threshold)]
         return distinct_rows(q, config.distinct_tolerance)
 
     def _roadmap_path(
