@@ -65,6 +65,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="plan with MotionGen first, then track the plan with MPC (ReactivePlanner: the "
         "rest of the plan is re-checked after every --move and replanned when blocked)",
     )
+    parser.add_argument(
+        "--background-planning",
+        action="store_true",
+        help="with --follow: plan on a worker thread while the MPC keeps stepping (it holds "
+        "the robot until the plan arrives) instead of inside the control step",
+    )
     add_view_arguments(parser)
     parser.set_defaults(func=run)
 
@@ -82,6 +88,9 @@ def run(args: argparse.Namespace) -> int:
     from curobo_lite.wrap.mpc.solver import MpcSolver
 
     overrides = {} if args.seed is None else {"seed": args.seed}
+    if args.background_planning and not args.follow:
+        print("curobo-lite mpc: --background-planning needs --follow", file=sys.stderr)
+        return 2
     try:
         tensor_args = device_tensor_args(args)
         task = TaskConfig.load(args.task)
@@ -91,7 +100,12 @@ def run(args: argparse.Namespace) -> int:
             from curobo_lite.wrap.reactive.planner import ReactivePlanner
 
             planner = ReactivePlanner.from_config(
-                args.robot, args.world, task, tensor_args, mpc=overrides
+                args.robot,
+                args.world,
+                task,
+                tensor_args,
+                mpc=overrides,
+                background_planning=args.background_planning,
             )
             solver = planner.mpc
         else:
@@ -151,6 +165,7 @@ def run(args: argparse.Namespace) -> int:
         )
     median_ms = statistics.median(record.solve_time.tolist()) * 1e3
     if planner is not None:
+        planner.close()
         status = None if planner.last_plan is None else planner.last_plan.status.value
         print(f"global plans: {planner.replans} (the last: {status})")
     print(

@@ -23,14 +23,23 @@ the measured state sits in an obstacle's margin), the plan is dropped and MPC al
 holds the measured position (a one-sample plan, the task's collision margin and costs on, the
 MPPI spread restored so that it finds the way out of an obstacle's margin) until a plan is
 found; a new plan is tried after ``retry_interval`` steps, the
-wait doubling with each failure in a row (up to 16 times). Replans
-run inside :meth:`step` (synchronously): that step takes the planning time too.
+wait doubling with each failure in a row (up to 16 times).
+
+By default replans run inside :meth:`step` (synchronously): that step takes the planning time
+too (0.1-0.7 s on a CPU, 5 to 35 periods of a 50 Hz loop). With ``background_planning`` they run
+on a worker thread (:mod:`~curobo_lite.wrap.reactive.background`, a second MotionGen on its own
+copy of the obstacles): the step that needs a plan asks for one and returns at once, the MPC
+brakes and holds the measured position (``plan_pending`` in the result) until the plan arrives,
+and a later step follows it, after checking it against the world of that moment (a world edited
+meanwhile gets the usual swept check of the rest; a blocked plan is replanned).
 
 Options (keyword arguments of :meth:`ReactivePlanner.from_config`,
 :class:`ReactivePlannerConfig`): ``max_deviation`` (rad, 0.3), ``check_resolution`` (rad,
 0.02), ``retry_interval`` (steps, 10), ``plan_speed`` (0.7: MotionGen's time-optimal plans are
 followed this much slower, off the joint limits where the MPC's bound cost pushes back),
-``use_plan`` (true; false: MPC alone, for comparisons),
+``use_plan`` (true; false: MPC alone, for comparisons), ``background_planning`` (false: plan
+inside the step; true: on a worker thread, see above; call :meth:`ReactivePlanner.close` when
+done),
 ``motion_gen`` (a dict of :meth:`MotionGen.from_config` options), ``mpc`` (a dict of MPPI
 overrides for :meth:`MpcSolver.from_config`, e.g. ``{"num_particles": 200}``).
 """
@@ -62,6 +71,7 @@ from curobo_lite.wrap.base.robot_world import as_world_collision, as_world_confi
 from curobo_lite.wrap.motion.config import MotionGenResult, MotionGenStatus
 from curobo_lite.wrap.motion.motion_gen import MotionGen
 from curobo_lite.wrap.mpc.solver import MpcResult, MpcSolver
+from curobo_lite.wrap.reactive.background import BackgroundPlanner, PlanJob
 
 _SECTION = "reactive"
 
@@ -77,6 +87,7 @@ class ReactivePlannerConfig(CheckedOptions):
     retry_interval: int = 10
     plan_speed: float = 0.7
     use_plan: bool = True
+    background_planning: bool = False
     motion_gen: dict[str, Any] = field(default_factory=dict)
     mpc: dict[str, Any] = field(default_factory=dict)
 
@@ -92,6 +103,9 @@ class ReactivePlannerConfig(CheckedOptions):
             _SECTION, "plan_speed", self.plan_speed, low=0.0, low_open=True, high=1.0
         )
         self.use_plan = as_bool(_SECTION, "use_plan", self.use_plan)
+        self.background_planning = as_bool(
+            _SECTION, "background_planning", self.background_planning
+        )
         for name in ("motion_gen", "mpc"):
             value = getattr(self, name)
             if value is None:
@@ -124,6 +138,8 @@ class ReactiveStepResult:
         plan_status: the last planning attempt's :class:`MotionGenStatus` (``None`` before
             any, or with ``use_plan`` off).
         following: a plan is being tracked (``False``: MPC alone, a replan pending).
+        plan_pending: a background plan is being made (``background_planning``; MPC alone
+            holds meanwhile).
         tracking_error: joint-space distance (rad) of the measured state to the plan's sample
             at this step's time (``nan`` while not following).
         plan_time: seconds of the tracked plan elapsed (``nan`` while not following).
@@ -143,6 +159,7 @@ class ReactiveStepResult:
     plan_time: float
     solve_time: float
     mpc: MpcResult = field(repr=False)
+    plan_pending: bool = False
 
     @property
     def metrics(self) -> dict[str, float]:
@@ -155,7 +172,8 @@ class ReactiveStepResult:
             f"ReactiveStepResult(position_error={self.position_error:.4g} m, rotation_error="
             f"{self.rotation_error:.4g} rad, clearance={self.clearance:.4g} m, replanned="
             f"{self.replanned}{f' ({self.replan_reason})' if self.replanned else ''}, "
-            f"plan_status={status}, following={self.following}, solve_time="
+            f"plan_status={status}, following={self.following}"
+            f"{', plan_pending' if self.plan_pending else ''}, solve_time="
             f"{self.solve_time * 1e3:.1f} ms)"
         )
 
@@ -169,13 +187,30 @@ class ReactivePlanner:
         motion_gen: the global planner.
         mpc: the tracking controller; its world must be ``motion_gen``'s (one shared
             :class:`WorldCollision`).
+        background: the worker's planner (``background_planning``), on a world of its own.
     """
 
-    def __init__(self, config: ReactivePlannerConfig, motion_gen: MotionGen, mpc: MpcSolver):
+    def __init__(
+        self,
+        config: ReactivePlannerConfig,
+        motion_gen: MotionGen,
+        mpc: MpcSolver,
+        background: MotionGen | None = None,
+    ):
         if mpc.world_collision is not motion_gen.world_collision:
             raise InputValueError(
                 "mpc: expected an MpcSolver sharing motion_gen's WorldCollision (build both "
                 "with world=motion_gen.world_collision), received one with its own world"
+            )
+        if (background is None) == config.background_planning:
+            raise InputValueError(
+                f"background: expected a MotionGen exactly when background_planning is on "
+                f"({config.background_planning}), received {type(background).__name__}"
+            )
+        if background is not None and background.world_collision is motion_gen.world_collision:
+            raise InputValueError(
+                "background: expected a MotionGen with a world of its own (the control thread "
+                "edits motion_gen's while the worker plans), received one sharing it"
             )
         self.config = config
         self.motion_gen = motion_gen
@@ -189,6 +224,7 @@ class ReactivePlanner:
         self._failures = 0  # failed plans in a row
         self._checked_revision = self.world_collision.revision
         self._band = motion_gen.exact_band if motion_gen.exact_check else 0.0
+        self._background = None if background is None else BackgroundPlanner(background)
 
     @classmethod
     def from_config(
@@ -215,7 +251,11 @@ class ReactivePlanner:
         options["roadmap"] = {"exact_band": 0.0, **options.get("roadmap", {})}
         motion_gen = MotionGen.from_config(robot, world_collision, tensor_args, **options)
         mpc = MpcSolver.from_config(robot, task, tensor_args, world=world_collision, **config.mpc)
-        return cls(config, motion_gen, mpc)
+        background = None
+        if config.background_planning:
+            own_world = WorldCollision(world_collision.world, tensor_args)
+            background = MotionGen.from_config(robot, own_world, tensor_args, **options)
+        return cls(config, motion_gen, mpc, background)
 
     # --- world and goal -------------------------------------------------------------------------
 
@@ -274,9 +314,16 @@ class ReactivePlanner:
         position = self.mpc._check_state(state).position  # the argument is named first
         if self.goal is None:
             raise InputValueError("step: call set_goal(pose) first")
-        reason = self._replan_reason(position) if self.config.use_plan else ""
+        pending = self._background is not None and self._background.pending
+        if pending and (finished := self._background.poll()) is not None:
+            self._adopt(*finished)
+            pending = False
+        reason = ""
+        if self.config.use_plan and (not pending or self._needs_plan):
+            reason = self._replan_reason(position)  # while a plan is made: only a new goal
         if reason:
             self._replan(position, reason)
+            pending = self._background is not None
         else:
             self._steps_since_attempt += 1
         result = self.mpc.step(state)
@@ -298,6 +345,7 @@ class ReactivePlanner:
             plan_time=float("nan") if tracked is None else tracked.time - self.mpc.control_dt,
             solve_time=time.perf_counter() - t_start,
             mpc=result,
+            plan_pending=pending,
         )
 
     def _replan_reason(self, position: torch.Tensor) -> str:
@@ -353,9 +401,26 @@ class ReactivePlanner:
         self._needs_plan = ""
         self._steps_since_attempt = 0
         self._checked_revision = self.world_collision.revision
-        if reason == "blocked":  # brake first: the motion under way heads into the obstacle
+        if reason == "blocked" or self._background is not None:
+            # brake first: the motion under way heads into the obstacle, or goes on while the
+            # worker plans from where the robot is now
             self._hold(position)
-        result = self.motion_gen.plan_single(JointState.from_position(position.clone()), self.goal)
+        if self._background is not None:
+            world = self.world_collision
+            self._background.submit(position, self.goal, world.world, world.revision, reason)
+            return
+        start = JointState.from_position(position.clone())
+        self._take(self.motion_gen.plan_single(start, self.goal), position)
+
+    def _adopt(self, job: PlanJob, result: MotionGenResult) -> None:
+        """Take a background plan: the world may have changed since its snapshot (the next
+        check of :meth:`_replan_reason` then sweeps the rest against the world of now)."""
+        self._steps_since_attempt = 0
+        self._checked_revision = job.revision
+        self._take(result, job.start)
+
+    def _take(self, result: MotionGenResult, position: torch.Tensor) -> None:
+        """Follow a successful plan; hold ``position [1, D]`` after a failed one."""
         self.last_plan = result
         self._plan_status = result.status
         if result.success:
@@ -378,9 +443,29 @@ class ReactivePlanner:
         mppi = self.mpc.mppi
         mppi.cov_action.copy_(mppi._init_cov)  # explore again: the spread shrank on the plan
 
+    # --- background planning ----------------------------------------------------------------------
+
+    @property
+    def plan_pending(self) -> bool:
+        """A background plan was asked for and not taken yet (``background_planning``)."""
+        return self._background is not None and self._background.pending
+
+    def wait_for_plan(self, timeout: float | None = None) -> bool:
+        """Block until the pending background plan is made (the next :meth:`step` takes it):
+        ``True``, or ``False`` after ``timeout`` seconds. ``True`` when none is pending; e.g.
+        to start moving only once the first plan exists."""
+        return self._background is None or self._background.wait(timeout)
+
+    @exclusive
+    def close(self) -> None:
+        """Stop the background planner's worker thread (after a plan under way)."""
+        if self._background is not None:
+            self._background.close()
+
     def __repr__(self) -> str:
         return (
             f"ReactivePlanner(robot={self.mpc.robot_config.name!r}, max_deviation="
             f"{self.config.max_deviation:g} rad, replans={self.replans}, following="
-            f"{self.mpc.following is not None}, use_plan={self.config.use_plan})"
+            f"{self.mpc.following is not None}, use_plan={self.config.use_plan}, "
+            f"background_planning={self.config.background_planning})"
         )

@@ -1,0 +1,112 @@
+"""Planning beside the control loop: :class:`BackgroundPlanner` runs ``MotionGen.plan_single``
+on a worker thread so that the loop keeps stepping its MPC while a plan is made.
+
+Why: a plan costs 0.1-0.7 s on a CPU, 5 to 35 control periods at 50 Hz; planned inside the
+control step, the loop misses those deadlines (the robot's controller then holds or faults).
+
+The worker plans with its own :class:`~curobo_lite.wrap.MotionGen`, on its own copy of the
+obstacles: the control thread may edit its world (``move_obstacle``, ``update_world``) while a
+plan runs, so each job carries a snapshot of the world (a :class:`WorldConfig` copied on the
+control thread), loaded into the worker's world before it plans. A job's plan is made for that
+snapshot; the caller checks it against the world of the moment before following it.
+One job runs at a time; a result nobody wants (a newer goal, :meth:`discard`) is dropped.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+
+import torch
+
+from curobo_lite.geom import WorldConfig
+from curobo_lite.types import JointState, Pose
+from curobo_lite.wrap.motion.config import MotionGenResult
+from curobo_lite.wrap.motion.motion_gen import MotionGen
+
+
+@dataclass
+class PlanJob:
+    """One background plan: where it started, for which goal and world revision.
+
+    Attributes:
+        start: ``[1, D]`` joint position the plan starts from (at rest).
+        goal: the end-effector goal it plans to.
+        revision: the control thread's world revision of the snapshot it planned in.
+        reason: why it was asked for (``"goal"``, ``"blocked"``, ``"deviation"``, ``"retry"``).
+    """
+
+    start: torch.Tensor
+    goal: Pose
+    revision: int
+    reason: str
+    future: Future | None = None
+
+
+class BackgroundPlanner:
+    """A :class:`MotionGen` served by one worker thread.
+
+    Args:
+        motion_gen: the planner the worker uses; its world must not be shared with the control
+            thread (the worker loads each job's snapshot into it).
+    """
+
+    def __init__(self, motion_gen: MotionGen) -> None:
+        self.motion_gen = motion_gen
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="curobo_lite-plan")
+        self._job: PlanJob | None = None
+        self._loaded_revision: int | None = None  # the snapshot the worker's world holds
+
+    @property
+    def pending(self) -> bool:
+        """A job was submitted and its result not taken yet (it may be done already)."""
+        return self._job is not None
+
+    def submit(
+        self, start: torch.Tensor, goal: Pose, world: WorldConfig, revision: int, reason: str
+    ) -> PlanJob:
+        """Plan from ``start [1, D]`` (at rest) to ``goal`` in the obstacles ``world`` (a copy
+        the worker owns, loaded unless the worker holds ``revision`` already). A job still
+        running is dropped (its result is never returned)."""
+        self.discard()
+        job = PlanJob(start.detach().clone(), goal, revision, reason)
+        job.future = self._executor.submit(self._plan, job, world)
+        self._job = job
+        return job
+
+    def _plan(self, job: PlanJob, world: WorldConfig) -> MotionGenResult:
+        # jobs run in order on the one worker: the revision it loaded last is what it holds
+        if self._loaded_revision != job.revision:
+            self.motion_gen.update_world(world)
+            self._loaded_revision = job.revision
+        return self.motion_gen.plan_single(JointState.from_position(job.start), job.goal)
+
+    def poll(self) -> tuple[PlanJob, MotionGenResult] | None:
+        """The finished job and its result (then no job is pending), or ``None`` while it
+        runs or when none was submitted. An exception of the worker is raised here."""
+        job = self._job
+        if job is None or not job.future.done():
+            return None
+        self._job = None
+        return job, job.future.result()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the pending job is done (``True``), or ``timeout`` seconds passed
+        (``False``); ``True`` when none is pending."""
+        job = self._job
+        if job is None:
+            return True
+        try:
+            job.future.exception(timeout=timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    def discard(self) -> None:
+        """Forget the pending job: a running plan completes on the worker, unread."""
+        self._job = None
+
+    def close(self) -> None:
+        """Stop the worker (after the running plan, if any)."""
+        self._job = None
+        self._executor.shutdown(wait=True, cancel_futures=True)
