@@ -10,10 +10,15 @@ plan runs, so each job carries a snapshot of the world (a :class:`WorldConfig` c
 control thread), loaded into the worker's world before it plans. A job's plan is made for that
 snapshot; the caller checks it against the world of the moment before following it.
 One job runs at a time; a result nobody wants (a newer goal, :meth:`discard`) is dropped.
+
+The control loop comes first: on Linux, where the nice value is a thread's own, the worker runs
+at nice +10, so that on a busy CPU the MPC thread gets the cores (``WORKER_NICENESS``).
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -23,6 +28,14 @@ from curobo_lite.geom import WorldConfig
 from curobo_lite.types import JointState, Pose
 from curobo_lite.wrap.motion.config import MotionGenResult
 from curobo_lite.wrap.motion.motion_gen import MotionGen
+
+#: nice value added to the worker thread on Linux (0: as the caller)
+WORKER_NICENESS = 10
+
+
+def _lower_priority() -> None:
+    if sys.platform.startswith("linux") and WORKER_NICENESS:
+        os.nice(WORKER_NICENESS)  # this thread only (Linux: the nice value is per thread)
 
 
 @dataclass
@@ -53,7 +66,9 @@ class BackgroundPlanner:
 
     def __init__(self, motion_gen: MotionGen) -> None:
         self.motion_gen = motion_gen
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="curobo_lite-plan")
+        self._executor = ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="curobo_lite-plan", initializer=_lower_priority
+        )
         self._job: PlanJob | None = None
         self._loaded_revision: int | None = None  # the snapshot the worker's world holds
 
