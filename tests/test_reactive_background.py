@@ -90,6 +90,10 @@ def test_a_new_goal_while_a_plan_is_made_drops_the_stale_one():
         _assert_at_goal(planner, planner.plan.position[-1], second_goal)
     finally:
         planner.close()
+    replans = planner.replans
+    with pytest.raises(ValueError, match="step: the planner was closed"):
+        planner.step(tracker.state)
+    assert planner.replans == replans
 
 
 def test_background_planning_needs_a_planner_with_a_world_of_its_own():

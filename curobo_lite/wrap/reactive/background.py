@@ -71,6 +71,7 @@ class BackgroundPlanner:
         )
         self._job: PlanJob | None = None
         self._loaded_revision: int | None = None  # the snapshot the worker's world holds
+        self.closed = False
 
     @property
     def pending(self) -> bool:
@@ -124,4 +125,5 @@ class BackgroundPlanner:
     def close(self) -> None:
         """Stop the worker (after the running plan, if any)."""
         self._job = None
+        self.closed = True
         self._executor.shutdown(wait=True, cancel_futures=True)

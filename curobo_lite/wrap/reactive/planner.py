@@ -314,6 +314,8 @@ class ReactivePlanner:
         position = self.mpc._check_state(state).position  # the argument is named first
         if self.goal is None:
             raise InputValueError("step: call set_goal(pose) first")
+        if self._background is not None and self._background.closed:
+            raise InputValueError("step: the planner was closed (close() stops its worker)")
         pending = self._background is not None and self._background.pending
         if pending and (finished := self._background.poll()) is not None:
             self._adopt(*finished)
