@@ -54,6 +54,9 @@ from curobo_lite.types.errors import InputValueError
 #: swept mesh check: the motion keeps ``margin - DEFAULT_SWEEP_RESOLUTION / 2`` clearance.
 DEFAULT_SWEEP_RESOLUTION = 1e-3
 
+#: ``(link_position [B, L, 3], link_quaternion [B, L, 4])`` from ``Kinematics.forward``
+LinkPoses = tuple[torch.Tensor, torch.Tensor]
+
 #: Samples per segment of the swept check at most (a guard against a zero resolution).
 _MAX_SAMPLES_PER_SEGMENT = 100_000
 
@@ -226,12 +229,16 @@ class MeshCheck:
     def update_world(self, world: Any) -> None:
         self.checker.update_world(world)
 
-    def link_frames(self, q: torch.Tensor) -> np.ndarray:
-        """``[B, Lc, 4, 4]`` float64 frames of the checked links at ``q [B, D]``."""
-        # frames only: the collision spheres would double the cost of a large batch
-        state = self.kinematics.forward(q, spheres=False)
-        position = state.link_position[:, self._frame_index].detach().double().cpu().numpy()
-        quaternion = state.link_quaternion[:, self._frame_index].detach().double().cpu().numpy()
+    def link_frames(self, q: torch.Tensor, poses: LinkPoses | None = None) -> np.ndarray:
+        """``[B, Lc, 4, 4]`` float64 frames of the checked links at ``q [B, D]``; ``poses``:
+        ``(link_position [B, L, 3], link_quaternion [B, L, 4])`` of ``q`` from this
+        kinematics' ``forward`` (every link), when the caller has them (no second forward)."""
+        if poses is None:
+            # frames only: the collision spheres would double the cost of a large batch
+            state = self.kinematics.forward(q, spheres=False)
+            poses = (state.link_position, state.link_quaternion)
+        position = poses[0][:, self._frame_index].detach().double().cpu().numpy()
+        quaternion = poses[1][:, self._frame_index].detach().double().cpu().numpy()
         frames = np.zeros((q.shape[0], len(self.link_names), 4, 4))
         frames[..., :3, :3] = quaternion_matrices(quaternion)
         frames[..., :3, 3] = position
@@ -243,20 +250,23 @@ class MeshCheck:
         q: torch.Tensor,
         stop_below: float = -float("inf"),
         max_distance: float = float("inf"),
+        poses: LinkPoses | None = None,
     ) -> ExactDistance:
         """:class:`ExactDistance` of ``q [B, D]``; a configuration with a NaN or infinite
         joint value reads ``nan`` (it fails every ``>=`` check). ``stop_below`` and
         ``max_distance``: as in :meth:`ExactCollisionChecker.distance` (both at a threshold:
-        a pass/fail check that measures only the pairs that could decide it)."""
+        a pass/fail check that measures only the pairs that could decide it). ``poses``: as
+        in :meth:`link_frames`."""
         finite = torch.isfinite(q).all(-1).cpu().numpy()
         limits = {"stop_below": stop_below, "max_distance": max_distance}
         if finite.all():
-            return self.checker.distance_frames(self.link_frames(q), **limits)
+            return self.checker.distance_frames(self.link_frames(q, poses), **limits)
         out = ExactDistance(np.full(q.shape[0], np.nan), [None] * q.shape[0], [None] * q.shape[0])
         rows = np.nonzero(finite)[0]
         if len(rows):
             index = torch.as_tensor(rows, device=q.device)
-            part = self.checker.distance_frames(self.link_frames(q[index]), **limits)
+            part_poses = None if poses is None else (poses[0][index], poses[1][index])
+            part = self.checker.distance_frames(self.link_frames(q[index], part_poses), **limits)
             out.distance[rows] = part.distance
             for k, row in enumerate(rows):
                 out.link[row], out.obstacle[row] = part.link[k], part.obstacle[k]

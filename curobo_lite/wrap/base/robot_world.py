@@ -35,6 +35,7 @@ from curobo_lite.types.errors import InputTypeError, InputValueError
 from curobo_lite.wrap.base.attach import ATTACHED_LINK, AttachedObjects, let_go, take_hold
 from curobo_lite.wrap.base.mesh_check import (
     DEFAULT_SWEEP_RESOLUTION,
+    LinkPoses,
     MeshCheck,
     no_geometry_message,
 )
@@ -299,32 +300,41 @@ class RobotWorld:
         closes the way that the meshes leave open. Clear or deep cases never reach coal. In a
         world with a voxel grid the band is off (the meshes do not see grids)."""
         flat = q.reshape(-1, q.shape[-1])
-        ok, unsure, _ = self._sphere_verdict(flat, exact_band)
+        ok, unsure, _, poses = self._sphere_verdict(flat, exact_band)
         if unsure is not None and bool(unsure.any()):
             index = unsure.nonzero()[:, 0]
-            ok[index] = self.meshes_clear(flat[index])
+            ok[index] = self.meshes_clear(flat[index], poses=_rows(poses, index))
         return ok.reshape(q.shape[:-1])
 
     def _sphere_verdict(
         self, q: torch.Tensor, exact_band: float
-    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, LinkPoses | None]:
         """:meth:`validate`'s verdict on the spheres of ``q [B, D]``: ``ok [B]``, and with a
-        band ``unsure [B]`` (fails only by world contact within the band: the meshes decide)
-        and the smallest world distance ``[B]`` (exact down to ``-exact_band``); ``None``
-        for both without a band."""
-        spheres = self.get_link_spheres(q)
+        band ``unsure [B]`` (fails only by world contact within the band: the meshes decide),
+        the smallest world distance ``[B]`` (exact down to ``-exact_band``) and the link
+        poses of ``q`` (for the mesh check); ``None`` for those three without a band."""
+        state = self.kinematics.forward(q)
+        spheres = state.link_spheres
         if self.world_collision.num_voxel_worlds:
             exact_band = 0.0  # the meshes cannot judge a contact with a voxel grid: spheres
         if exact_band <= 0.0:
-            return self._valid(q, spheres), None, None
+            return self._valid(q, spheres), None, None, None
         ok, world, own_ok = self._valid(q, spheres, world_range=exact_band)
-        return ok, ~ok & own_ok & (world >= -exact_band), world
+        poses = (state.link_position, state.link_quaternion)
+        return ok, ~ok & own_ok & (world >= -exact_band), world, poses
 
-    def meshes_clear(self, q: torch.Tensor, margin: float = 0.0) -> torch.Tensor:
+    def meshes_clear(
+        self, q: torch.Tensor, margin: float = 0.0, poses: LinkPoses | None = None
+    ) -> torch.Tensor:
         """``[B]`` bool: the collision meshes of ``q [B, D]`` are at least ``margin`` m from
         every obstacle (a pass/fail query: only the pairs whose bounds come within
-        ``margin`` are measured, and a row stops at its first failing pair)."""
-        distance = self.mesh_check().distance(q, stop_below=margin, max_distance=margin).distance
+        ``margin`` are measured, and a row stops at its first failing pair). ``poses``:
+        ``(link_position, link_quaternion)`` of ``q`` from :attr:`kinematics`, if at hand."""
+        distance = (
+            self.mesh_check()
+            .distance(q, stop_below=margin, max_distance=margin, poses=poses)
+            .distance
+        )
         return torch.as_tensor(distance >= margin, device=q.device)
 
     def _valid(
@@ -405,6 +415,7 @@ class RobotWorld:
             return bad == 0
         unsure = torch.cat([v[1] for v in verdicts])
         world = torch.cat([v[2] for v in verdicts])
+        poses = tuple(torch.cat([v[3][i] for v in verdicts]) for i in range(2))
         # the meshes judge the samples the spheres are unsure of, only on the segments that no
         # sample fails for sure, each segment's deepest such sample first: a segment the
         # meshes refuse is mostly refused there, and its other samples need no query
@@ -418,7 +429,7 @@ class RobotWorld:
                 head[1:] = edge[index[1:]] != edge[index[:-1]]
                 index = index[head]
             if index.numel():
-                clear = self.meshes_clear(samples[index])
+                clear = self.meshes_clear(samples[index], poses=_rows(poses, index))
                 unsure[index] = False
                 bad.index_add_(0, edge[index], (~clear).to(torch.int32))
         return bad == 0
@@ -458,6 +469,11 @@ class RobotWorld:
             f"RobotWorld(robot={self.robot_config.name!r}, spheres={self.kinematics.num_spheres}, "
             f"obstacles={len(self.world_collision.obstacle_names)}, {self.tensor_args})"
         )
+
+
+def _rows(poses: LinkPoses | None, index: torch.Tensor) -> LinkPoses | None:
+    """The rows ``index`` of link poses (``None`` stays ``None``)."""
+    return None if poses is None else (poses[0][index], poses[1][index])
 
 
 def as_world_config(world: WorldConfig | str | Mapping | None) -> WorldConfig | None:
