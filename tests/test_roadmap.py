@@ -627,3 +627,38 @@ def test_chain_variants_option_is_checked():
     assert RoadmapConfig.from_dict({"chain_variants": 8}).chain_variants == 8
     with pytest.raises(ValueError, match="chain_variants"):
         RoadmapConfig.from_dict({"chain_variants": -1})
+
+
+def test_graph_search_matches_floyd_warshall_as_states_change():
+    """The lazy search's shortest path (its sparse matrix cached between rounds, invalid
+    edges weighing inf) against all-pairs shortest paths in numpy, over rounds that mark
+    edges invalid and add nodes and edges."""
+    from curobo_lite.wrap.motion.roadmap import _INVALID, _Graph
+
+    rng = np.random.default_rng(5)
+    graph = _Graph(torch.as_tensor(rng.uniform(-1.0, 1.0, (30, 3))))
+    graph.connect_neighbors(4)
+    targets = [1, 2, 3]
+    for round_ in range(8):
+        if round_ == 4:
+            graph.add_nodes(torch.as_tensor(rng.uniform(-1.0, 1.0, (10, 3))))
+            graph.connect_neighbors(4)
+        graph.states[rng.random(len(graph.states)) < 0.15] = _INVALID
+        n = graph.nodes.shape[0]
+        weight = np.full((n, n), np.inf)
+        np.fill_diagonal(weight, 0.0)
+        for (a, b), length, state in zip(graph.pairs, graph.length, graph.states):
+            if state >= 0:
+                weight[a, b] = weight[b, a] = length
+        for k in range(n):
+            weight = np.minimum(weight, weight[:, k : k + 1] + weight[k : k + 1, :])
+        nearest = min(weight[0, t] for t in targets)
+        found = graph.shortest_path(0, targets)
+        if not math.isfinite(nearest):
+            assert found is None
+            continue
+        path = found[0]
+        assert path[0] == 0 and path[-1] in targets
+        rows = [graph.row(a, b) for a, b in zip(path[:-1], path[1:])]
+        assert (graph.states[rows] >= 0).all()
+        assert graph.length[rows].sum() == pytest.approx(nearest, rel=1e-12)

@@ -60,7 +60,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from scipy.sparse import coo_matrix
+from scipy.sparse import coo_matrix, csr_matrix
 from scipy.sparse.csgraph import dijkstra
 
 from curobo_lite.opt.options import CheckedOptions, as_float, as_int, options_from_dict
@@ -169,8 +169,8 @@ class RoadmapConfig(CheckedOptions):
 
 
 class _Graph:
-    """Nodes ``[N, D]`` and the candidate edges between them, kept as arrays (the search
-    rebuilds its sparse matrix from them each round): endpoints ``i < j``, joint-space length
+    """Nodes ``[N, D]`` and the candidate edges between them, kept as arrays (the search's
+    sparse matrix follows them): endpoints ``i < j``, joint-space length
     and state (:data:`_UNCHECKED`, :data:`_SPHERES`, :data:`_VALID`, :data:`_INVALID`)."""
 
     def __init__(self, nodes: torch.Tensor) -> None:
@@ -180,6 +180,9 @@ class _Graph:
         self.states = np.zeros(0, dtype=np.int8)
         self.clearance: dict[tuple[int, int], float] = {}
         self._row: dict[int, int] = {}  # edge code i * 2**32 + j -> row
+        self._matrix: csr_matrix | None = None  # the search's (see _search_matrix)
+        self._matrix_rows = np.zeros(0, dtype=np.int64)
+        self._matrix_edges = 0
 
     def add_nodes(self, nodes: torch.Tensor) -> None:
         self.nodes = torch.cat((self.nodes, nodes))
@@ -228,6 +231,23 @@ class _Graph:
         nearest = distance.topk(k, dim=1, largest=False).indices.cpu().numpy()
         self.add_edges(np.stack((np.repeat(np.arange(n), k), nearest.reshape(-1)), axis=1))
 
+    def _search_matrix(self) -> csr_matrix:
+        """The symmetric sparse matrix of the edges, invalid ones weighing ``inf`` (never
+        relaxed). Its structure is rebuilt only when edges or nodes were added (each search
+        round just rewrites the weights): SciPy's undirected search would symmetrise the
+        matrix again on every call."""
+        n, m = self.nodes.shape[0], len(self.states)
+        if self._matrix is None or self._matrix.shape[0] != n or self._matrix_edges != m:
+            a, b = self.pairs[:, 0], self.pairs[:, 1]
+            tag = np.arange(1, 2 * m + 1, dtype=np.float64)  # which edge each entry is, + 1
+            ends = (np.concatenate((a, b)), np.concatenate((b, a)))
+            self._matrix = coo_matrix((tag, ends), shape=(n, n)).tocsr()
+            self._matrix_rows = (self._matrix.data.astype(np.int64) - 1) % max(m, 1)
+            self._matrix_edges = m
+        rows = self._matrix_rows
+        self._matrix.data = np.where(self.states[rows] >= 0, self.length[rows], np.inf)
+        return self._matrix
+
     def shortest_path(
         self, source: int, targets: list[int], slack: float = 0.0, limit: int = 0
     ) -> tuple[list[int], np.ndarray] | None:
@@ -235,13 +255,10 @@ class _Graph:
         over the edges not known to be invalid (``None`` when none is connected), and the
         rows of up to ``limit`` unchecked edges on paths at most ``1 + slack`` times its
         length, cheapest path through them first (none with ``limit = 0``)."""
-        usable = self.states >= 0
-        if not usable.any():
+        if not (self.states >= 0).any():
             return None
-        pairs = self.pairs[usable]
-        n = self.nodes.shape[0]
-        graph = coo_matrix((self.length[usable], (pairs[:, 0], pairs[:, 1])), shape=(n, n)).tocsr()
-        cost, previous = dijkstra(graph, directed=False, indices=source, return_predecessors=True)
+        graph = self._search_matrix()
+        cost, previous = dijkstra(graph, directed=True, indices=source, return_predecessors=True)
         best = min(targets, key=lambda t: cost[t])
         if not math.isfinite(cost[best]):
             return None
@@ -251,7 +268,7 @@ class _Graph:
         extra = np.zeros(0, dtype=np.int64)
         unchecked = np.flatnonzero(self.states == _UNCHECKED)
         if limit > 0 and len(unchecked):
-            to_goal = dijkstra(graph, directed=False, indices=targets, min_only=True)
+            to_goal = dijkstra(graph, directed=True, indices=targets, min_only=True)
             a, b = self.pairs[unchecked, 0], self.pairs[unchecked, 1]
             through = self.length[unchecked] + np.minimum(
                 cost[a] + to_goal[b], cost[b] + to_goal[a]
