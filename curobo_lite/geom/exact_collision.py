@@ -161,6 +161,7 @@ class _Piece:
     is_bvh: bool = False
     closed_mesh: tuple[np.ndarray, np.ndarray] | None = None  # (vertices, faces) for insides
     world: np.ndarray = field(default_factory=lambda: np.eye(4))  # obstacles: fixed pose
+    transform: Any = None  # obstacles: ``world`` as a coal.Transform3s, built once
 
 
 def _z_to(direction: np.ndarray) -> np.ndarray:
@@ -295,6 +296,7 @@ def _obstacle_piece(coal, obstacle) -> _Piece:
     else:  # pragma: no cover - WorldConfig holds only the kinds above
         raise InputValueError(f"obstacle {obstacle.name!r}: unsupported kind {kind!r}")
     piece.world = pose @ piece.local
+    piece.transform = coal.Transform3s(piece.world[:3, :3], piece.world[:3, 3])
     return piece
 
 
@@ -330,10 +332,17 @@ class ExactCollisionChecker:
                     shape = LinkShape(**shape) if isinstance(shape, Mapping) else shape
                 self._link_pieces.append(_link_piece(self._coal, link, shape))
                 self._link_index.append(self.link_names.index(link))
+        # per-piece constants of the broad phase, gathered once (not per query)
+        pieces = self._link_pieces
+        self._piece_arrays = (
+            np.asarray(self._link_index, dtype=np.int64),
+            np.stack([p.local for p in pieces]) if pieces else np.zeros((0, 4, 4)),  # [P, 4, 4]
+            np.array([p.centre for p in pieces], dtype=np.float64).reshape(-1, 3, 1),
+            np.array([p.radius for p in pieces], dtype=np.float64),
+        )
         self._request = self._coal.DistanceRequest()
         self._result = self._coal.DistanceResult()
         self._transform_a = self._coal.Transform3s()
-        self._transform_b = self._coal.Transform3s()
         self.update_world(world)
 
     @property
@@ -427,23 +436,19 @@ class ExactCollisionChecker:
         if not self._link_pieces or not self._obstacles or B == 0:
             out[:] = float("inf")
             return ExactDistance(out, links, obstacles, 0)
-        index = np.asarray(self._link_index)
-        local = np.stack([p.local for p in self._link_pieces])  # [P, 4, 4]
+        index, local, centres_local, radii = self._piece_arrays
         world = frames[:, index] @ local  # [B, P, 4, 4]
-        centres_local = np.stack([p.centre for p in self._link_pieces])
-        centres = np.einsum("bpij,pj->bpi", world[..., :3, :3], centres_local) + world[..., :3, 3]
-        radii = np.array([p.radius for p in self._link_pieces])
+        # bounding sphere centres [B, P, 3] (matmul, not einsum: these batches are small and
+        # a query's fixed cost is what the planners pay)
+        centres = (world[..., :3, :3] @ centres_local)[..., 0] + world[..., :3, 3]
         # lower bounds of every pair's distance [B, P, O]: from the link piece's bounding
-        # sphere to the obstacle's bounding box
-        local_centres = np.einsum(
-            "oji,bpoj->bpoi",
-            self._obstacle_rotation,
-            centres[:, :, None] - self._obstacle_origin[None, None],
-        )
+        # sphere to the obstacle's bounding box (centres in each obstacle's frame)
+        offset = centres[:, :, None, None, :] - self._obstacle_origin[:, None, :]  # [B,P,O,1,3]
+        local_centres = (offset @ self._obstacle_rotation)[..., 0, :]
         outside = np.maximum(
             np.maximum(self._obstacle_lo - local_centres, local_centres - self._obstacle_hi), 0.0
         )
-        bound = np.linalg.norm(outside, axis=-1) - radii[None, :, None]
+        bound = np.sqrt((outside * outside).sum(-1)) - radii[:, None]
         flat = bound.reshape(B, -1)
         order = np.argsort(flat, axis=1)
         num_obstacles = len(self._obstacles)
@@ -467,9 +472,8 @@ class ExactCollisionChecker:
     def _pair(self, link: _Piece, link_world: np.ndarray, obstacle: _Piece) -> float:
         """Signed distance between one placed link piece and one obstacle piece."""
         coal = self._coal
-        ta, tb = self._transform_a, self._transform_b
+        ta, tb = self._transform_a, obstacle.transform
         ta.setTransform(link_world[:3, :3], link_world[:3, 3])
-        tb.setTransform(obstacle.world[:3, :3], obstacle.world[:3, 3])
         self._result.clear()
         d = float(
             coal.distance(link.geometry, ta, obstacle.geometry, tb, self._request, self._result)
