@@ -582,3 +582,19 @@ def test_motion_gen_exact_check_option_parsing():
         MotionGenConfig.from_dict({"exact_check": "yes"})
     with pytest.raises(ValueError, match="exact_check_resolution"):
         MotionGenConfig.from_dict({"exact_check_resolution": 0.0})
+
+
+def test_quaternion_matrices_match_trimesh():
+    """The batched wxyz -> rotation conversion the mesh checks place links with, against
+    trimesh's (independent) quaternion_matrix, for non-unit quaternions and batch shapes."""
+    from curobo_lite.geom.exact_collision import quaternion_matrices
+
+    rng = np.random.default_rng(3)
+    q = rng.normal(size=(5, 3, 4)) * rng.uniform(0.2, 3.0, size=(5, 3, 1))
+    got = quaternion_matrices(q)
+    assert got.shape == (5, 3, 3, 3)
+    for index in np.ndindex(5, 3):
+        unit = q[index] / np.linalg.norm(q[index])
+        expected = trimesh.transformations.quaternion_matrix(unit)[:3, :3]
+        np.testing.assert_allclose(got[index], expected, atol=1e-12)
+    np.testing.assert_allclose(quaternion_matrices(np.array([1.0, 0, 0, 0])), np.eye(3))
