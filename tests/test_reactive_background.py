@@ -12,9 +12,12 @@ import pytest
 import torch
 from test_reactive import FEW, WALL, _assert_at_goal, _bundled, _clearance
 
+from curobo_lite.geom import WorldConfig
+from curobo_lite.robot import RobotConfig
 from curobo_lite.sim import IdealTracker
-from curobo_lite.types import JointState, Pose
+from curobo_lite.types import JointState, Pose, TensorDeviceType
 from curobo_lite.wrap import MotionGen, MpcSolver, ReactivePlanner, ReactivePlannerConfig
+from curobo_lite.wrap.reactive.background_process import ProcessPlanner
 
 GOAL = [0.4, -0.3, 0.45, 0.0, 1.0, 0.0, 0.0]  # moving_post's goal, beyond the post's new place
 MOVED = [0.42, -0.08, 0.33, 1.0, 0.0, 0.0, 0.0]  # the post onto the way (test_reactive's)
@@ -26,12 +29,16 @@ def _start(planner: ReactivePlanner) -> IdealTracker:
     )
 
 
-def test_a_plan_made_for_a_world_moved_meanwhile_is_checked_and_replanned():
+@pytest.mark.parametrize("worker", ["thread", "process"])
+def test_a_plan_made_for_a_world_moved_meanwhile_is_checked_and_replanned(worker):
     world = _bundled("moving_post")
-    planner = ReactivePlanner.from_config("franka", world, background_planning=True, mpc=FEW)
+    planner = ReactivePlanner.from_config(
+        "franka", world, background_planning=True, background_worker=worker, mpc=FEW
+    )
     try:
         assert planner.motion_gen.world_collision is planner.mpc.world_collision
-        assert planner._background.motion_gen.world_collision is not planner.world_collision
+        if worker == "thread":  # the worker plans on a world of its own
+            assert planner._background.motion_gen.world_collision is not planner.world_collision
         tracker = _start(planner)
         start = tracker.state.position.clone()
         planner.set_goal(Pose.from_list(GOAL))
@@ -90,6 +97,7 @@ def test_a_new_goal_while_a_plan_is_made_drops_the_stale_one():
         _assert_at_goal(planner, planner.plan.position[-1], second_goal)
     finally:
         planner.close()
+    assert planner._background._process.poll() == 0  # the planning process ended
     replans = planner.replans
     with pytest.raises(ValueError, match="step: the planner was closed"):
         planner.step(tracker.state)
@@ -100,9 +108,19 @@ def test_background_planning_needs_a_planner_with_a_world_of_its_own():
     motion_gen = MotionGen.from_config("franka", {"cuboid": {"wall": WALL}})
     mpc = MpcSolver.from_config("franka", "particle_mpc", world=motion_gen.world_collision)
     on = ReactivePlannerConfig.from_dict({"background_planning": True})
-    with pytest.raises(ValueError, match="background: expected a MotionGen exactly when"):
+    with pytest.raises(ValueError, match="background: expected a MotionGen or ProcessPlanner"):
         ReactivePlanner(on, motion_gen, mpc)
     with pytest.raises(ValueError, match="background: expected a MotionGen with a world of its"):
         ReactivePlanner(on, motion_gen, mpc, background=motion_gen)
     with pytest.raises(TypeError, match="reactive.background_planning: expected true/false"):
         ReactivePlannerConfig.from_dict({"background_planning": "yes"})
+
+
+def test_a_planning_process_that_cannot_build_its_planner_raises_its_error():
+    robot = RobotConfig.load("franka")
+    with pytest.raises(ValueError, match="not_an_option"):
+        ProcessPlanner(robot, WorldConfig(), TensorDeviceType(), {"not_an_option": 1})
+    if torch.cuda.is_available():  # on a GPU the planner thread is the one to use
+        cuda = TensorDeviceType(device=torch.device("cuda"))
+        with pytest.raises(ValueError, match="tensor_args: expected a CPU device"):
+            ProcessPlanner(robot, WorldConfig(), cuda, {})

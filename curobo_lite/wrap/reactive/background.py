@@ -56,7 +56,24 @@ class PlanJob:
     future: Future | None = None
 
 
-class BackgroundPlanner:
+class JobSlot:
+    """The one job of a planner beside the loop: what both workers (thread, process) keep."""
+
+    def __init__(self) -> None:
+        self._job: PlanJob | None = None
+        self.closed = False
+
+    @property
+    def pending(self) -> bool:
+        """A job was submitted and its result not taken yet (it may be done already)."""
+        return self._job is not None
+
+    def discard(self) -> None:
+        """Forget the pending job: a plan under way completes, unread."""
+        self._job = None
+
+
+class BackgroundPlanner(JobSlot):
     """A :class:`MotionGen` served by one worker thread.
 
     Args:
@@ -65,18 +82,12 @@ class BackgroundPlanner:
     """
 
     def __init__(self, motion_gen: MotionGen) -> None:
+        super().__init__()
         self.motion_gen = motion_gen
         self._executor = ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="curobo_lite-plan", initializer=_lower_priority
         )
-        self._job: PlanJob | None = None
         self._loaded_revision: int | None = None  # the snapshot the worker's world holds
-        self.closed = False
-
-    @property
-    def pending(self) -> bool:
-        """A job was submitted and its result not taken yet (it may be done already)."""
-        return self._job is not None
 
     def submit(
         self, start: torch.Tensor, goal: Pose, world: WorldConfig, revision: int, reason: str
@@ -117,10 +128,6 @@ class BackgroundPlanner:
         except TimeoutError:
             return False
         return True
-
-    def discard(self) -> None:
-        """Forget the pending job: a running plan completes on the worker, unread."""
-        self._job = None
 
     def close(self) -> None:
         """Stop the worker (after the running plan, if any)."""

@@ -26,20 +26,24 @@ found; a new plan is tried after ``retry_interval`` steps, the
 wait doubling with each failure in a row (up to 16 times).
 
 By default replans run inside :meth:`step` (synchronously): that step takes the planning time
-too (0.1-0.7 s on a CPU, 5 to 35 periods of a 50 Hz loop). With ``background_planning`` they run
-on a worker thread (:mod:`~curobo_lite.wrap.reactive.background`, a second MotionGen on its own
-copy of the obstacles): the step that needs a plan asks for one and returns at once, the MPC
-brakes and holds the measured position (``plan_pending`` in the result) until the plan arrives,
-and a later step follows it, after checking it against the world of that moment (a world edited
-meanwhile gets the usual swept check of the rest; a blocked plan is replanned).
+too (0.1-0.7 s on a CPU, 5 to 35 periods of a 50 Hz loop). With ``background_planning`` a
+second MotionGen, on its own copy of the obstacles, plans beside the loop: in a child process
+(:mod:`~curobo_lite.wrap.reactive.background_process`; the default on a CPU, where a thread
+would share the interpreter lock with the MPC) or on a worker thread
+(:mod:`~curobo_lite.wrap.reactive.background`; the default on a GPU). The step that needs a
+plan asks for one and returns at once, the MPC brakes and holds the measured position
+(``plan_pending`` in the result) until the plan arrives, and a later step follows it, after
+checking it against the world of that moment (a world edited meanwhile gets the usual swept
+check of the rest; a blocked plan is replanned).
 
 Options (keyword arguments of :meth:`ReactivePlanner.from_config`,
 :class:`ReactivePlannerConfig`): ``max_deviation`` (rad, 0.3), ``check_resolution`` (rad,
 0.02), ``retry_interval`` (steps, 10), ``plan_speed`` (0.7: MotionGen's time-optimal plans are
 followed this much slower, off the joint limits where the MPC's bound cost pushes back),
 ``use_plan`` (true; false: MPC alone, for comparisons), ``background_planning`` (false: plan
-inside the step; true: on a worker thread, see above; call :meth:`ReactivePlanner.close` when
-done),
+inside the step; true: beside it, see above; call :meth:`ReactivePlanner.close` when done),
+``background_worker`` (``"auto"``: a process on a CPU, a thread on a GPU; ``"process"``
+(CPU only), ``"thread"``),
 ``motion_gen`` (a dict of :meth:`MotionGen.from_config` options), ``mpc`` (a dict of MPPI
 overrides for :meth:`MpcSolver.from_config`, e.g. ``{"num_particles": 200}``).
 """
@@ -58,6 +62,7 @@ from curobo_lite.geom import WorldCollision, WorldConfig
 from curobo_lite.opt.options import (
     CheckedOptions,
     as_bool,
+    as_choice,
     as_float,
     as_int,
     options_from_dict,
@@ -72,6 +77,7 @@ from curobo_lite.wrap.motion.config import MotionGenResult, MotionGenStatus
 from curobo_lite.wrap.motion.motion_gen import MotionGen
 from curobo_lite.wrap.mpc.solver import MpcResult, MpcSolver
 from curobo_lite.wrap.reactive.background import BackgroundPlanner, PlanJob
+from curobo_lite.wrap.reactive.background_process import ProcessPlanner
 
 _SECTION = "reactive"
 
@@ -88,6 +94,7 @@ class ReactivePlannerConfig(CheckedOptions):
     plan_speed: float = 0.7
     use_plan: bool = True
     background_planning: bool = False
+    background_worker: str = "auto"
     motion_gen: dict[str, Any] = field(default_factory=dict)
     mpc: dict[str, Any] = field(default_factory=dict)
 
@@ -106,6 +113,9 @@ class ReactivePlannerConfig(CheckedOptions):
         self.background_planning = as_bool(
             _SECTION, "background_planning", self.background_planning
         )
+        self.background_worker = as_choice(  # (as_choice compares upper case)
+            _SECTION, "background_worker", self.background_worker, ("AUTO", "PROCESS", "THREAD")
+        ).lower()
         for name in ("motion_gen", "mpc"):
             value = getattr(self, name)
             if value is None:
@@ -187,7 +197,8 @@ class ReactivePlanner:
         motion_gen: the global planner.
         mpc: the tracking controller; its world must be ``motion_gen``'s (one shared
             :class:`WorldCollision`).
-        background: the worker's planner (``background_planning``), on a world of its own.
+        background: the planner beside the loop (``background_planning``): a MotionGen on a
+            world of its own (served by a worker thread) or a :class:`ProcessPlanner`.
     """
 
     def __init__(
@@ -195,7 +206,7 @@ class ReactivePlanner:
         config: ReactivePlannerConfig,
         motion_gen: MotionGen,
         mpc: MpcSolver,
-        background: MotionGen | None = None,
+        background: MotionGen | ProcessPlanner | None = None,
     ):
         if mpc.world_collision is not motion_gen.world_collision:
             raise InputValueError(
@@ -204,10 +215,13 @@ class ReactivePlanner:
             )
         if (background is None) == config.background_planning:
             raise InputValueError(
-                f"background: expected a MotionGen exactly when background_planning is on "
-                f"({config.background_planning}), received {type(background).__name__}"
+                f"background: expected a MotionGen or ProcessPlanner exactly when "
+                f"background_planning is on ({config.background_planning}), received "
+                f"{type(background).__name__}"
             )
-        if background is not None and background.world_collision is motion_gen.world_collision:
+        if isinstance(background, MotionGen) and (
+            background.world_collision is motion_gen.world_collision
+        ):
             raise InputValueError(
                 "background: expected a MotionGen with a world of its own (the control thread "
                 "edits motion_gen's while the worker plans), received one sharing it"
@@ -224,7 +238,9 @@ class ReactivePlanner:
         self._failures = 0  # failed plans in a row
         self._checked_revision = self.world_collision.revision
         self._band = motion_gen.exact_band if motion_gen.exact_check else 0.0
-        self._background = None if background is None else BackgroundPlanner(background)
+        if isinstance(background, MotionGen):
+            background = BackgroundPlanner(background)
+        self._background = background
 
     @classmethod
     def from_config(
@@ -253,8 +269,14 @@ class ReactivePlanner:
         mpc = MpcSolver.from_config(robot, task, tensor_args, world=world_collision, **config.mpc)
         background = None
         if config.background_planning:
-            own_world = WorldCollision(world_collision.world, tensor_args)
-            background = MotionGen.from_config(robot, own_world, tensor_args, **options)
+            worker = config.background_worker
+            if worker == "auto":
+                worker = "process" if tensor_args.device.type == "cpu" else "thread"
+            if worker == "process":
+                background = ProcessPlanner(robot, world_collision.world, tensor_args, options)
+            else:
+                own_world = WorldCollision(world_collision.world, tensor_args)
+                background = MotionGen.from_config(robot, own_world, tensor_args, **options)
         return cls(config, motion_gen, mpc, background)
 
     # --- world and goal -------------------------------------------------------------------------
