@@ -471,14 +471,18 @@ class ExactCollisionChecker:
         )
         bound = np.sqrt((outside * outside).sum(-1)) - radii[:, None]
         flat = bound.reshape(B, -1)
-        order = np.argsort(flat, axis=1)
+        # rows with no bound below max_distance read max_distance: no sort, no loop
+        rows = np.nonzero(flat.min(1) < out)[0]
+        order = np.argsort(flat[rows], axis=1)
         num_obstacles = len(self._obstacles)
-        for b in range(B):
+        # plain Python numbers in the loop (numpy scalar indexing costs more than the test)
+        for b, ks in zip(rows.tolist(), order.tolist(), strict=True):
             best = out[b]
-            for k in order[b]:
-                if flat[b, k] >= best:
+            bounds = flat[b].tolist()
+            for k in ks:
+                if bounds[k] >= best:
                     break
-                p, o = divmod(int(k), num_obstacles)
+                p, o = divmod(k, num_obstacles)
                 d = self._pair(self._link_pieces[p], world[b, p], self._obstacles[o])
                 measured += 1
                 if d < best:
