@@ -57,6 +57,12 @@ DEFAULT_SWEEP_RESOLUTION = 1e-3
 #: ``(link_position [B, L, 3], link_quaternion [B, L, 4])`` from ``Kinematics.forward``
 LinkPoses = tuple[torch.Tensor, torch.Tensor]
 
+
+def pose_rows(poses: LinkPoses | None, index: torch.Tensor) -> LinkPoses | None:
+    """The rows ``index`` of link poses (``None`` stays ``None``)."""
+    return None if poses is None else (poses[0][index], poses[1][index])
+
+
 #: Samples per segment of the swept check at most (a guard against a zero resolution).
 _MAX_SAMPLES_PER_SEGMENT = 100_000
 
@@ -265,7 +271,7 @@ class MeshCheck:
         rows = np.nonzero(finite)[0]
         if len(rows):
             index = torch.as_tensor(rows, device=q.device)
-            part_poses = None if poses is None else (poses[0][index], poses[1][index])
+            part_poses = pose_rows(poses, index)
             part = self.checker.distance_frames(self.link_frames(q[index], part_poses), **limits)
             out.distance[rows] = part.distance
             for k, row in enumerate(rows):

@@ -38,6 +38,7 @@ from curobo_lite.wrap.base.mesh_check import (
     LinkPoses,
     MeshCheck,
     no_geometry_message,
+    pose_rows,
 )
 from curobo_lite.wrap.base.offenders import (
     OFFENDER_KINDS,
@@ -303,7 +304,7 @@ class RobotWorld:
         ok, unsure, _, poses = self._sphere_verdict(flat, exact_band)
         if unsure is not None and bool(unsure.any()):
             index = unsure.nonzero()[:, 0]
-            ok[index] = self.meshes_clear(flat[index], poses=_rows(poses, index))
+            ok[index] = self.meshes_clear(flat[index], poses=pose_rows(poses, index))
         return ok.reshape(q.shape[:-1])
 
     def _sphere_verdict(
@@ -429,7 +430,7 @@ class RobotWorld:
                 head[1:] = edge[index[1:]] != edge[index[:-1]]
                 index = index[head]
             if index.numel():
-                clear = self.meshes_clear(samples[index], poses=_rows(poses, index))
+                clear = self.meshes_clear(samples[index], poses=pose_rows(poses, index))
                 unsure[index] = False
                 bad.index_add_(0, edge[index], (~clear).to(torch.int32))
         return bad == 0
@@ -469,11 +470,6 @@ class RobotWorld:
             f"RobotWorld(robot={self.robot_config.name!r}, spheres={self.kinematics.num_spheres}, "
             f"obstacles={len(self.world_collision.obstacle_names)}, {self.tensor_args})"
         )
-
-
-def _rows(poses: LinkPoses | None, index: torch.Tensor) -> LinkPoses | None:
-    """The rows ``index`` of link poses (``None`` stays ``None``)."""
-    return None if poses is None else (poses[0][index], poses[1][index])
 
 
 def as_world_config(world: WorldConfig | str | Mapping | None) -> WorldConfig | None:

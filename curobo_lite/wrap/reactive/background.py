@@ -46,13 +46,11 @@ class PlanJob:
         start: ``[1, D]`` joint position the plan starts from (at rest).
         goal: the end-effector goal it plans to.
         revision: the control thread's world revision of the snapshot it planned in.
-        reason: why it was asked for (``"goal"``, ``"blocked"``, ``"deviation"``, ``"retry"``).
     """
 
     start: torch.Tensor
     goal: Pose
     revision: int
-    reason: str
     future: Future | None = None
 
 
@@ -89,14 +87,12 @@ class BackgroundPlanner(JobSlot):
         )
         self._loaded_revision: int | None = None  # the snapshot the worker's world holds
 
-    def submit(
-        self, start: torch.Tensor, goal: Pose, world: WorldConfig, revision: int, reason: str
-    ) -> PlanJob:
+    def submit(self, start: torch.Tensor, goal: Pose, world: WorldConfig, revision: int) -> PlanJob:
         """Plan from ``start [1, D]`` (at rest) to ``goal`` in the obstacles ``world`` (a copy
         the worker owns, loaded unless the worker holds ``revision`` already). A job still
         running is dropped (its result is never returned)."""
         self.discard()
-        job = PlanJob(start.detach().clone(), goal, revision, reason)
+        job = PlanJob(start.detach().clone(), goal, revision)
         job.future = self._executor.submit(self._plan, job, world)
         self._job = job
         return job

@@ -106,12 +106,10 @@ class ProcessPlanner(JobSlot):
         self._job_id = -1
         self._result: tuple[MotionGenResult | None, BaseException | None] | None = None
 
-    def submit(
-        self, start: torch.Tensor, goal: Pose, world: WorldConfig, revision: int, reason: str
-    ) -> PlanJob:
+    def submit(self, start: torch.Tensor, goal: Pose, world: WorldConfig, revision: int) -> PlanJob:
         """Plan from ``start [1, D]`` (at rest) to ``goal`` in the obstacles ``world`` (loaded
         in the child unless it holds ``revision`` already). A job still running is dropped."""
-        job = PlanJob(start.detach().cpu().clone(), goal, revision, reason)
+        job = PlanJob(start.detach().cpu().clone(), goal, revision)
         self._job_id = next(self._ids)
         goal_cpu = Pose(goal.position.detach().cpu(), goal.quaternion.detach().cpu())
         plan_server.send(self._conn, (self._job_id, job.start, goal_cpu, world, revision))

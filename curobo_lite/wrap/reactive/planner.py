@@ -219,13 +219,13 @@ class ReactivePlanner:
                 f"background_planning is on ({config.background_planning}), received "
                 f"{type(background).__name__}"
             )
-        if isinstance(background, MotionGen) and (
-            background.world_collision is motion_gen.world_collision
-        ):
-            raise InputValueError(
-                "background: expected a MotionGen with a world of its own (the control thread "
-                "edits motion_gen's while the worker plans), received one sharing it"
-            )
+        if isinstance(background, MotionGen):
+            if background.world_collision is motion_gen.world_collision:
+                raise InputValueError(
+                    "background: expected a MotionGen with a world of its own (the control "
+                    "thread edits motion_gen's while the worker plans), received one sharing it"
+                )
+            background = BackgroundPlanner(background)  # served by a worker thread
         self.config = config
         self.motion_gen = motion_gen
         self.mpc = mpc
@@ -238,8 +238,6 @@ class ReactivePlanner:
         self._failures = 0  # failed plans in a row
         self._checked_revision = self.world_collision.revision
         self._band = motion_gen.exact_band if motion_gen.exact_check else 0.0
-        if isinstance(background, MotionGen):
-            background = BackgroundPlanner(background)
         self._background = background
 
     @classmethod
@@ -338,7 +336,7 @@ class ReactivePlanner:
             raise InputValueError("step: call set_goal(pose) first")
         if self._background is not None and self._background.closed:
             raise InputValueError("step: the planner was closed (close() stops its worker)")
-        pending = self._background is not None and self._background.pending
+        pending = self.plan_pending
         if pending and (finished := self._background.poll()) is not None:
             self._adopt(*finished)
             pending = False
@@ -431,7 +429,7 @@ class ReactivePlanner:
             self._hold(position)
         if self._background is not None:
             world = self.world_collision
-            self._background.submit(position, self.goal, world.world, world.revision, reason)
+            self._background.submit(position, self.goal, world.world, world.revision)
             return
         start = JointState.from_position(position.clone())
         self._take(self.motion_gen.plan_single(start, self.goal), position)
@@ -482,7 +480,7 @@ class ReactivePlanner:
 
     @exclusive
     def close(self) -> None:
-        """Stop the background planner's worker thread (after a plan under way)."""
+        """Stop the background planner's worker, thread or process (after a plan under way)."""
         if self._background is not None:
             self._background.close()
 
