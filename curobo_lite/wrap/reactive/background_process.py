@@ -116,12 +116,13 @@ class ProcessPlanner(JobSlot):
         self._job, self._result = job, None
         return job
 
-    def _receive(self, timeout: float) -> bool:
-        """Read the child's answers for up to ``timeout`` s; ``True`` once the current job's
-        is in (answers to dropped jobs are skipped)."""
-        deadline = time.monotonic() + timeout
+    def _receive(self, timeout: float | None) -> bool:
+        """Read the child's answers for up to ``timeout`` s (``None``: until the current job's
+        comes); ``True`` once the current job's is in (answers to dropped jobs are skipped)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         while self._result is None:
-            if not self._conn.poll(max(deadline - time.monotonic(), 0.0)):
+            left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+            if not self._conn.poll(left):
                 break
             answer = plan_server.receive(self._conn)
             if answer is None:
@@ -143,10 +144,11 @@ class ProcessPlanner(JobSlot):
         return job, result
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Block until the pending job is done (``True``) or ``timeout`` seconds passed."""
+        """Block until the pending job is done (``True``) or ``timeout`` seconds passed
+        (``False``; ``None``: no limit, as the thread worker's :meth:`wait`)."""
         if self._job is None:
             return True
-        return self._receive(START_TIMEOUT if timeout is None else timeout)
+        return self._receive(timeout)
 
     def discard(self) -> None:
         """Forget the pending job: the child completes it, its answer is skipped."""
