@@ -104,6 +104,20 @@ def torch_cpu_threads(threads: int | None, device: torch.device) -> Iterator[Non
         _cpu_workers = None
 
 
+@contextlib.contextmanager
+def serial_cpu_launches() -> Iterator[None]:
+    """Run the block's CPU row launches in one piece each (no worker threads): for a caller
+    that already shares rows between threads itself (the fused MPPI rollout), where a split
+    launch inside each share would put four threads on two cores."""
+    global _cpu_workers
+    restore = _cpu_workers
+    _cpu_workers = 1
+    try:
+        yield
+    finally:
+        _cpu_workers = restore
+
+
 def cpu_row_chunks(rows: int, elements: int, pieces_per_worker: int = 1) -> list[tuple[int, int]]:
     """Contiguous ``(begin, end)`` row ranges for a CPU launch of ``elements`` work:
     ``pieces_per_worker`` per worker thread (:func:`cpu_launch_workers`; one range if not

@@ -41,6 +41,7 @@ from curobo_lite.rollout.dynamics_model import (
     KinematicModelConfig,
     KinematicModelState,
 )
+from curobo_lite.rollout.fused_rollout import FusedRollout, fused_reason
 from curobo_lite.rollout.goal import Goal
 from curobo_lite.rollout.graph_buffers import (
     JOINT_FIELDS,
@@ -155,6 +156,10 @@ class ArmReacher:
         self.cpu_overlap = False
         #: run once by the next overlapped rollout beside its forward kinematics (MpcSolver)
         self.beside_kinematics: Callable[[], Any] | None = None
+        #: rollouts without a gradient take the fused path where it serves them
+        #: (:mod:`curobo_lite.rollout.fused_rollout`, :meth:`fused_reason`); False: never
+        self.fused_rollout = True
+        self._fused = FusedRollout(self.dynamics_model)
 
     @classmethod
     def from_task(
@@ -370,7 +375,20 @@ class ArmReacher:
             raise InputValueError("rollout_fn: call update_params(goal, start_state) first")
         problem_index = self._problem_index(act_seq.shape[0])
         spheres = self.needs_spheres(rollout=True)
-        if self._overlaps(act_seq):
+        if self.fused_rollout and self.fused_reason() is None:
+            self.dynamics_model._check_rollout_inputs(self.start_state, act_seq)
+            state, terms = self._fused.rollout(
+                act_seq,
+                self.start_state,
+                problem_index,
+                self.goal,
+                self.reference,
+                self.costs,
+                share=self._overlaps(act_seq),
+                beside=self.beside_kinematics,
+            )
+            self.beside_kinematics = None
+        elif self._overlaps(act_seq):
             state_seq = self.dynamics_model.get_state_from_action(
                 self.start_state, act_seq, problem_index
             )
@@ -442,6 +460,13 @@ class ArmReacher:
         """Whether ``cost`` reads the link frames instead of the spheres this call (no
         gradient, no scale tracking: :meth:`PrimitiveCollisionCost.reads_frames`)."""
         return active_session() is None and cost.reads_frames(self.dynamics_model.kinematics)
+
+    def fused_reason(self) -> str | None:
+        """Why :meth:`rollout_fn` would not take the fused path now (``None``: it would, when
+        :attr:`fused_rollout` is on): :func:`~curobo_lite.rollout.fused_rollout.fused_reason`."""
+        return fused_reason(
+            self.dynamics_model, self.costs, torch.is_grad_enabled(), active_session() is not None
+        )
 
     def _overlaps(self, act_seq: torch.Tensor) -> bool:
         """Whether :meth:`rollout_fn` overlaps (:mod:`curobo_lite.rollout.overlap`): on a CPU,

@@ -74,7 +74,7 @@ def _submit(fn: Callable[..., Any], *args: Any) -> Future:
     return _helper.submit(job)
 
 
-class _SharedPass:
+class SharedPass:
     """A :class:`RowPass` cut into chunks that the helper and the calling thread drain."""
 
     def __init__(self, row_pass: RowPass, pieces: int) -> None:
@@ -94,14 +94,14 @@ class _SharedPass:
             self.row_pass.run(begin, end)
 
 
-def _shared(passes: list[_SharedPass], calling_thread_work: Callable[[], Any]) -> Any:
+def shared(passes: list[SharedPass], calling_thread_work: Callable[[], Any]) -> Any:
     """Run ``passes`` on the helper while this thread runs ``calling_thread_work()``, then
     help drain them; returns once every chunk has run (the helper never outlives the call:
     it writes buffers the caller reads)."""
 
     def drain_all() -> None:
-        for shared in passes:
-            shared.drain()
+        for piece in passes:
+            piece.drain()
 
     helper = _submit(drain_all) if passes else None
     try:
@@ -154,15 +154,15 @@ def overlapped_terms(
             beside_kinematics()
         return terms
 
-    terms = _shared([_SharedPass(fk, PIECES)], joint_terms)
+    terms = shared([SharedPass(fk, PIECES)], joint_terms)
     state = KinematicModelState(state_seq, fk.result())
     passes = {}
     for name in enabled:
         if name not in joint:
             row_pass = frames_pass(costs[name], state)
             if row_pass is not None:
-                passes[name] = _SharedPass(row_pass, PIECES)
+                passes[name] = SharedPass(row_pass, PIECES)
     rest = [name for name in enabled if name not in joint and name not in passes]
-    terms.update(_shared(list(passes.values()), lambda: cost_terms(state, rest)))
-    terms.update({name: shared.row_pass.result() for name, shared in passes.items()})
+    terms.update(shared(list(passes.values()), lambda: cost_terms(state, rest)))
+    terms.update({name: piece.row_pass.result() for name, piece in passes.items()})
     return state, {name: terms[name] for name in costs if name in terms}

@@ -299,17 +299,33 @@ class PoseCost(CostBase[PoseCostConfig]):
     ) -> torch.Tensor:
         """:meth:`forward` without a metric or a gradient, in one kernel (``goal_*``: ``[B | 1,
         1, k]`` as :meth:`_check` gives them; ``schedule``: :meth:`_schedule`'s ``[2, H]``)."""
-        c = self.config
-        horizon = ee_position.shape[1]
-        eps = self._cache.get("eps")
-        if eps is None:
-            eps = self._cache["eps"] = ee_position.new_full((1,), _GEODESIC_EPS)
+        _, first_step, position_norm, rotation_error, eps = self.kernel_constants(
+            ee_position.shape[1]
+        )
         return pose_cost(
             ee_position,
             ee_quaternion,
             goal_position[:, 0],
             goal_quaternion[:, 0],
             schedule,
+            first_step,
+            position_norm,
+            rotation_error,
+            eps,
+        )
+
+    def kernel_constants(
+        self, horizon: int
+    ) -> tuple[torch.Tensor, int, str | None, str | None, torch.Tensor]:
+        """What :func:`~curobo_lite.kernels.pose_cost_kernels.pose_cost` takes besides the
+        poses, for ``horizon`` steps without a metric: ``(schedule [2, H], first_step,
+        position_norm, rotation_error, eps [1])`` (a term of zero weight is ``None``)."""
+        c = self.config
+        eps = self._cache.get("eps")
+        if eps is None:
+            eps = self._cache["eps"] = self._schedule(horizon).new_full((1,), _GEODESIC_EPS)
+        return (
+            self._schedule(horizon),
             0 if self._running else horizon - 1,
             c.position_norm if self._uses[0] else None,
             c.rotation_error if self._uses[1] else None,

@@ -1,0 +1,374 @@
+"""The forward-only MPPI rollout of :class:`~curobo_lite.rollout.ArmReacher` in a few launches.
+
+A sampled MPPI rollout needs no gradient: :meth:`ArmReacher.rollout_fn` then takes this path
+where it supports the configuration (:func:`fused_reason` says why not otherwise). Per row
+chunk of particles, four Warp launches and no torch op:
+
+1. :func:`~curobo_lite.kernels.mppi_rollout_kernels.mppi_joint_rollout`: integration of the
+   ACCELERATION control space and every joint-space cost term (bound, smoothness, stop, null
+   space, c-space goal, tracking), written per term;
+2. forward kinematics of the chunk's configurations (the warp backend's kernel, no spheres);
+3. the pose cost (:mod:`~curobo_lite.kernels.pose_cost_kernels`' kernel) on the chunk's
+   end-effector frames;
+4. the world cost read from the link frames
+   (:meth:`~curobo_lite.rollout.cost.PrimitiveCollisionCost.frames_pass`), when the world has
+   obstacles.
+
+On a CPU with a second core the chunks are shared with the helper thread of
+:mod:`curobo_lite.rollout.overlap` (a Warp CPU launch releases the GIL) while the calling
+thread runs ``beside_kinematics`` first; each launch inside a chunk runs unsplit. The terms are
+those of the modular path to float rounding (``tests/test_fused_rollout.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import torch
+import warp as wp
+
+from curobo_lite.kernels import StepBuffers, StepMode
+from curobo_lite.kernels import mppi_rollout_kernels as mrk
+from curobo_lite.kernels import pose_cost_kernels as pck
+from curobo_lite.kernels.launch import as_warp, serial_cpu_launches
+from curobo_lite.rollout.cost import (
+    BoundCost,
+    CostBase,
+    CSpaceGoalCost,
+    NullSpaceCost,
+    PoseCost,
+    PrimitiveCollisionCost,
+    SelfCollisionCost,
+    SmoothnessCost,
+    StopCost,
+    TrackingCost,
+)
+from curobo_lite.rollout.cost.collision_cost import RowPass
+from curobo_lite.rollout.dynamics_model import KinematicModel, KinematicModelState
+from curobo_lite.rollout.goal import Goal
+from curobo_lite.rollout.overlap import OVERLAP_MIN_CONFIGS, SharedPass, shared
+from curobo_lite.types import JointState
+
+#: the joint-space cost classes the kernel computes, by term slot (``mrk.TERMS``)
+_JOINT_CLASSES = {
+    "bound": BoundCost,
+    "smooth": SmoothnessCost,
+    "stop": StopCost,
+    "null_space": NullSpaceCost,
+    "cspace": CSpaceGoalCost,
+    "tracking": TrackingCost,
+}
+_SUPPORTED = (*_JOINT_CLASSES.values(), PoseCost, PrimitiveCollisionCost, SelfCollisionCost)
+
+#: row chunks per rollout shared by the two threads (the calling thread runs
+#: ``beside_kinematics`` first, so more than two chunks keep both busy)
+PIECES = 4
+
+
+def fused_reason(
+    model: KinematicModel, costs: Mapping[str, CostBase], grad: bool, tracking: bool
+) -> str | None:
+    """Why the fused rollout cannot serve a rollout now (``None``: it can): a gradient or scale
+    tracking, a device other than the CPU, another control space, a cost it does not compute
+    (a custom one, two of one kind, a pose metric, self-collision with sphere pairs, a world
+    cost that does not read the link frames)."""
+    if grad or tracking:
+        return "a gradient or scale tracking"
+    if model.tensor_args.device.type != "cpu":
+        return "not a CPU device"
+    if model.step_mode is not StepMode.ACCELERATION:
+        return f"control space {model.step_mode.value}"
+    if model.tensor_args.dtype not in (torch.float32, torch.float64):
+        return f"dtype {model.tensor_args.dtype}"
+    if model.kinematics.backend != "warp":
+        return "the torch kinematics backend"
+    seen: set[type] = set()
+    for name, cost in costs.items():
+        if not cost.enabled:
+            continue
+        kind = type(cost)
+        if kind not in _SUPPORTED or kind in seen:
+            return f"cost {name!r} ({kind.__name__})"
+        seen.add(kind)
+        if isinstance(cost, PoseCost) and cost.metric is not None:
+            return "a pose cost metric"
+        if isinstance(cost, SelfCollisionCost) and cost.model is not None:
+            return "self-collision"
+        if isinstance(cost, PrimitiveCollisionCost):
+            world = cost.world_collision
+            if world is not None and world.num_enabled and not cost.reads_frames(model.kinematics):
+                return "a world cost that reads the spheres"
+    return None
+
+
+class FusedRollout:
+    """The constants of the fused rollout built from a rollout's costs (rebuilt when a cost's
+    configuration or the horizon changes) and the per-batch buffers."""
+
+    def __init__(self, model: KinematicModel) -> None:
+        self.model = model
+        self._key: tuple | None = None
+        self._buffers: dict[tuple, Any] = {}
+
+    # constants -------------------------------------------------------------------------------
+    def _constants(self, costs: Mapping[str, CostBase], horizon: int) -> dict[str, Any]:
+        key = (
+            horizon,
+            tuple(
+                (name, id(cost), id(cost.config), cost.config.revision, cost.enabled)
+                for name, cost in costs.items()
+            ),
+        )
+        if key == self._key:
+            return self._consts
+        model = self.model
+        kw = model.tensor_args.as_kwargs()
+        dof = model.d_action
+        ones = torch.ones(dof, **kw)
+        vectors = torch.zeros(6, dof, **kw)
+        vectors[mrk.SMOOTH_WEIGHTS] = 1.0
+        scalars = torch.zeros(mrk.NUM_SCALARS, **kw)
+        scalars[mrk.STOP_N] = 1.0
+        schedules = torch.zeros(2, horizon, **kw)
+        lower = torch.zeros(4, dof, **kw)
+        upper = torch.zeros(4, dof, **kw)
+        weights = torch.zeros(2, 4, **kw)
+        names: dict[str, str] = {}  # term -> cost name
+        stop_first = horizon
+        for name, cost in costs.items():
+            if not cost.enabled:
+                continue
+            term = next((t for t, c in _JOINT_CLASSES.items() if isinstance(cost, c)), None)
+            if term is None:
+                continue
+            names[term] = name
+            c = cost.config
+            if isinstance(cost, BoundCost):
+                p = cost._params
+                lower, upper = p.lower, p.upper
+                weights = torch.stack((p.quad, p.lin))
+            elif isinstance(cost, SmoothnessCost):
+                scalars[mrk.SMOOTH_ACC] = c.acceleration_weight * c.weight
+                scalars[mrk.SMOOTH_JERK] = c.jerk_weight * c.weight
+                vectors[mrk.SMOOTH_WEIGHTS] = _weights(c.joint_weights, ones)
+            elif isinstance(cost, StopCost):
+                stop_first = horizon - min(c.n_steps, horizon)
+                scalars[mrk.STOP_N] = float(c.n_steps)
+                scalars[mrk.STOP_WINDOW] = c.weight * c.velocity_weight
+                scalars[mrk.STOP_TERMINAL_V] = c.weight * c.terminal_velocity_weight
+                scalars[mrk.STOP_TERMINAL_A] = c.weight * c.terminal_acceleration_weight
+                vectors[mrk.STOP_MAX_VELOCITY] = c.max_velocity.expand(dof)
+            elif isinstance(cost, NullSpaceCost):
+                scalars[mrk.NULL_W] = c.weight
+                vectors[mrk.NULL_RETRACT] = c.retract_config
+                vectors[mrk.NULL_WEIGHTS] = _weights(c.cspace_weights, ones)
+            elif isinstance(cost, CSpaceGoalCost):
+                schedule = cost._schedule(horizon)
+                if not cost._running:  # the modular cost pads zeros before the last step
+                    schedule = torch.nn.functional.pad(schedule[-1:], (horizon - 1, 0))
+                schedules[0] = schedule
+                vectors[mrk.CSPACE_WEIGHTS] = _weights(c.cspace_weights, ones)
+            elif isinstance(cost, TrackingCost):
+                schedules[1] = cost._schedule(horizon)
+                scalars[mrk.TRACK_P] = c.position_weight
+                scalars[mrk.TRACK_V] = c.velocity_weight
+                vectors[mrk.TRACK_WEIGHTS] = _weights(c.cspace_weights, ones)
+        self._consts = {
+            "lower": lower.contiguous(),
+            "upper": upper.contiguous(),
+            "weights": weights.contiguous(),
+            "vectors": vectors,
+            "scalars": scalars,
+            "schedules": schedules,
+            "stop_first": stop_first,
+            "names": names,
+            "terms": [t for t in mrk.TERMS if t in names],
+            "placeholder": torch.zeros(1, dof, **kw),
+        }
+        self._key = key
+        return self._consts
+
+    def _buffer(self, key: tuple, make: Callable[[], Any]) -> Any:
+        value = self._buffers.get(key)
+        if value is None:
+            if len(self._buffers) >= 16:
+                self._buffers.clear()
+            value = self._buffers[key] = make()
+        return value
+
+    # the rollout -----------------------------------------------------------------------------
+    def rollout(
+        self,
+        act_seq: torch.Tensor,
+        start_state: JointState,
+        problem_index: torch.Tensor,
+        goal: Goal,
+        reference: JointState | None,
+        costs: Mapping[str, CostBase],
+        share: bool,
+        beside: Callable[[], Any] | None = None,
+    ) -> tuple[KinematicModelState, dict[str, torch.Tensor]]:
+        """The state of ``act_seq [B, H, D]`` (joint states and link frames, no spheres) and
+        every cost term ``[B, H]`` the modular path would give, in the order of ``costs``.
+        ``problem_index [B]``: each row's start state (and goal, when there are several);
+        ``share``: split the rows with the helper thread (module docstring); ``beside``: more
+        work for the calling thread meanwhile (run once)."""
+        model = self.model
+        batch, horizon, dof = act_seq.shape
+        consts = self._constants(costs, horizon)
+        names, joint_terms = consts["names"], consts["terms"]
+        out = self._buffer(("state", act_seq.shape), lambda: StepBuffers.empty_like(act_seq))
+        terms = self._buffer(
+            ("terms", len(joint_terms), batch, horizon),
+            lambda: act_seq.new_empty(len(joint_terms), batch, horizon),
+        )
+        # the c-space goal and tracking terms only while there is a goal state / a reference
+        live = [
+            t
+            for t in joint_terms
+            if (t != "cspace" or goal.goal_state is not None)
+            and (t != "tracking" or reference is not None)
+        ]
+        slots = tuple(joint_terms.index(t) if t in live else -1 for t in mrk.TERMS)
+        slot_array = self._buffer(("slots", slots), lambda: torch.tensor(slots, dtype=torch.int32))
+        placeholder = consts["placeholder"]
+        goal_state = goal.goal_state.position if "cspace" in live else placeholder
+        ref_position = reference.position[0] if "tracking" in live else placeholder
+        ref_velocity = reference.velocity[0] if "tracking" in live else placeholder
+        constants = [
+            as_warp(start_state.position),
+            as_warp(start_state.velocity),
+            as_warp(start_state.acceleration),
+        ]
+        constants_after = [
+            1,  # use_idx: rows read their start state through problem_index
+            as_warp(model.traj_dt),
+            *(as_warp(consts[k]) for k in ("lower", "upper", "weights", "vectors", "scalars")),
+            as_warp(consts["schedules"]),
+            consts["stop_first"],
+            as_warp(goal_state),
+            as_warp(ref_position),
+            as_warp(ref_velocity),
+            as_warp(slot_array),
+        ]
+        device = wp.device_from_torch(act_seq.device)
+        kernel = mrk.joint_rollout_kernel(act_seq.dtype)
+        kinematics = model.kinematics
+        frames = model.frame_buffers(batch * horizon, spheres=False)
+        flat_position = out.position.view(batch * horizon, dof)
+        state = KinematicModelState(
+            JointState(
+                out.position,
+                out.velocity,
+                out.acceleration,
+                out.jerk,
+                joint_names=model.joint_names,
+            ),
+            kinematics.outputs_state(frames, (batch, horizon), spheres=False),
+        )
+        pose = self._pose_pass(costs, goal, problem_index, state)
+        world = self._world_pass(costs, state)
+        state_buffers = (out.position, out.velocity, out.acceleration, out.jerk)
+
+        def run(b0: int, b1: int) -> None:
+            rows = slice(b0, b1)
+            inputs = [as_warp(act_seq[rows]), *constants, as_warp(problem_index[rows])]
+            outputs = [as_warp(t[rows]) for t in state_buffers]
+            wp.launch(
+                kernel,
+                dim=b1 - b0,
+                inputs=[*inputs, *constants_after, *outputs, as_warp(terms[:, rows])],
+                device=device,
+            )
+            configs = (b0 * horizon, b1 * horizon)
+            kinematics.forward_rows(flat_position, frames, configs, spheres=False)
+            if pose is not None:
+                pose[1].run(b0, b1)
+            if world is not None:
+                world[1].run(*configs)
+
+        with serial_cpu_launches():
+            if share and batch * horizon >= OVERLAP_MIN_CONFIGS:
+                shared([SharedPass(RowPass(batch, run, lambda: None), PIECES)], beside or _nothing)
+            else:
+                if beside is not None:
+                    beside()
+                run(0, batch)
+        values = {names[t]: terms[joint_terms.index(t)] for t in live}
+        for part in (pose, world):
+            if part is not None:
+                values[part[0]] = part[1].result()
+        return state, {name: values[name] for name in costs if name in values}
+
+    def _pose_pass(
+        self,
+        costs: Mapping[str, CostBase],
+        goal: Goal,
+        problem_index: torch.Tensor,
+        state: KinematicModelState,
+    ) -> tuple[str, RowPass] | None:
+        """``(name, pass over particle rows)`` of the pose cost (the pose kernel on the
+        end-effector frames), or ``None`` when no pose cost runs."""
+        if goal.goal_pose is None:
+            return None
+        name, cost = next(
+            ((n, c) for n, c in costs.items() if c.enabled and isinstance(c, PoseCost)),
+            (None, None),
+        )
+        if cost is None:
+            return None
+        position, quaternion = state.ee_position, state.ee_quaternion
+        batch, horizon = position.shape[:2]
+        schedule, first_step, position_norm, rotation_error, eps = cost.kernel_constants(horizon)
+        goal_position, goal_quaternion = goal.goal_pose.position, goal.goal_pose.quaternion
+        several = goal_position.shape[0] != 1
+        if several:  # one goal row per particle row, as the modular path selects them
+            goal_position, goal_quaternion = (
+                goal_position[problem_index],
+                goal_quaternion[problem_index],
+            )
+        value = self._buffer(("pose", batch, horizon), lambda: position.new_empty(batch, horizon))
+        codes = [
+            first_step,
+            -1 if position_norm is None else pck.POSITION_NORM_CODES[position_norm],
+            -1 if rotation_error is None else pck.ROTATION_ERROR_CODES[rotation_error],
+            as_warp(eps),
+        ]
+        kernel = pck._kernel(position.dtype)
+        device = wp.device_from_torch(position.device)
+        goals = [as_warp(goal_position.contiguous()), as_warp(goal_quaternion.contiguous())]
+
+        def run(b0: int, b1: int) -> None:
+            rows = slice(b0, b1)
+            if several:
+                goals[:] = [as_warp(goal_position[rows]), as_warp(goal_quaternion[rows])]
+            inputs = [as_warp(position[rows]), as_warp(quaternion[rows]), *goals]
+            wp.launch(
+                kernel,
+                dim=b1 - b0,
+                inputs=[*inputs, as_warp(schedule), *codes, as_warp(value[rows])],
+                device=device,
+            )
+
+        return name, RowPass(batch, run, lambda: value)
+
+    def _world_pass(
+        self, costs: Mapping[str, CostBase], state: KinematicModelState
+    ) -> tuple[str, RowPass] | None:
+        """``(name, pass over configurations)`` of the world cost read from the link frames, or
+        ``None`` when the world has no enabled obstacle (the modular path gives no term)."""
+        kinematics = self.model.kinematics
+        for name, cost in costs.items():
+            if isinstance(cost, PrimitiveCollisionCost) and cost.reads_frames(kinematics):
+                return name, cost.frames_pass(state.kinematics, kinematics)
+        return None
+
+
+def _weights(joint_weights: torch.Tensor | None, ones: torch.Tensor) -> torch.Tensor:
+    """Per-joint weights ``[D]`` of a cost (all ones when it has none)."""
+    return ones if joint_weights is None else joint_weights
+
+
+def _nothing() -> None:
+    return None
