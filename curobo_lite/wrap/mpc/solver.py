@@ -55,6 +55,7 @@ from typing import Any
 import torch
 
 from curobo_lite.geom import WorldCollision, WorldConfig
+from curobo_lite.kernels import command_kernels
 from curobo_lite.opt import Mppi, MppiConfig, OptResult
 from curobo_lite.opt.cuda_graph import GraphedCall
 from curobo_lite.robot import Kinematics, RobotConfig
@@ -127,17 +128,19 @@ class MpcSolver(HoldsObjects):
         self._position_limits = limits.position
         self._velocity_limits = limits.velocity * self.dynamics_model.config.vel_scale
         self._acceleration_limits = limits.acceleration * self.dynamics_model.config.vel_scale
-        # per-step constants of enforce_limits and limit_violation, computed once: [2|3, 1, D]
-        a_low, a_high = self._acceleration_limits
-        brake = torch.stack((-a_low, a_high))[:, None]  # braking towards x_high, towards x_low
-        self._brake_finite = torch.isfinite(brake)
-        self._brake = torch.where(self._brake_finite, brake, torch.ones_like(brake))
-        self._inf = torch.full_like(brake, float("inf"))
-        # (position, velocity, acceleration) x (low, high): [3, 2, D]
+        # (position, velocity, acceleration) x (low, high) [3, 2, D]: the command kernel's
+        # limits; [3, 1, D] each for limit_violation
         bounds = torch.stack(
             (self._position_limits, self._velocity_limits, self._acceleration_limits)
-        )
+        ).contiguous()
+        self._bounds = bounds
         self._limit_lows, self._limit_highs = bounds[:, 0, None], bounds[:, 1, None]
+        # the command written each step (state [1, D] x 4) and its (clamped, violation) [1, 2]
+        D = self.dynamics_model.d_action
+        self._command_out = tuple(self.tensor_args.zeros(1, D) for _ in range(4))
+        self._command_flags = self.tensor_args.zeros(1, 2)
+        mode = self.dynamics_model.step_mode.value
+        self._command_mode = mode if command_kernels.integrates(mode) else None
         self.goal: Goal | None = None
         self._tracked: TrackedPlan | None = None
         self._task_activation: float | None = None  # the collision margin of the task file
@@ -421,12 +424,29 @@ class MpcSolver(HoldsObjects):
             self.rollout.beside_kinematics = None
         if not measured:
             measured.append(self._state_metrics(state))
-        command = self.dynamics_model.get_robot_command(
-            state, result.action, self.config.shift_steps
-        )
-        command, clamped = self._limited_command(state, command)
-        names, values = self._metrics(measured[0], result.best_cost, clamped, command)
+        command, flags = self._command(state, self.mppi.mean_action)
+        names, values = self._metrics(measured[0], result.best_cost, flags)
         return result, command, names, values
+
+    def _command(self, state: JointState, action: torch.Tensor) -> tuple[JointState, torch.Tensor]:
+        """The command ``shift_steps`` ahead along the plan ``action [1, H, D]`` from ``state
+        [1, D]``, within the limits (:meth:`enforce_limits`), into the solver's command buffers,
+        and its ``[2]`` (clamped 0/1, limit violation): one kernel launch
+        (:mod:`curobo_lite.kernels.command_kernels`); the step modes that read more than one
+        action (POSITION central difference, teleport) integrate the plan first."""
+        model = self.dynamics_model
+        start = (state.position, state.velocity, state.acceleration)
+        out, flags = self._command_out, self._command_flags
+        if self._command_mode is not None:
+            command_kernels.integrated_command(
+                self._command_mode, start, action, model.traj_dt, self.config.shift_steps,
+                self._bounds, self.control_dt, out, flags,
+            )  # fmt: skip
+        else:
+            plan = model.get_robot_command(state, action, self.config.shift_steps)
+            given = (plan.position, plan.velocity, plan.acceleration, plan.jerk)
+            command_kernels.limited_command(start, given, self._bounds, self.control_dt, out, flags)
+        return JointState(*out, joint_names=self.robot_config.joint_names), flags[0]
 
     def _plan_key(self) -> tuple:
         """The host-side values the plan update depends on (a change captures again): the
@@ -451,52 +471,28 @@ class MpcSolver(HoldsObjects):
         Returns:
             ``(command, clamped)``; ``command`` is returned unchanged when nothing had to move.
         """
-        limited, clamped = self._limited_command(state, command)
-        if not bool(clamped):
+        state = check_joint_state(
+            state,
+            "state",
+            self.dynamics_model.d_action,
+            self.tensor_args,
+            batch=1,
+            exact_batch=True,
+        )
+        given = check_joint_state(
+            command, "command", self.dynamics_model.d_action, self.tensor_args, batch=1,
+            exact_batch=True,
+        )  # fmt: skip
+        out = tuple(torch.empty_like(state.position) for _ in range(4))
+        flags = torch.empty_like(state.position[:, :2])
+        command_kernels.limited_command(
+            (state.position, state.velocity, state.acceleration),
+            (given.position, given.velocity, given.acceleration, given.jerk),
+            self._bounds, self.control_dt, out, flags,
+        )  # fmt: skip
+        if not bool(flags[0, 0]):
             return command, False
-        return limited, True
-
-    def _limited_command(
-        self, state: JointState, command: JointState
-    ) -> tuple[JointState, torch.Tensor]:
-        """:meth:`enforce_limits` without a host read: always a new :class:`JointState` (the
-        plan's own numbers where nothing was clamped) and ``clamped`` as a 0-dim bool tensor."""
-        dt = self.control_dt
-        a_low, a_high = self._acceleration_limits
-        v_low, v_high = self._velocity_limits
-        x_low, x_high = self._position_limits
-        x0, v0 = state.position, state.velocity
-        # braking-distance bound on the velocity after this step (see enforce_limits), towards
-        # x_high (row 0) and towards x_low (row 1); unbounded for an infinite brake
-        room = torch.stack((x_high - x0, x0 - x_low)).clamp_(min=0.0)  # [2, 1, D]
-        brake = self._brake
-        v_stop = brake * (torch.sqrt(dt * dt + 2.0 * room / brake) - dt)
-        v_stop = torch.where(self._brake_finite, v_stop, self._inf)
-        v_max = torch.minimum(v_high, v_stop[0])
-        v_min = torch.maximum(v_low, -v_stop[1])
-        a_max = torch.minimum(a_high, (v_max - v0) / dt)
-        a_min = torch.maximum(a_low, (v_min - v0) / dt)
-        # a_min > a_max only from a state that cannot stop in time: brake at the limit
-        acceleration = torch.minimum(torch.maximum(command.acceleration, a_min), a_max)
-        acceleration = torch.minimum(torch.maximum(acceleration, a_low), a_high)
-        velocity = v0 + acceleration * dt
-        position = x0 + velocity * dt
-        clamped = ~(
-            torch.isclose(position, command.position, rtol=1e-5, atol=1e-6).all()
-            & torch.isclose(velocity, command.velocity, rtol=1e-4, atol=1e-5).all()
-        )
-        # keep the plan's own numbers (identical up to rounding) when nothing was clamped
-        jerk = (acceleration - state.acceleration) / dt
-        if command.jerk is not None:
-            jerk = torch.where(clamped, jerk, command.jerk)
-        limited = JointState(
-            torch.where(clamped, position, command.position),
-            torch.where(clamped, velocity, command.velocity),
-            torch.where(clamped, acceleration, command.acceleration),
-            jerk,
-            joint_names=self.robot_config.joint_names,
-        )
-        return limited, clamped
+        return JointState(*out, joint_names=self.robot_config.joint_names), True
 
     def limit_violation(self, state: JointState) -> float:
         """Largest excess of ``state``'s position, velocity or acceleration over the robot's
@@ -568,16 +564,15 @@ class MpcSolver(HoldsObjects):
         self,
         measured: tuple[list[str], list[torch.Tensor | None]],
         best_cost: torch.Tensor,
-        clamped: torch.Tensor,
-        command: JointState,
+        flags: torch.Tensor,
     ) -> tuple[list[str], torch.Tensor]:
         """The step's metrics (see :class:`MpcResult`): their names and one tensor of their
         values, read to the host at once by :meth:`step`; ``measured``: :meth:`_state_metrics`
-        of the measured state."""
+        of the measured state; ``flags [2]``: the command's (clamped, limit violation)."""
         names, values = measured
-        plan = torch.cat((best_cost[:1], clamped[None].to(best_cost.dtype)))
+        plan = torch.cat((best_cost[:1], flags[:1]))
         values = [plan if value is None else value for value in values]
-        values.append(self._limit_violation(command)[None])
+        values.append(flags[1:])
         return [*names, "limit_violation"], torch.cat(values)
 
     def __repr__(self) -> str:
