@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import torch
 
+from curobo_lite.kernels.dls_kernels import DlsStepper
 from curobo_lite.robot import Kinematics
 from curobo_lite.types.math import quat_to_matrix
 
@@ -104,6 +105,19 @@ def dls_steps(
             rows = frame * rows
         else:
             rows = eye[None] * rows
+    if kinematics.backend == "warp" and iterations > 0:
+        return _warp_steps(
+            kinematics,
+            q,
+            target_position,
+            target_quaternion,
+            iterations,
+            damping,
+            max_step,
+            rows,
+            weight,
+            lock_limits,
+        )
     for _ in range(iterations):
         jac, position, quaternion = kinematics.jacobian_and_pose(q)  # [N, 6, D]
         error = _error(position, quaternion, target_position, target_quaternion)
@@ -123,4 +137,46 @@ def dls_steps(
         step = step[..., 0]
         scale = (max_step / step.abs().amax(-1, keepdim=True).clamp(min=1e-12)).clamp(max=1.0)
         q = torch.minimum(torch.maximum(q + scale * step, low), high)
+    return q
+
+
+def _warp_steps(
+    kinematics: Kinematics,
+    q: torch.Tensor,
+    target_position: torch.Tensor,
+    target_quaternion: torch.Tensor,
+    iterations: int,
+    damping: float,
+    max_step: float,
+    rows: torch.Tensor | None,
+    weight: torch.Tensor | None,
+    lock_limits: bool,
+) -> torch.Tensor:
+    """:func:`dls_steps`' loop with the Warp backend: per step, forward kinematics into kept
+    buffers and one kernel for the rest (:mod:`curobo_lite.kernels.dls_kernels`)."""
+    tables = kinematics.tables
+    low, high = kinematics.robot_config.joint_limits.position.to(q)
+    row_weight = torch.ones(6, dtype=q.dtype, device=q.device)
+    if weight is not None:
+        row_weight = weight.reshape(6)
+    q = q.contiguous()
+    stepper = DlsStepper(
+        q,
+        tables.axes.to(q),
+        tables.revolute_mask.to(q),
+        tables.jacobian_map.to(q),
+        target_position.expand(q.shape[0], 3),
+        target_quaternion.expand(q.shape[0], 4),
+        rows,
+        row_weight,
+        low,
+        high,
+        damping,
+        max_step,
+        lock_limits,
+    )
+    frames = kinematics.allocate_outputs(q.shape[0], spheres=False)
+    for _ in range(iterations):
+        kinematics.forward(q, spheres=False, out=frames)
+        stepper.step(frames.link_position, frames.link_quaternion)
     return q
