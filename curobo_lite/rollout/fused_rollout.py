@@ -32,6 +32,7 @@ from curobo_lite.kernels import StepBuffers, StepMode
 from curobo_lite.kernels import mppi_rollout_kernels as mrk
 from curobo_lite.kernels import pose_cost_kernels as pck
 from curobo_lite.kernels.launch import as_warp, serial_cpu_launches
+from curobo_lite.kernels.step_rows import joint_vector
 from curobo_lite.rollout.cost import (
     BoundCost,
     CostBase,
@@ -236,24 +237,32 @@ class FusedRollout:
         goal_state = goal.goal_state.position if "cspace" in live else placeholder
         ref_position = reference.position[0] if "tracking" in live else placeholder
         ref_velocity = reference.velocity[0] if "tracking" in live else placeholder
-        constants = [
-            as_warp(start_state.position),
-            as_warp(start_state.velocity),
-            as_warp(start_state.acceleration),
-        ]
+        vector = joint_vector(dof, act_seq.dtype)
+
+        def rows(t: torch.Tensor):  # joint vectors: the joint axis made contiguous
+            return as_warp(t if t.stride(-1) == 1 else t.contiguous(), vector)
+
+        if act_seq.stride(-1) != 1:
+            act_seq = act_seq.contiguous()
+        constants = [rows(start_state.position), rows(start_state.velocity)]
+        constants += [rows(start_state.acceleration)]
         constants_after = [
             1,  # use_idx: rows read their start state through problem_index
             as_warp(model.traj_dt),
-            *(as_warp(consts[k]) for k in ("lower", "upper", "weights", "vectors", "scalars")),
+            rows(consts["lower"]),
+            rows(consts["upper"]),
+            as_warp(consts["weights"]),
+            rows(consts["vectors"]),
+            as_warp(consts["scalars"]),
             as_warp(consts["schedules"]),
             consts["stop_first"],
-            as_warp(goal_state),
-            as_warp(ref_position),
-            as_warp(ref_velocity),
+            rows(goal_state),
+            rows(ref_position),
+            rows(ref_velocity),
             as_warp(slot_array),
         ]
         device = wp.device_from_torch(act_seq.device)
-        kernel = mrk.joint_rollout_kernel(act_seq.dtype)
+        kernel = mrk.joint_rollout_kernel(dof, act_seq.dtype)
         kinematics = model.kinematics
         frames = model.frame_buffers(batch * horizon, spheres=False)
         flat_position = out.position.view(batch * horizon, dof)
@@ -272,13 +281,12 @@ class FusedRollout:
         state_buffers = (out.position, out.velocity, out.acceleration, out.jerk)
 
         def run(b0: int, b1: int) -> None:
-            rows = slice(b0, b1)
-            inputs = [as_warp(act_seq[rows]), *constants, as_warp(problem_index[rows])]
-            outputs = [as_warp(t[rows]) for t in state_buffers]
+            inputs = [as_warp(act_seq[b0:b1], vector), *constants, as_warp(problem_index[b0:b1])]
+            outputs = [as_warp(t[b0:b1], vector) for t in state_buffers]
             wp.launch(
                 kernel,
                 dim=b1 - b0,
-                inputs=[*inputs, *constants_after, *outputs, as_warp(terms[:, rows])],
+                inputs=[*inputs, *constants_after, *outputs, as_warp(terms[:, b0:b1])],
                 device=device,
             )
             configs = (b0 * horizon, b1 * horizon)
