@@ -11,8 +11,11 @@ other row (the reported solution of a goal none reaches).
 
 from __future__ import annotations
 
+import math
+
 import torch
 
+from curobo_lite.robot import Kinematics
 from curobo_lite.rollout import ArmReacher
 from curobo_lite.rollout.convergence import ConvergenceMetrics
 from curobo_lite.rollout.cost.pose_cost import PoseCost
@@ -80,3 +83,38 @@ def ranking_metrics(
         spread(part.world_distance, -float("inf")),
         spread(part.self_distance, -float("inf")),
     )
+
+
+def full_turn_joints(kinematics: Kinematics) -> torch.Tensor:
+    """``[D]`` bool: the revolute joints whose position range spans at least a full turn and
+    that no mimic joint follows: moving one by ``2 pi`` leaves every link where it was."""
+    tables = kinematics.tables
+    low, high = kinematics.robot_config.joint_limits.position
+    jacobian_map = tables.jacobian_map.to(low)  # [M, D]
+    own = jacobian_map != 0.0
+    single = own.sum(0) == 1  # no mimic follower
+    unit = (jacobian_map == 1.0).any(0)
+    revolute = (own & tables.revolute_mask.to(own.device)[:, None]).any(0)
+    return single & unit & revolute & (high - low >= 2.0 * math.pi)
+
+
+def nearest_turns(
+    q: torch.Tensor,
+    reference: torch.Tensor,
+    full_turn: torch.Tensor,
+    low: torch.Tensor,
+    high: torch.Tensor,
+) -> torch.Tensor:
+    """``q [S, n, D]`` with each ``full_turn [D]`` joint moved by whole turns to the value
+    nearest ``reference [S, D]`` within ``[low, high]`` (the same pose, and the same
+    collisions): an IK seed drawn anywhere in a ``+-2 pi`` range would otherwise make the
+    plan turn a joint once around for nothing."""
+    if not bool(full_turn.any()):
+        return q
+    turn = 2.0 * math.pi
+    moved = q - turn * torch.round((q - reference[:, None]) / turn)
+    # the nearest value may lie past a limit: one turn back is then within (the range >= 2 pi)
+    moved = torch.where(moved > high, moved - turn, moved)
+    moved = torch.where(moved < low, moved + turn, moved)
+    inside = (moved >= low) & (moved <= high)
+    return torch.where(full_turn & inside, moved, q)

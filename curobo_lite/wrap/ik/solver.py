@@ -68,7 +68,7 @@ from curobo_lite.wrap.base.pose_metric import (
 )
 from curobo_lite.wrap.ik.config import GOALSET_MIN_SEEDS, IKSolverConfig
 from curobo_lite.wrap.ik.dls import dls_steps
-from curobo_lite.wrap.ik.ranking import ranking_metrics
+from curobo_lite.wrap.ik.ranking import full_turn_joints, nearest_turns, ranking_metrics
 from curobo_lite.wrap.ik.result import (
     TIER,
     IKResult,
@@ -112,6 +112,7 @@ class IKSolver:
         self.lbfgs_config = lbfgs_config or LbfgsConfig.from_dict(config.lbfgs)
         self._solvers: dict[tuple[int, int], Lbfgs] = {}
         self._sobol = torch.quasirandom.SobolEngine(self.dof, scramble=True, seed=config.seed)
+        self._full_turn = full_turn_joints(model.kinematics)
         # "precise": within a quarter of both thresholds, in the limits and collision-free; it
         # ranks solutions and, with stop_after, ends the solve
         self._precise = ReachCriteria(
@@ -213,7 +214,9 @@ class IKSolver:
                 state), ``k <= num_seeds``, within the position limits (a seed outside them
                 is an ``InputValueError`` naming the joint, its value and its limits).
             rank_config: ``[S, D]`` or ``[D]`` configuration the successful solutions are ranked
-                by joint-space distance to (default: the retract configuration).
+                by joint-space distance to (default: the retract configuration). A revolute
+                joint with a full turn of range or more ends at the whole-turn equivalent of
+                its solution nearest to it (the same pose), e.g. a UR5e's ``+-2 pi`` joints.
             lbfgs_fallback: this call's ``lbfgs_fallback`` (default: the configured one).
             num_seeds, dls_seeds: this call's seeds per goal of the L-BFGS and of the pose
                 phase (default: the configured ones).
@@ -432,10 +435,12 @@ class IKSolver:
         ``keep`` of the ``n`` (the distinct solutions come from all)."""
         D = self.dof
         with torch.no_grad():
+            low, high = self.robot_config.joint_limits.position.to(q)
+            q = nearest_turns(q.view(S, n, D), rank_config, self._full_turn, low, high)
+            q = q.view(S * n, D)
             # clearances only where they can decide: the rows that reach the pose
             thresholds = (self.config.position_threshold, self.config.rotation_threshold)
             metrics = ranking_metrics(self.rollout, q, S, n, thresholds, cost)
-            low, high = self.robot_config.joint_limits.position.to(q)
             ok = (metrics.position_error <= self.config.position_threshold) & (
                 metrics.rotation_error <= self.config.rotation_threshold
             )
