@@ -1,7 +1,7 @@
 """MotionGen as a user meets it: every bundled robot in every bundled user scene, random goals.
 
 Per robot (franka, ur5e, iiwa) and world (table, bookshelf, cubbies, mixed): one random start
-and ``--goals`` random goal configurations, each drawn uniformly within the joint limits and
+and ``--goals`` random goal configurations (seeded per robot and world), each drawn uniformly within the joint limits and
 kept when :meth:`RobotWorld.validate` passes (spheres: limits, world, self-collision); the goal
 is the end-effector pose there. ``MotionGen.plan_single(start, goal_pose)`` plans each (IK
 included), in the order drawn, on one MotionGen per robot whose world is swapped per scene.
@@ -106,7 +106,10 @@ def main() -> None:
         for world in args.worlds:
             motion_gen.update_world(world)
             checker.update_world(world)
-            generator = torch.Generator().manual_seed(args.seed)
+            # a start and goals of their own per robot and world
+            generator = torch.Generator().manual_seed(
+                args.seed + 100 * ROBOTS.index(robot) + WORLDS.index(world)
+            )
             configs = valid_configs(checker, args.goals + 1, generator)
             start = JointState.from_position(configs[:1])
             goals = checker.kinematics.forward(configs[1:], spheres=False)
