@@ -1,10 +1,11 @@
 """MotionGen as a user meets it: every bundled robot in every bundled user scene, random goals.
 
-Per robot (franka, ur5e, iiwa) and world (table, bookshelf, cubbies, mixed): one random start
-and ``--goals`` random goal configurations (seeded per robot and world), each drawn uniformly within the joint limits and
-kept when :meth:`RobotWorld.validate` passes (spheres: limits, world, self-collision); the goal
-is the end-effector pose there. ``MotionGen.plan_single(start, goal_pose)`` plans each (IK
-included), in the order drawn, on one MotionGen per robot whose world is swapped per scene.
+Per robot (franka, ur5e, iiwa) and world (table, bookshelf, cubbies, mixed), seeded per pair:
+one random start and ``--goals`` random goal configurations, each drawn uniformly within the
+joint limits and kept when :meth:`RobotWorld.validate` passes (spheres: limits, world,
+self-collision); the goal is the end-effector pose there. ``MotionGen.plan_single(start,
+goal_pose)`` plans each (IK included), in the order drawn, on one MotionGen per robot whose
+world is swapped per scene.
 
 Judged independently of the planner: the final waypoint's forward kinematics within 5 mm and
 0.05 rad of the goal pose; every waypoint within the limits; the world and self clearance of
