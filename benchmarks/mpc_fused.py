@@ -8,9 +8,10 @@ of the machine's speed weighs on both alike. Reports per configuration the media
 wall time and per-process CPU time per call, and the fused/modular ratio of the medians; the
 load average before and after (compare numbers only within one run or on a quiet machine).
 
-Usage: ``python benchmarks/mpc_fused.py [--rounds 5] [--reps 15] [--pieces N]``; writes
-``benchmarks/results/mpc_fused.json``. ``--pieces``: row chunks of the fused rollout shared
-between the two threads (:data:`curobo_lite.rollout.fused_rollout.PIECES`).
+Usage: ``python benchmarks/mpc_fused.py [--rounds 5] [--reps 15] [--pieces N | --shares
+0.45,0.3,0.25]``; writes ``benchmarks/results/mpc_fused.json``. ``--pieces``/``--shares``: the
+row chunks of the fused rollout that the two threads share, ``N`` equal ones or these fractions
+of the rows (:data:`curobo_lite.rollout.fused_rollout.SHARES`).
 """
 
 from __future__ import annotations
@@ -69,19 +70,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--reps", type=int, default=15, help="calls per side per round")
-    parser.add_argument("--pieces", type=int, default=None)
+    parser.add_argument("--pieces", type=int, default=None, help="equal row chunks")
+    parser.add_argument(
+        "--shares", default=None, help="row chunks as fractions, e.g. 0.45,0.3,0.25"
+    )
     parser.add_argument(
         "--out", default=os.path.join(os.path.dirname(__file__), "results", "mpc_fused.json")
     )
     args = parser.parse_args()
     if args.pieces:
-        fused_rollout.PIECES = args.pieces
+        fused_rollout.PIECES, fused_rollout.SHARES = args.pieces, None
+    if args.shares:
+        fused_rollout.SHARES = tuple(float(share) for share in args.shares.split(","))
     tensor_args = TensorDeviceType()
     load_before = os.getloadavg()
     print(
         f"MpcSolver.step (particle_mpc, 400 x 30) and its rollout, fused vs modular rollout, "
         f"{args.rounds} interleaved rounds of {args.reps} calls; load {load_before[0]:.2f}; "
-        f"fused pieces {fused_rollout.PIECES}"
+        f"fused row chunks {fused_rollout.SHARES or fused_rollout.PIECES}"
     )
     rows: dict = {}
     for world in (None, "table"):
@@ -124,7 +130,7 @@ def main() -> None:
         "load_after": load_after,
         "rounds": args.rounds,
         "reps": args.reps,
-        "pieces": fused_rollout.PIECES,
+        "chunks": fused_rollout.SHARES or fused_rollout.PIECES,
     }
     write_json(args.out, meta, rows)
 

@@ -75,15 +75,27 @@ def _submit(fn: Callable[..., Any], *args: Any) -> Future:
 
 
 class SharedPass:
-    """A :class:`RowPass` cut into chunks that the helper and the calling thread drain."""
+    """A :class:`RowPass` cut into chunks that the helper and the calling thread drain:
+    ``pieces`` equal ones, or chunks of the fractions ``shares`` of the rows in that order
+    (the helper takes the first: a larger first chunk keeps it busy while the calling thread
+    does its own work)."""
 
-    def __init__(self, row_pass: RowPass, pieces: int) -> None:
+    def __init__(
+        self, row_pass: RowPass, pieces: int, shares: tuple[float, ...] | None = None
+    ) -> None:
         self.row_pass = row_pass
         self._pending: SimpleQueue = SimpleQueue()
         rows = row_pass.rows
-        pieces = max(1, min(pieces, rows))
-        for k in range(pieces):
-            self._pending.put((rows * k // pieces, rows * (k + 1) // pieces))
+        if shares is None:
+            pieces = max(1, min(pieces, rows))
+            shares = (1.0 / pieces,) * pieces
+        total, bounds = 0.0, [0]
+        for share in shares:
+            total += share
+            bounds.append(min(rows, round(rows * total / sum(shares))))
+        for begin, end in zip(bounds[:-1], bounds[1:]):
+            if end > begin:
+                self._pending.put((begin, end))
 
     def drain(self) -> None:
         while True:
