@@ -128,8 +128,8 @@ def test_fused_terms_equal_the_modular_ones(world, follow, dtype):
 
 
 def test_fused_cspace_goal_with_several_problems():
-    """Two start states with a goal state each (problem-major rows), a running c-space cost
-    with per-joint weights and a jerk term in the smoothness cost."""
+    """Two start states with a goal state (then also a pose goal) each, in problem-major rows;
+    a running c-space cost with per-joint weights and a jerk term in the smoothness cost."""
     reacher = _reacher(
         False,
         cspace_cost={
@@ -145,6 +145,14 @@ def test_fused_cspace_goal_with_several_problems():
     reacher.update_params(Goal(goal_state=goal), start)
     terms = _assert_equal_rollouts(reacher, _actions(reacher, 2 * 40, seed=3))
     assert "cspace_cost" in terms and "pose_cost" not in terms
+    # and a pose goal per problem beside them
+    poses = Pose(
+        torch.tensor([[0.45, 0.1, 0.35], [0.3, -0.3, 0.5]]),
+        torch.tensor([[0.0, 1.0, 0.0, 0.0], [0.0, 0.7071068, 0.7071068, 0.0]]),
+    )
+    reacher.update_params(Goal(goal_pose=poses, goal_state=goal))
+    terms = _assert_equal_rollouts(reacher, _actions(reacher, 2 * 40, seed=4))
+    assert "cspace_cost" in terms and "pose_cost" in terms
 
 
 def test_a_nan_action_flags_its_row_only():

@@ -22,6 +22,7 @@ from curobo_lite.rollout.convergence import (
     COLLISION_CHECK_RANGE,
     ConvergenceMetrics,
     ReachCriteria,
+    collision_distances,
     smallest_clearance,
 )
 from curobo_lite.rollout.cost import (
@@ -42,7 +43,7 @@ from curobo_lite.rollout.dynamics_model import (
     KinematicModelState,
 )
 from curobo_lite.rollout.fused_rollout import FusedRollout, fused_reason
-from curobo_lite.rollout.goal import Goal
+from curobo_lite.rollout.goal import Goal, owned_goal
 from curobo_lite.rollout.graph_buffers import (
     JOINT_FIELDS,
     POSE_FIELDS,
@@ -51,7 +52,7 @@ from curobo_lite.rollout.graph_buffers import (
 )
 from curobo_lite.rollout.overlap import OVERLAP_MIN_CONFIGS, overlapped_terms
 from curobo_lite.rollout.task import TaskConfig
-from curobo_lite.types import JointState, Pose, TensorDeviceType, check_joint_state
+from curobo_lite.types import JointState, TensorDeviceType, check_joint_state
 from curobo_lite.types.base import Forwarded
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
@@ -250,30 +251,9 @@ class ArmReacher:
         )
         if n_problems:
             self._check_goal_batch(goal, n_problems)
-        self.goal = self._owned_goal(goal)
+        self.goal = owned_goal(self.goal, goal)
         if start_state is not None:
             self.update_start_state(start_state)
-
-    def _owned_goal(self, goal: Goal) -> Goal:
-        """``goal`` in tensors of this rollout: the current goal's, written in place, when the
-        shapes match (the addresses a captured CUDA graph of the rollout reads), else copies.
-        The caller's tensors are never kept, so later edits of them do not reach the rollout."""
-        current = self.goal
-        pose, state = goal.goal_pose, goal.goal_state
-        if pose is not None:
-            kept = None if current is None else current.goal_pose
-            if write_in_place(kept, pose, POSE_FIELDS):
-                pose = kept
-            else:
-                pose = Pose(pose.position.clone(), pose.quaternion.clone())
-        if state is not None:
-            kept = None if current is None else current.goal_state
-            if write_in_place(kept, state, JOINT_FIELDS):
-                kept.joint_names = state.joint_names
-                state = kept
-            else:
-                state = state.clone()
-        return Goal(goal_pose=pose, goal_state=state)
 
     def update_pose_cost_metric(self, metric: PoseCostMetric | None) -> None:
         """Reach and hold the pose goal as ``metric`` says (cuRobo's :class:`PoseCostMetric`:
@@ -374,10 +354,10 @@ class ArmReacher:
         if self.start_state is None or self.goal is None:
             raise InputValueError("rollout_fn: call update_params(goal, start_state) first")
         problem_index = self._problem_index(act_seq.shape[0])
-        spheres = self.needs_spheres(rollout=True)
+        costs = None
         if self.fused_rollout and self.fused_reason() is None:
             self.dynamics_model._check_rollout_inputs(self.start_state, act_seq)
-            state, terms = self._fused.rollout(
+            state, terms, costs = self._fused.rollout(
                 act_seq,
                 self.start_state,
                 problem_index,
@@ -395,7 +375,7 @@ class ArmReacher:
             state, terms = overlapped_terms(
                 self.dynamics_model,
                 state_seq,
-                spheres,
+                self.needs_spheres(rollout=True),
                 self.costs,
                 lambda state, names: self._cost_terms(state, problem_index, names),
                 self._frames_pass,
@@ -403,15 +383,17 @@ class ArmReacher:
             )
             self.beside_kinematics = None
         else:
+            spheres = self.needs_spheres(rollout=True)
             state = self.dynamics_model.forward(
                 self.start_state, act_seq, problem_index, spheres=spheres
             )
             terms = self._cost_terms(state, problem_index)
-        costs = (
-            torch.stack(list(terms.values())).sum(0)
-            if terms
-            else act_seq.new_zeros(act_seq.shape[:2])
-        )
+        if costs is None:
+            costs = (
+                torch.stack(list(terms.values())).sum(0)
+                if terms
+                else act_seq.new_zeros(act_seq.shape[:2])
+            )
         total = costs.sum(-1)
         invalid = ~torch.isfinite(total)
         total = total.masked_fill(invalid, float("inf"))
@@ -605,21 +587,14 @@ class ArmReacher:
         Distances are exact up to ``check_range`` (metres) and at least ``check_range``
         beyond it: a stop check that only asks "at least 5 mm clear" passes a small range
         and skips every far sphere and link pair."""
-        if link_spheres is None:
-            return None, None
-        world_distance = self_distance = None
-        if self.world_collision is not None:
-            world_spheres = self.dynamics_model.kinematics.world_spheres(link_spheres)
-            world = self.world_collision
-            query = world.swept_sphere_distance if swept else world.sphere_distance
-            distance = query(world_spheres, max_distance=check_range).distance
-            world_distance = distance.flatten(1).amin(1)
-        if self.self_collision_model is not None:
-            distance = self.self_collision_model.distance(
-                link_spheres, max_distance=check_range
-            ).distance
-            self_distance = distance.flatten(1).amin(1)
-        return world_distance, self_distance
+        return collision_distances(
+            self.dynamics_model.kinematics,
+            self.world_collision,
+            self.self_collision_model,
+            link_spheres,
+            swept,
+            check_range,
+        )
 
     def __repr__(self) -> str:
         enabled = [name for name, c in self.costs.items() if c.enabled]

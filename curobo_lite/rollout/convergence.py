@@ -7,6 +7,9 @@ from dataclasses import dataclass
 
 import torch
 
+from curobo_lite.geom import SelfCollisionModel, WorldCollision
+from curobo_lite.robot import Kinematics
+
 #: Range (m) of the collision checks in :meth:`ArmReacher.convergence`: obstacles farther than
 #: this from every sphere are not looked at, and such distances read as the range.
 COLLISION_CHECK_RANGE = 1.0
@@ -19,6 +22,32 @@ def smallest_clearance(
     if world_distance is None or self_distance is None:
         return self_distance if world_distance is None else world_distance
     return torch.minimum(world_distance, self_distance)
+
+
+@torch.no_grad()
+def collision_distances(
+    kinematics: Kinematics,
+    world: WorldCollision | None,
+    self_collision: SelfCollisionModel | None,
+    link_spheres: torch.Tensor | None,
+    swept: bool = False,
+    check_range: float = COLLISION_CHECK_RANGE,
+) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+    """:meth:`ArmReacher.collision_distances <curobo_lite.rollout.ArmReacher.collision_distances>`
+    of ``link_spheres [B, H, N, 4]`` (the robot's spheres by ``kinematics``) against ``world``
+    and between the pairs of ``self_collision`` (either may be ``None``)."""
+    if link_spheres is None:
+        return None, None
+    world_distance = self_distance = None
+    if world is not None:
+        world_spheres = kinematics.world_spheres(link_spheres)
+        query = world.swept_sphere_distance if swept else world.sphere_distance
+        distance = query(world_spheres, max_distance=check_range).distance
+        world_distance = distance.flatten(1).amin(1)
+    if self_collision is not None:
+        distance = self_collision.distance(link_spheres, max_distance=check_range).distance
+        self_distance = distance.flatten(1).amin(1)
+    return world_distance, self_distance
 
 
 @dataclass

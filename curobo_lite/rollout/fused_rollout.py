@@ -213,9 +213,10 @@ class FusedRollout:
         costs: Mapping[str, CostBase],
         share: bool,
         beside: Callable[[], Any] | None = None,
-    ) -> tuple[KinematicModelState, dict[str, torch.Tensor]]:
-        """The state of ``act_seq [B, H, D]`` (joint states and link frames, no spheres) and
-        every cost term ``[B, H]`` the modular path would give, in the order of ``costs``.
+    ) -> tuple[KinematicModelState, dict[str, torch.Tensor], torch.Tensor]:
+        """The state of ``act_seq [B, H, D]`` (joint states and link frames, no spheres),
+        every cost term ``[B, H]`` the modular path would give, in the order of ``costs``, and
+        their sum ``[B, H]`` (the terms are views of one buffer, rewritten by the next call).
         ``problem_index [B]``: each row's start state (and goal, when there are several);
         ``share``: split the rows with the helper thread (module docstring); ``beside``: more
         work for the calling thread meanwhile (run once)."""
@@ -224,10 +225,6 @@ class FusedRollout:
         consts = self._constants(costs, horizon)
         names, joint_terms = consts["names"], consts["terms"]
         out = self._buffer(("state", act_seq.shape), lambda: StepBuffers.empty_like(act_seq))
-        terms = self._buffer(
-            ("terms", len(joint_terms), batch, horizon),
-            lambda: act_seq.new_empty(len(joint_terms), batch, horizon),
-        )
         # the c-space goal and tracking terms only while there is a goal state / a reference
         live = [
             t
@@ -235,7 +232,14 @@ class FusedRollout:
             if (t != "cspace" or goal.goal_state is not None)
             and (t != "tracking" or reference is not None)
         ]
-        slots = tuple(joint_terms.index(t) if t in live else -1 for t in mrk.TERMS)
+        pose_cost = _pose_cost(costs, goal)
+        world_cost = self._world_cost(costs)
+        # one buffer for every term, whose sum is the costs: the joint terms, pose, world
+        count = len(live) + (pose_cost is not None) + (world_cost is not None)
+        terms = self._buffer(
+            ("terms", count, batch, horizon), lambda: act_seq.new_empty(count, batch, horizon)
+        )
+        slots = tuple(live.index(t) if t in live else -1 for t in mrk.TERMS)
         slot_array = self._buffer(("slots", slots), lambda: torch.tensor(slots, dtype=torch.int32))
         placeholder = consts["placeholder"]
         goal_state = goal.goal_state.position if "cspace" in live else placeholder
@@ -280,8 +284,16 @@ class FusedRollout:
             ),
             kinematics.outputs_state(frames, (batch, horizon), spheres=False),
         )
-        pose = self._pose_pass(costs, goal, problem_index, state)
-        world = self._world_pass(costs, state)
+        slot = len(live)
+        pose = world = None
+        if pose_cost is not None:
+            pose = self._pose_pass(pose_cost, goal, problem_index, state, terms[slot])
+            slot += 1
+        if world_cost is not None:
+            world = (
+                world_cost[0],
+                world_cost[1].frames_pass(state.kinematics, kinematics, out=terms[slot]),
+            )
         state_buffers = (out.position, out.velocity, out.acceleration, out.jerk)
 
         def run(b0: int, b1: int) -> None:
@@ -310,29 +322,24 @@ class FusedRollout:
                 if beside is not None:
                     beside()
                 run(0, batch)
-        values = {names[t]: terms[joint_terms.index(t)] for t in live}
+        values = {names[t]: terms[k] for k, t in enumerate(live)}
         for part in (pose, world):
             if part is not None:
                 values[part[0]] = part[1].result()
-        return state, {name: values[name] for name in costs if name in values}
+        total = terms.sum(0) if count else act_seq.new_zeros(batch, horizon)
+        return state, {name: values[name] for name in costs if name in values}, total
 
     def _pose_pass(
         self,
-        costs: Mapping[str, CostBase],
+        pose_cost: tuple[str, PoseCost],
         goal: Goal,
         problem_index: torch.Tensor,
         state: KinematicModelState,
-    ) -> tuple[str, RowPass] | None:
-        """``(name, pass over particle rows)`` of the pose cost (the pose kernel on the
-        end-effector frames), or ``None`` when no pose cost runs."""
-        if goal.goal_pose is None:
-            return None
-        name, cost = next(
-            ((n, c) for n, c in costs.items() if c.enabled and isinstance(c, PoseCost)),
-            (None, None),
-        )
-        if cost is None:
-            return None
+        value: torch.Tensor,
+    ) -> tuple[str, RowPass]:
+        """``(name, pass over particle rows)`` of the pose cost ``pose_cost = (name, cost)``:
+        the pose kernel on the end-effector frames, writing ``value [B, H]``."""
+        name, cost = pose_cost
         position, quaternion = state.ee_position, state.ee_quaternion
         batch, horizon = position.shape[:2]
         schedule, first_step, position_norm, rotation_error, eps = cost.kernel_constants(horizon)
@@ -343,7 +350,6 @@ class FusedRollout:
                 goal_position[problem_index],
                 goal_quaternion[problem_index],
             )
-        value = self._buffer(("pose", batch, horizon), lambda: position.new_empty(batch, horizon))
         codes = [
             first_step,
             -1 if position_norm is None else pck.POSITION_NORM_CODES[position_norm],
@@ -356,9 +362,10 @@ class FusedRollout:
 
         def run(b0: int, b1: int) -> None:
             rows = slice(b0, b1)
+            targets = goals  # the rows' own goals when there are several
             if several:
-                goals[:] = [as_warp(goal_position[rows]), as_warp(goal_quaternion[rows])]
-            inputs = [as_warp(position[rows]), as_warp(quaternion[rows]), *goals]
+                targets = [as_warp(goal_position[rows]), as_warp(goal_quaternion[rows])]
+            inputs = [as_warp(position[rows]), as_warp(quaternion[rows]), *targets]
             wp.launch(
                 kernel,
                 dim=b1 - b0,
@@ -368,16 +375,27 @@ class FusedRollout:
 
         return name, RowPass(batch, run, lambda: value)
 
-    def _world_pass(
-        self, costs: Mapping[str, CostBase], state: KinematicModelState
-    ) -> tuple[str, RowPass] | None:
-        """``(name, pass over configurations)`` of the world cost read from the link frames, or
-        ``None`` when the world has no enabled obstacle (the modular path gives no term)."""
+    def _world_cost(
+        self, costs: Mapping[str, CostBase]
+    ) -> tuple[str, PrimitiveCollisionCost] | None:
+        """The world cost read from the link frames, or ``None`` when the world has no enabled
+        obstacle (the modular path then gives no term)."""
         kinematics = self.model.kinematics
         for name, cost in costs.items():
             if isinstance(cost, PrimitiveCollisionCost) and cost.reads_frames(kinematics):
-                return name, cost.frames_pass(state.kinematics, kinematics)
+                return name, cost
         return None
+
+
+def _pose_cost(costs: Mapping[str, CostBase], goal: Goal) -> tuple[str, PoseCost] | None:
+    """The enabled pose cost while there is a pose goal (else the modular path gives no
+    pose term)."""
+    if goal.goal_pose is None:
+        return None
+    for name, cost in costs.items():
+        if cost.enabled and isinstance(cost, PoseCost):
+            return name, cost
+    return None
 
 
 def _weights(joint_weights: torch.Tensor | None, ones: torch.Tensor) -> torch.Tensor:

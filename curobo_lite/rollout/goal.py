@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from curobo_lite.rollout.graph_buffers import JOINT_FIELDS, POSE_FIELDS, write_in_place
 from curobo_lite.types import JointState, Pose
 from curobo_lite.types.errors import InputTypeError, InputValueError
 
@@ -35,3 +36,25 @@ class Goal:
                 )
             if self.goal_state.position.ndim == 1:
                 self.goal_state = self.goal_state.unsqueeze(0)
+
+
+def owned_goal(current: Goal | None, goal: Goal) -> Goal:
+    """``goal`` in tensors a rollout owns: those of its ``current`` goal, written in place,
+    when the shapes match (the addresses a captured CUDA graph of the rollout reads), else
+    copies. The caller's tensors are never kept, so later edits of them do not reach the
+    rollout."""
+    pose, state = goal.goal_pose, goal.goal_state
+    if pose is not None:
+        kept = None if current is None else current.goal_pose
+        if write_in_place(kept, pose, POSE_FIELDS):
+            pose = kept
+        else:
+            pose = Pose(pose.position.clone(), pose.quaternion.clone())
+    if state is not None:
+        kept = None if current is None else current.goal_state
+        if write_in_place(kept, state, JOINT_FIELDS):
+            kept.joint_names = state.joint_names
+            state = kept
+        else:
+            state = state.clone()
+    return Goal(goal_pose=pose, goal_state=state)

@@ -163,10 +163,13 @@ class PrimitiveCollisionCost(CostBase[PrimitiveCollisionCostConfig]):
         frames_pass.run(0, frames_pass.rows)
         return frames_pass.result()
 
-    def frames_pass(self, state: KinematicsState, kinematics: Kinematics) -> RowPass:
+    def frames_pass(
+        self, state: KinematicsState, kinematics: Kinematics, out: torch.Tensor | None = None
+    ) -> RowPass:
         """:meth:`forward_frames` in parts that threads can share: ``run(begin, end)``
         computes configurations ``begin:end`` of the ``B * H``, ``result()`` the ``[B, H]``
-        cost once all have run."""
+        cost once all have run (called once: with ``out``, a contiguous ``[B, H]`` buffer
+        that the pass writes and ``result()`` returns, scaled in place)."""
         position = check_tensor(
             self.name, "link_position", state.link_position, 4, self.tensor_args, last_dim=3
         )
@@ -209,7 +212,7 @@ class PrimitiveCollisionCost(CostBase[PrimitiveCollisionCostConfig]):
         rows = batch * horizon
         position = position.reshape(rows, *position.shape[2:]).contiguous()
         quaternion = quaternion.reshape(rows, *quaternion.shape[2:]).contiguous()
-        cost = torch.empty(rows, **kw)
+        cost = torch.empty(rows, **kw) if out is None else out.view(rows)
         tables, use_bvh = world.query_tables(reach)
         constants = [
             as_warp(t) for t in (local, world_mask, group_start, group_frame, bounds, frame_end)
@@ -242,6 +245,8 @@ class PrimitiveCollisionCost(CostBase[PrimitiveCollisionCostConfig]):
                 (end - begin) * (local.shape[0] + 16 * num_groups),
             )
 
+        if out is not None:
+            return RowPass(rows, run, lambda: out.mul_(cfg.weight))
         return RowPass(rows, run, lambda: (cfg.weight * cost).view(batch, horizon))
 
 
