@@ -148,6 +148,24 @@ class RobotWorld:
         if let_go(self.world_collision, everyone, self.attached, link_name):
             self._mesh_check = None
 
+    def mirror_held(
+        self, held: Mapping[str, AttachedObjects], kinematics: Sequence[Kinematics] = ()
+    ) -> None:
+        """Hold exactly ``held`` (link -> objects, e.g. another planner's :attr:`attached`):
+        the links' reserved spheres here and in ``kinematics``, the shapes in the mesh check.
+        The world is left as it is (a copy of the other planner's world has the held obstacles
+        disabled already)."""
+        everyone = [self.kinematics, *kinematics]
+        for link in self.attached:
+            if link not in held:
+                for kin in everyone:
+                    kin.set_reserved_spheres(link, None)
+        for link, objects in held.items():
+            for kin in everyone:
+                kin.set_reserved_spheres(link, objects.spheres)
+        self.attached = dict(held)
+        self._mesh_check = None
+
     # --- exact checks on the collision meshes (coal) ----------------------------------------------
 
     @property

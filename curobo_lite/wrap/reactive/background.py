@@ -20,12 +20,13 @@ from __future__ import annotations
 import os
 import sys
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
 from curobo_lite.geom import WorldConfig
 from curobo_lite.types import JointState, Pose
+from curobo_lite.wrap.base.attach import AttachedObjects
 from curobo_lite.wrap.motion.config import MotionGenResult
 from curobo_lite.wrap.motion.motion_gen import MotionGen
 
@@ -46,12 +47,28 @@ class PlanJob:
         start: ``[1, D]`` joint position the plan starts from (at rest).
         goal: the end-effector goal it plans to.
         revision: the control thread's world revision of the snapshot it planned in.
+        held: what the robot holds (link -> objects), as the control thread's planner does.
     """
 
     start: torch.Tensor
     goal: Pose
     revision: int
+    held: dict[str, AttachedObjects] = field(default_factory=dict)
     future: Future | None = None
+
+
+def apply_held(motion_gen: MotionGen, held: dict[str, AttachedObjects]) -> None:
+    """Make ``motion_gen`` hold exactly ``held`` (link -> objects, as the control thread's
+    planner holds them) in every copy of its robot (:meth:`RobotWorld.mirror_held`); its
+    world is left alone: each job's snapshot has the held obstacles disabled already."""
+    checker = motion_gen.checker
+    if not same_held(checker.attached, held):
+        checker.mirror_held(held, motion_gen._others(checker))
+
+
+def same_held(a: dict[str, AttachedObjects], b: dict[str, AttachedObjects]) -> bool:
+    """Whether two records of held objects (link -> objects) are the same attachments."""
+    return a.keys() == b.keys() and all(a[link] is b[link] for link in a)
 
 
 class JobSlot:
@@ -87,12 +104,19 @@ class BackgroundPlanner(JobSlot):
         )
         self._loaded_revision: int | None = None  # the snapshot the worker's world holds
 
-    def submit(self, start: torch.Tensor, goal: Pose, world: WorldConfig, revision: int) -> PlanJob:
+    def submit(
+        self,
+        start: torch.Tensor,
+        goal: Pose,
+        world: WorldConfig,
+        revision: int,
+        held: dict[str, AttachedObjects] | None = None,
+    ) -> PlanJob:
         """Plan from ``start [1, D]`` (at rest) to ``goal`` in the obstacles ``world`` (a copy
-        the worker owns, loaded unless the worker holds ``revision`` already). A job still
-        running is dropped (its result is never returned)."""
+        the worker owns, loaded unless the worker holds ``revision`` already), holding ``held``
+        (link -> objects). A job still running is dropped (its result is never returned)."""
         self.discard()
-        job = PlanJob(start.detach().clone(), goal, revision)
+        job = PlanJob(start.detach().clone(), goal, revision, dict(held or {}))
         job.future = self._executor.submit(self._plan, job, world)
         self._job = job
         return job
@@ -102,6 +126,7 @@ class BackgroundPlanner(JobSlot):
         if self._loaded_revision != job.revision:
             self.motion_gen.update_world(world)
             self._loaded_revision = job.revision
+        apply_held(self.motion_gen, job.held)
         return self.motion_gen.plan_single(JointState.from_position(job.start), job.goal)
 
     def poll(self) -> tuple[PlanJob, MotionGenResult] | None:

@@ -18,6 +18,7 @@ Linux (``background.WORKER_NICENESS``) and with one torch thread.
 
 from __future__ import annotations
 
+import dataclasses
 import socket
 import subprocess
 import sys
@@ -33,15 +34,28 @@ from curobo_lite.geom import WorldConfig
 from curobo_lite.robot import RobotConfig
 from curobo_lite.types import Pose, TensorDeviceType
 from curobo_lite.types.errors import InputValueError
+from curobo_lite.wrap.base.attach import AttachedObjects
 from curobo_lite.wrap.motion.config import MotionGenResult
 from curobo_lite.wrap.reactive import plan_server
-from curobo_lite.wrap.reactive.background import WORKER_NICENESS, JobSlot, PlanJob
+from curobo_lite.wrap.reactive.background import (
+    WORKER_NICENESS,
+    JobSlot,
+    PlanJob,
+    same_held,
+)
 
 _CHILD = (
     "import sys; from curobo_lite.wrap.reactive.plan_server import main; main(int(sys.argv[1]))"
 )
 #: seconds the child may take to import and build its MotionGen
 START_TIMEOUT = 300.0
+
+
+def _on_cpu(objects: AttachedObjects) -> AttachedObjects:
+    """``objects`` with its tensors on the CPU (the child process plans on a CPU)."""
+    return dataclasses.replace(
+        objects, spheres=objects.spheres.detach().cpu(), config=objects.config.detach().cpu()
+    )
 
 
 def _stop(process: subprocess.Popen, conn: Connection) -> None:
@@ -104,15 +118,29 @@ class ProcessPlanner(JobSlot):
             )
         self._ids = count()
         self._job_id = -1
+        self._held: dict[str, AttachedObjects] = {}  # what the child holds
         self._result: tuple[MotionGenResult | None, BaseException | None] | None = None
 
-    def submit(self, start: torch.Tensor, goal: Pose, world: WorldConfig, revision: int) -> PlanJob:
+    def submit(
+        self,
+        start: torch.Tensor,
+        goal: Pose,
+        world: WorldConfig,
+        revision: int,
+        held: dict[str, AttachedObjects] | None = None,
+    ) -> PlanJob:
         """Plan from ``start [1, D]`` (at rest) to ``goal`` in the obstacles ``world`` (loaded
-        in the child unless it holds ``revision`` already). A job still running is dropped."""
-        job = PlanJob(start.detach().cpu().clone(), goal, revision)
+        in the child unless it holds ``revision`` already), holding ``held`` (link -> objects;
+        sent when it changed). A job still running is dropped."""
+        job = PlanJob(start.detach().cpu().clone(), goal, revision, dict(held or {}))
         self._job_id = next(self._ids)
         goal_cpu = Pose(goal.position.detach().cpu(), goal.quaternion.detach().cpu())
-        plan_server.send(self._conn, (self._job_id, job.start, goal_cpu, world, revision))
+        sent = None
+        if not same_held(job.held, self._held):  # what the robot holds changed
+            sent = {link: _on_cpu(objects) for link, objects in job.held.items()}
+            self._held = job.held
+        message = (self._job_id, job.start, goal_cpu, world, revision, sent)
+        plan_server.send(self._conn, message)
         self._job, self._result = job, None
         return job
 

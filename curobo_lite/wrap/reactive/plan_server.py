@@ -3,7 +3,8 @@ a fresh interpreter that runs :func:`main` with the socket ``FD`` to its parent.
 robot, world, device and MotionGen options, builds its planner and makes one short plan (the
 first plan of a process loads the Warp modules, ~2 s), answers ``("ready", None)`` (or
 ``("failed", error)``), then plans each job
-``(job_id, start [1, D], goal, world snapshot, revision)`` into ``(job_id, result, error)`` until
+``(job_id, start [1, D], goal, world snapshot, revision, held)`` (``held``: what the robot
+holds, link -> objects, when it changed, else ``None``) into ``(job_id, result, error)`` until
 the parent sends ``None`` or goes away. Messages are plain pickles (:func:`send`, :func:`receive`):
 multiprocessing's own pickler would hand tensors over by file descriptor, which needs a process
 that multiprocessing started.
@@ -38,6 +39,7 @@ def serve(conn: Connection) -> None:
     from curobo_lite.geom import WorldCollision
     from curobo_lite.types import JointState, Pose, TensorDeviceType
     from curobo_lite.wrap.motion.motion_gen import MotionGen
+    from curobo_lite.wrap.reactive.background import apply_held
 
     setup = receive(conn)
     if setup is None:
@@ -67,11 +69,13 @@ def serve(conn: Connection) -> None:
     send(conn, ("ready", None))
     loaded = None
     while (message := receive(conn)) is not None:
-        job_id, start, goal, snapshot, revision = message
+        job_id, start, goal, snapshot, revision, held = message
         try:
             if revision != loaded:
                 motion_gen.update_world(snapshot)
                 loaded = revision
+            if held is not None:  # what the robot holds changed
+                apply_held(motion_gen, held)
             result = motion_gen.plan_single(JointState.from_position(start), goal)
             send(conn, (job_id, result, None))
         except Exception as error:

@@ -71,6 +71,7 @@ from curobo_lite.robot import RobotConfig
 from curobo_lite.rollout import TaskConfig
 from curobo_lite.types import JointState, Pose, TensorDeviceType, check_pose
 from curobo_lite.types.errors import InputTypeError, InputValueError
+from curobo_lite.wrap.base.attach import ATTACHED_LINK, AttachedObjects, solver_kinematics
 from curobo_lite.wrap.base.exclusive import exclusive
 from curobo_lite.wrap.base.robot_world import as_world_collision, as_world_config
 from curobo_lite.wrap.motion.config import MotionGenResult, MotionGenStatus
@@ -297,6 +298,44 @@ class ReactivePlanner:
         self.world_collision.update_obstacle_pose(name, pose)
 
     @exclusive
+    def attach_objects_to_robot(
+        self,
+        joint_state: Any,
+        object_names: Sequence[str],
+        surface_sphere_radius: float = 0.001,
+        link_name: str = ATTACHED_LINK,
+    ) -> AttachedObjects:
+        """Hold the world's obstacles ``object_names`` on ``link_name`` from ``joint_state``
+        on (cuRobo's name; :mod:`curobo_lite.wrap.base.attach`): MotionGen, the MPC and the
+        background planner all carry them, and they leave the shared world. The next step
+        checks the rest of the plan with them held, and replans when it is blocked."""
+        checker = self.motion_gen.checker
+        return checker.attach_objects_to_robot(
+            joint_state, object_names, link_name, surface_sphere_radius, self._robot_copies()
+        )
+
+    @exclusive
+    def detach_object_from_robot(self, link_name: str = ATTACHED_LINK) -> None:
+        """Let go of what ``link_name`` holds: the objects return to the world where they were
+        attached, and the next step checks the rest of the plan against them."""
+        checker = self.motion_gen.checker
+        checker.detach_object_from_robot(link_name, self._robot_copies())
+
+    def _robot_copies(self) -> list:
+        """Every copy of the robot's spheres in MotionGen and the MPC besides the checker's
+        (the background planner mirrors them with each job)."""
+        checker = self.motion_gen.checker
+        copies = {id(k): k for k in self.motion_gen._others(checker)}
+        copies.update({id(k): k for k in solver_kinematics(self.mpc, depth=8)})
+        copies.pop(id(checker.kinematics), None)
+        return list(copies.values())
+
+    @property
+    def attached(self) -> dict[str, AttachedObjects]:
+        """What the robot holds (link -> objects)."""
+        return self.motion_gen.checker.attached
+
+    @exclusive
     def set_goal(self, goal: Pose) -> None:
         """Aim at the end-effector pose ``goal`` (batch 1): the next step plans to it."""
         goal = check_pose(goal, "goal", self.mpc.tensor_args, batch=1)
@@ -429,7 +468,9 @@ class ReactivePlanner:
             self._hold(position)
         if self._background is not None:
             world = self.world_collision
-            self._background.submit(position, self.goal, world.world, world.revision)
+            self._background.submit(
+                position, self.goal, world.world, world.revision, dict(self.attached)
+            )
             return
         start = JointState.from_position(position.clone())
         self._take(self.motion_gen.plan_single(start, self.goal), position)
