@@ -21,15 +21,13 @@ with ``max_distance=reach``, minimum over the spheres, wherever that is ``>= dee
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import torch
 import warp as wp
 
 from curobo_lite.kernels.launch import as_warp, launch_rows
-from curobo_lite.kernels.primitive_sdf import SCALAR_TYPES
-from curobo_lite.kernels.warp_types import Array1, Array2, IndexArray2
+from curobo_lite.kernels.warp_types import Array1, Array2, IndexArray2, scalar_overloads
 from curobo_lite.kernels.world_collision_kernels import (
     WORLD_TABLES,
     _boxes_overlap,
@@ -101,14 +99,8 @@ def _signature(scalar) -> list:
     ]  # fmt: skip
 
 
-for _scalar in SCALAR_TYPES.values():
-    wp.overload(link_world_verdict, _signature(_scalar))
-
-
-@functools.cache
-def verdict_kernel(dtype: torch.dtype) -> wp.Kernel:
-    """The float32 or float64 instance of :func:`link_world_verdict`."""
-    return link_world_verdict.get_overload(_signature(SCALAR_TYPES[dtype]))
+#: the float32 or float64 instance of :func:`link_world_verdict`
+verdict_kernel = scalar_overloads(link_world_verdict, _signature)
 
 
 def link_world_distance(

@@ -14,10 +14,8 @@ above :data:`~curobo_lite.kernels.voxel_kernels.FAR` mean "no obstacle".
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
-import torch
 import warp as wp
 
 from curobo_lite.kernels.collision_common import (
@@ -28,7 +26,12 @@ from curobo_lite.kernels.collision_common import (
     sweep_samples,
 )
 from curobo_lite.kernels.voxel_kernels import FAR, Grid
-from curobo_lite.kernels.warp_types import Array1, Array2
+from curobo_lite.kernels.warp_types import (  # noqa: F401 (SCALAR_TYPES: read from here too)
+    SCALAR_TYPES,
+    Array1,
+    Array2,
+    scalar_overloads,
+)
 
 wp.config.log_level = 30  # WARNING
 wp.set_module_options({"enable_backward": False})
@@ -275,13 +278,5 @@ def _query_signature(scalar) -> list:
     ]  # fmt: skip
 
 
-#: the Warp scalar type of each supported torch dtype
-SCALAR_TYPES = {torch.float32: wp.float32, torch.float64: wp.float64}
-for _scalar in SCALAR_TYPES.values():
-    wp.overload(sphere_esdf_distance, _query_signature(_scalar))
-
-
-@functools.cache
-def query_kernel(dtype: torch.dtype) -> wp.Kernel:
-    """The float32 or float64 instance of :func:`sphere_esdf_distance`."""
-    return sphere_esdf_distance.get_overload(_query_signature(SCALAR_TYPES[dtype]))
+#: the float32 or float64 instance of :func:`sphere_esdf_distance`
+query_kernel = scalar_overloads(sphere_esdf_distance, _query_signature)

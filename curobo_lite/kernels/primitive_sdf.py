@@ -11,14 +11,17 @@ unit tests the per-primitive functions on their own.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
-import torch
 import warp as wp
 
 from curobo_lite.kernels.collision_common import store4
-from curobo_lite.kernels.warp_types import Array2, IndexArray
+from curobo_lite.kernels.warp_types import (  # noqa: F401 (SCALAR_TYPES: read from here too)
+    SCALAR_TYPES,
+    Array2,
+    IndexArray,
+    scalar_overloads,
+)
 
 wp.config.log_level = 30  # WARNING
 # gradients are computed analytically
@@ -223,21 +226,10 @@ def sdf_primitive_points(
     store4(out, i, wp.vector(d, g[0], g[1]), g[2])
 
 
-#: the Warp scalar type of each supported torch dtype
-SCALAR_TYPES = {torch.float32: wp.float32, torch.float64: wp.float64}
-
-
 def _sdf_signature(scalar) -> list:
     a2 = wp.array2d(dtype=scalar)
     return [a2, int, a2, a2]
 
 
-# one module build serves float32 and float64
-for _scalar in SCALAR_TYPES.values():
-    wp.overload(sdf_primitive_points, _sdf_signature(_scalar))
-
-
-@functools.cache
-def sdf_kernel(dtype: torch.dtype) -> wp.Kernel:
-    """The float32 or float64 instance of :func:`sdf_primitive_points`."""
-    return sdf_primitive_points.get_overload(_sdf_signature(SCALAR_TYPES[dtype]))
+#: the float32 or float64 instance of :func:`sdf_primitive_points` (one module build)
+sdf_kernel = scalar_overloads(sdf_primitive_points, _sdf_signature)

@@ -21,14 +21,20 @@ Generic over float32 and float64.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import torch
 import warp as wp
 
 from curobo_lite.kernels.collision_common import smooth_hinge, smooth_hinge_grad
-from curobo_lite.kernels.warp_types import Array1, Array3, IndexArray, IndexArray2
+from curobo_lite.kernels.warp_types import (
+    SCALAR_TYPES,
+    Array1,
+    Array3,
+    IndexArray,
+    IndexArray2,
+    scalar_overloads,
+)
 
 wp.config.log_level = 30  # WARNING
 # the gradients are written by hand in the forward pass
@@ -178,18 +184,10 @@ def _signature(scalar) -> list:
     return [a3, index2, a1, index2, a1, index2, scalar, scalar, int, a3, a1, a1, index1, a3]
 
 
-for _scalar in (wp.float32, wp.float64):
-    wp.overload(self_collision_forward, _signature(_scalar))
-
-_SCALAR = {torch.float32: wp.float32, torch.float64: wp.float64}
-
-
-@functools.cache
-def self_collision_kernel(dtype: torch.dtype) -> wp.Kernel:
-    """The float32 or float64 instance of :func:`self_collision_forward`."""
-    return self_collision_forward.get_overload(_signature(_SCALAR[dtype]))
+#: the float32 or float64 instance of :func:`self_collision_forward`
+self_collision_kernel = scalar_overloads(self_collision_forward, _signature)
 
 
 def scalar_type(dtype: torch.dtype):
     """Warp scalar type of a torch floating dtype (float32 / float64)."""
-    return _SCALAR[dtype]
+    return SCALAR_TYPES[dtype]

@@ -40,10 +40,8 @@ on the surface).
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
-import torch
 import warp as wp
 
 from curobo_lite.kernels.collision_common import (
@@ -54,12 +52,16 @@ from curobo_lite.kernels.collision_common import (
     sweep_samples,
 )
 from curobo_lite.kernels.primitive_sdf import (
-    SCALAR_TYPES,
     slot_primitive_sdf,
     to_local,
     to_world,
 )
-from curobo_lite.kernels.warp_types import Array1, Array2
+from curobo_lite.kernels.warp_types import (  # noqa: F401 (SCALAR_TYPES: read from here too)
+    SCALAR_TYPES,
+    Array1,
+    Array2,
+    scalar_overloads,
+)
 
 wp.config.log_level = 30  # WARNING
 # gradients are computed analytically in the forward kernel
@@ -448,12 +450,5 @@ def _signature(scalar) -> list:
     ]  # fmt: skip
 
 
-# one module build serves float32 and float64
-for _scalar in SCALAR_TYPES.values():
-    wp.overload(sphere_world_distance, _signature(_scalar))
-
-
-@functools.cache
-def distance_kernel(dtype: torch.dtype) -> wp.Kernel:
-    """The float32 or float64 instance of :func:`sphere_world_distance`."""
-    return sphere_world_distance.get_overload(_signature(SCALAR_TYPES[dtype]))
+#: the float32 or float64 instance of :func:`sphere_world_distance` (one module build)
+distance_kernel = scalar_overloads(sphere_world_distance, _signature)
