@@ -208,3 +208,22 @@ def test_unsupported_configurations_take_the_modular_path(case, monkeypatch):
         if case != "switched off":
             assert reacher.fused_reason() is not None
         reacher.rollout_fn(actions)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_on_cuda_the_modular_path_serves(monkeypatch):
+    """The fused path is a CPU path (one thread per particle row): on CUDA the modular rollout
+    (and its CUDA graphs) serve, with the option on."""
+    task = TaskConfig.load("particle_mpc")
+    reacher = ArmReacher.from_task(task, "franka", TensorDeviceType(device=torch.device("cuda")))
+    reacher.attach_world(WorldConfig.load(WORLD))
+    goal = Pose.from_list(GOAL, reacher.tensor_args)
+    reacher.update_params(Goal(goal_pose=goal), _start(reacher))
+    with torch.no_grad():
+        assert reacher.fused_reason() == "not a CPU device"
+    monkeypatch.setattr(
+        fused_module.FusedRollout, "rollout", lambda *a, **k: pytest.fail("fused on CUDA")
+    )
+    actions = _actions(reacher, 64)
+    with torch.no_grad():
+        assert torch.isfinite(reacher.rollout_fn(actions).total).all()
