@@ -292,7 +292,22 @@ class MeshCheck:
         if not resolution > 0 or not np.isfinite(resolution):
             raise InputValueError(f"resolution: expected a positive length, received {resolution}")
         B, T, D = q.shape
-        waypoint = self.distance(q.reshape(B * T, D)).distance.reshape(B, T)
+        # a waypoint equal to the one before it (a trajectory padded with its last
+        # configuration, a rest) is measured once
+        repeat = np.zeros((B, T), dtype=bool)
+        repeat[:, 1:] = (q[:, 1:] == q[:, :-1]).all(-1).cpu().numpy()
+        if repeat.any():
+            measured = np.flatnonzero(~repeat.reshape(-1))
+            index = torch.as_tensor(measured, device=q.device)
+            distance = self.distance(q.reshape(B * T, D)[index]).distance
+            # each repeated waypoint reads the last measured one of its row
+            last = np.maximum.accumulate(np.where(repeat, 0, np.arange(T)), axis=1)
+            row_of = np.full(B * T, -1)
+            row_of[measured] = np.arange(len(measured))
+            waypoint = distance[row_of[(np.arange(B)[:, None] * T + last).reshape(-1)]]
+            waypoint = waypoint.reshape(B, T)
+        else:
+            waypoint = self.distance(q.reshape(B * T, D)).distance.reshape(B, T)
         ok = (waypoint >= margin).all(1)
         low = waypoint.min(1)
         if T < 2:

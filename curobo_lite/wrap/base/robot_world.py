@@ -21,6 +21,7 @@ as a cost in a user's own optimization.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -290,6 +291,10 @@ class RobotWorld:
     ) -> torch.Tensor:
         """``[...]`` smallest signed distance (m) from the robot at ``q [..., D]`` to any
         obstacle: negative is penetration depth; values beyond ``max_distance`` read as it."""
+        if 0.0 < max_distance < math.inf and not self.world_collision.num_voxel_worlds:
+            # the per-link kernel: the same minimum at ~1/4 of the per-sphere kernel's cost
+            # (388 waypoints of an MBM cage plan within 5 cm: 8.4 -> 2 ms CPU)
+            return self._world_verdict(self.get_link_spheres(q), max_distance, -math.inf)
         spheres = self.get_world_spheres(q)
         distance = self.world_collision.sphere_distance(spheres, max_distance=max_distance)
         return distance.distance.amin(-1)
@@ -371,13 +376,16 @@ class RobotWorld:
         ok = own_ok & (world >= 0.0)
         return ok if world_range is None else (ok, world, own_ok)
 
-    def _world_verdict(self, spheres: torch.Tensor, world_range: float | None) -> torch.Tensor:
+    def _world_verdict(
+        self, spheres: torch.Tensor, world_range: float | None, deep: float | None = None
+    ) -> torch.Tensor:
         """``[...]`` smallest world distance (m) of the spheres ``[..., N, 4]`` (link spheres),
         exact down to ``-world_range`` (``None``: to 0) and clamped at ``world_range`` (or
         :data:`_CHECK_RANGE`); deeper values are only bounds. The pass/fail kernel
         (:mod:`curobo_lite.kernels.collision_verdict_kernels`: per link, broad phase, early
         exit) gives the same verdict as the distance kernel at ~1/5 of its cost; a world with
-        a voxel grid takes the distance kernel (the verdict kernel sees no grids)."""
+        a voxel grid takes the distance kernel (the verdict kernel sees no grids). ``deep``:
+        exact down to this instead (``-inf``: everywhere, no early exit)."""
         reach = _CHECK_RANGE if world_range is None else world_range
         world_spheres = self.kinematics.world_spheres(spheres)
         collision = self.world_collision
@@ -388,7 +396,8 @@ class RobotWorld:
             self._verdict_groups = self.kinematics.sphere_groups.to(torch.int32).contiguous()
         tables, _ = collision.query_tables(reach)
         flat = world_spheres.reshape(-1, *world_spheres.shape[-2:])
-        deep = 0.0 if world_range is None else -world_range  # any deeper: fails either way
+        if deep is None:  # any deeper: fails either way
+            deep = 0.0 if world_range is None else -world_range
         distance = link_world_distance(
             flat, self._verdict_groups, tables, tables.num_active, reach, deep
         )
