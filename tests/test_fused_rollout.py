@@ -17,6 +17,7 @@ from curobo_lite.rollout import ArmReacher, Goal, TaskConfig
 from curobo_lite.rollout import fused_rollout as fused_module
 from curobo_lite.rollout.cost import PoseCostMetric
 from curobo_lite.types import JointState, Pose, TensorDeviceType
+from curobo_lite.types.errors import InputValueError
 
 # a table, a tilted post and a ball in the arm's reach: random actions hit them
 WORLD = {
@@ -170,10 +171,20 @@ def test_a_nan_action_flags_its_row_only():
 
 @pytest.mark.parametrize(
     "case",
-    ["self-collision", "pose metric", "gradient", "scale tracking", "velocity", "switched off"],
+    [
+        "self-collision",
+        "pose metric",
+        "gradient",
+        "scale tracking",
+        "velocity",
+        "switched off",
+        "joint count",
+    ],
 )
 def test_unsupported_configurations_take_the_modular_path(case, monkeypatch):
     cost = {"self_collision_cost": {"enabled": True}} if case == "self-collision" else {}
+    if case == "joint count":  # 6 joint weights for the 7 joints: the modular path's error
+        cost = {"smooth_cost": {"acceleration_weight": 0.002, "joint_weights": [1.0] * 6}}
     if case == "velocity":
         task = TaskConfig.load("particle_mpc")
         task.model = dict(task.model, control_space="VELOCITY")
@@ -207,6 +218,10 @@ def test_unsupported_configurations_take_the_modular_path(case, monkeypatch):
             return
         if case != "switched off":
             assert reacher.fused_reason() is not None
+        if case == "joint count":
+            with pytest.raises(InputValueError, match="joint_weights"):
+                reacher.rollout_fn(actions)
+            return
         reacher.rollout_fn(actions)
 
 

@@ -96,6 +96,8 @@ def fused_reason(
         if kind not in _SUPPORTED or kind in seen:
             return f"cost {name!r} ({kind.__name__})"
         seen.add(kind)
+        if _joint_count_differs(cost, model.d_action):  # the modular path says so clearly
+            return f"cost {name!r} configured for another joint count"
         if isinstance(cost, PoseCost) and cost.metric is not None:
             return "a pose cost metric"
         if isinstance(cost, SelfCollisionCost) and cost.model is not None:
@@ -396,6 +398,20 @@ def _pose_cost(costs: Mapping[str, CostBase], goal: Goal) -> tuple[str, PoseCost
         if cost.enabled and isinstance(cost, PoseCost):
             return name, cost
     return None
+
+
+def _joint_count_differs(cost: CostBase, dof: int) -> bool:
+    """Whether a per-joint vector of ``cost``'s configuration is not ``[dof]`` (a stop cost's
+    ``max_velocity`` may be one number; the bound cost's limits are ``[4, dof]``)."""
+    if isinstance(cost, BoundCost):
+        return cost._params.lower.shape[-1] != dof
+    config = cost.config
+    for field in ("joint_weights", "cspace_weights", "max_velocity", "retract_config"):
+        value = getattr(config, field, None)
+        if isinstance(value, torch.Tensor) and value.numel() != dof:
+            if not (field == "max_velocity" and value.numel() == 1):
+                return True
+    return False
 
 
 def _weights(joint_weights: torch.Tensor | None, ones: torch.Tensor) -> torch.Tensor:
