@@ -25,7 +25,7 @@ c-space goal, tracking. Constants (the cost's ``weight`` folded in):
   joint weights;
 - ``scalars [9]``: smoothness acceleration and jerk weights, stop window, terminal-velocity and
   terminal-acceleration weights, stop ``n_steps``, null-space weight, tracking position and
-  velocity weights (the latter 0 without a reference velocity);
+  velocity weights (the tracking cost's ``weight`` is in its schedule);
 - ``schedules [2, H]``: the c-space goal's per-step weight (0 where the cost pads zeros) and the
   tracking cost's (its ``weight`` included);
 - ``stop_first``: the first step of the stop window (``H - min(n_steps, H)``).
