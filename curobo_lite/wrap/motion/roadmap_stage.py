@@ -20,6 +20,11 @@ from curobo_lite.wrap.motion.path_timing import time_polyline
 
 #: largest joint step (rad) between the waypoints of a segment's swept mesh check
 _MESH_PIECE = 0.05
+#: segments with an end within _DENSE_NEAR (m, spheres) of an obstacle: pieces of at most
+#: _DENSE_STEP (m) of motion (the swept check's bound), at most _DENSE_MAX per segment
+_DENSE_NEAR = 0.02
+_DENSE_STEP = 0.01
+_DENSE_MAX = 64
 #: metres of mesh clearance the plan's checks ask for beyond ``exact_check_margin``: the swept
 #: check samples a motion at most a millimetre apart near contact, so two checks of the same
 #: motion at other samples (the plan's timed waypoints, a benchmark's judge) disagree by a few
@@ -189,11 +194,27 @@ class RoadmapStage:
         Each segment is cut into pieces of at most ``_MESH_PIECE`` rad per joint: the swept
         check advances all pieces together, so a long segment near obstacles costs a few
         batched queries instead of hundreds of sequential ones. Each segment has its own
-        number of pieces (the rows are padded with their end, which the sweep measures once):
-        cut as the longest, a 3 cm step of an approach chain took 50 waypoint queries."""
+        number of pieces (the rows are padded with their end, which the sweep measures once),
+        and a segment with an end near an obstacle more (:data:`_DENSE_STEP`): near contact
+        the sweep samples every millimetre or so anyway, and side by side pieces take fewer
+        sequential rounds. First 15 of MBM cage / table_under_pick, thread CPU, medians vs
+        cutting every segment as the batch's longest: mesh queries 8 -> 7 / 5 -> 6 calls,
+        535 -> 530 / 359 -> 380 rows, within noise in time; as its own only (no dense
+        pieces): 20 / 14 calls, 10-20 ms slower."""
         t0 = time.perf_counter()
         delta = q_to - q_from
         pieces = (delta.abs().amax(-1) / _MESH_PIECE).ceil().clamp(min=1)
+        if _DENSE_NEAR > 0.0:
+            # a segment with an end near an obstacle (on the spheres): pieces of at most
+            # _DENSE_STEP of motion, marched side by side instead of in sequential rounds
+            ends = torch.cat((q_from, q_to))
+            E = q_from.shape[0]
+            clearance = self.checker.collision_distance(ends, max_distance=_DENSE_NEAR)
+            near = clearance.view(2, E).amin(0) < _DENSE_NEAR
+            lever = torch.as_tensor(self.checker.mesh_check().lever, dtype=delta.dtype)
+            motion = (delta.abs() * lever.to(delta.device)).sum(-1)
+            dense = (motion / _DENSE_STEP).ceil().clamp(max=_DENSE_MAX)
+            pieces = torch.where(near, torch.maximum(pieces, dense), pieces)
         k = torch.arange(int(pieces.max()) + 1, dtype=q_from.dtype, device=q_from.device)
         t = torch.minimum(k[None] / pieces[:, None], torch.ones_like(k[None]))
         waypoints = q_from[:, None] + t[..., None] * delta[:, None]
