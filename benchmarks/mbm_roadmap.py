@@ -13,6 +13,46 @@ check, 5 mm / 0.05 rad).
 ``--variants`` compares option sets (``name:key=value,key=value``, MotionGen roadmap options;
 ``base`` = no change), interleaved problem by problem in one process.
 
+Measured (first 30 of cage and table_under_pick, before #29's session-9 changes; 1 thread,
+thread CPU, load ~3, medians per plan; "calls" = batched calls, "rows" = configurations):
+
+=============================================  ==================  ==================
+stage                                          cage                table_under_pick
+=============================================  ==================  ==================
+whole ``plan_single``                          0.336 s             0.360 s
+IK                                             0.034 s             0.033 s
+roadmap stage (all below)                      0.261 s             0.283 s
+- goal mesh screening                          0.003 s             0.004 s
+- approach chains (64 segments, 385 samples)   0.016 s             0.018 s
+- escape chains (256 segments, 1 098 samples)  0.027 s             0.014 s
+- sample rounds (1; 512 validated, ~49 mesh)   0.026 s             0.019 s
+- lazy search: sphere checks                   5.5 calls, 107      14.5 calls, 369
+  (segments, samples at 0.1 / 0.02 rad)        segs, 1 359 smp,    segs, 3 224 smp,
+                                               0.034 s             0.094 s
+- lazy search: exact-band mesh queries         5.5 calls, 34 rows  17.5 calls, 72 rows
+                                               0.007 s             0.020 s
+- Dijkstra (2 per search round)                8 calls, 0.007 s    16.5 calls, 0.014 s
+- shortcut: sphere checks                      10 calls, 28 segs,  8 calls, 22 segs,
+                                               691 smp, 0.037 s    727 smp, 0.025 s
+- shortcut: segment mesh check (coal, swept)   11.5 calls, 543     8 calls, 387 rows,
+                                               rows, 0.064 s       0.048 s
+- plan timing + clearance (``_from_path``)     0.019 s             0.020 s
+=============================================  ==================  ==================
+
+Unit costs behind it: ``validate_segments`` ~1.4-2 ms per call plus ~11-12 us per sample;
+a coal mesh query ~0.1 ms per row plus ~1 ms per call (frames, broad phase); a Dijkstra
+~0.85 ms at 250-350 nodes. In the segment mesh check half the rows are within 1 cm of an
+obstacle (fingers about the grasped object, 7 065 rows of 12 cage plans: 50 % < 1 cm, 71 %
+< 2 cm, 94 % < 5 cm), so a sphere-based lower bound (spheres reach up to 15 mm past the
+meshes) would spare few of them.
+
+After this session's changes (one shortcut pass; ``collision_distance`` on the per-link
+kernel; the segment mesh check's pieces per segment, dense near obstacles), interleaved with
+the earlier code in one process (same paths in all 90 problems; load 0.9-1.5): median thread
+CPU per plan cage (30) 0.324 -> 0.297 s, table_under_pick (30) 0.346 -> 0.292 s, box (15)
+0.181 -> 0.168 s, bookshelf_thin (15) 0.105 -> 0.098 s; success 30/30, 29/30, 15/15, 15/15
+both ways; ``_from_path`` 19 -> 10 ms, shortcut 108 -> 89 / 68 -> 49 ms (cage / tup).
+
 Usage::
 
     python benchmarks/mbm_roadmap.py [--families cage table_under_pick] [--problems 30]
