@@ -55,6 +55,10 @@ and 3.99 vs 3.74 s CPU). Cutting the swept mesh check's open pieces into pieces 
 2 cm (or 1 cm) of motion, their new ends measured in one batch, so that fewer sequential rounds
 march near the obstacles: no faster (first 10, CPU sums: table_under_pick 4.12 vs 4.05 s,
 exact_check 0.64 vs 0.63 s; cage 4.03 vs 4.65 s): the extra samples cost what the rounds save.
+More speculative edges per search round (:data:`_ROUND_EDGES` 64, or 128 with
+:data:`_ROUND_SLACK` 1.5; first 30 of cage and table_under_pick, 15 of the other five families,
+interleaved, load ~0.9): table_under_pick's rounds 14.5 -> 7 (median) and its CPU sum -4 %,
+cage -7 %, but box +15 % and bookshelf_tall +17 % (the extra samples): no clear gain.
 """
 
 from __future__ import annotations
