@@ -5,6 +5,7 @@ step, and the braking-distance bound itself."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -214,3 +215,43 @@ def test_mpc_step_command_and_metrics_match_the_torch_reference(device):
             result.action.acceleration,
         )  # fmt: skip
     assert True in clamped_seen
+
+
+def _rotation(q: np.ndarray) -> np.ndarray:
+    w, x, y, z = q / np.linalg.norm(q)
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+
+
+def test_measured_pose_errors_against_rotation_matrices(device):
+    """MpcSolver.pose_error and the step's position/rotation_error metrics (one pose-kernel
+    launch) against numpy: the distance of the hand to the goal and the angle of R1^T R2."""
+    solver = MpcSolver.from_config(
+        robot="franka", task="particle_mpc", num_particles=32,
+        tensor_args=TensorDeviceType(device=device),
+    )  # fmt: skip
+    goal = Pose.from_list([0.45, 0.2, 0.45, 0.0, 1.0, 0.0, 0.0], solver.tensor_args)
+    solver.update_goal(goal)
+    g = torch.Generator().manual_seed(3)
+    retract = solver.robot_config.retract_config.cpu()
+    for i in range(4):
+        q = (retract + 0.4 * torch.randn(7, generator=g))[None].to(device)
+        state = JointState.from_position(q)
+        fk = solver.kinematics.forward(q, spheres=False)
+        p = fk.ee_position[0].double().cpu().numpy()
+        r = _rotation(fk.ee_quaternion[0].double().cpu().numpy())
+        r_goal = _rotation(np.array([0.0, 1.0, 0.0, 0.0]))
+        angle = np.arccos(np.clip((np.trace(r.T @ r_goal) - 1.0) / 2.0, -1.0, 1.0))
+        distance = np.linalg.norm(p - np.array([0.45, 0.2, 0.45]))
+        position_error, rotation_error = solver.pose_error(state)
+        assert position_error == pytest.approx(distance, abs=1e-5)
+        assert rotation_error == pytest.approx(angle, abs=2e-3)  # arccos near 0 / pi in float32
+        if i == 0:
+            metrics = solver.step(state).metrics
+            assert metrics["position_error"] == pytest.approx(distance, abs=1e-5)
+            assert metrics["rotation_error"] == pytest.approx(angle, abs=2e-3)

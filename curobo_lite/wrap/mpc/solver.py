@@ -56,6 +56,7 @@ import torch
 
 from curobo_lite.geom import WorldCollision, WorldConfig
 from curobo_lite.kernels import command_kernels
+from curobo_lite.kernels.pose_cost_kernels import pose_cost
 from curobo_lite.opt import Mppi, MppiConfig, OptResult
 from curobo_lite.opt.cuda_graph import GraphedCall
 from curobo_lite.robot import Kinematics, RobotConfig
@@ -141,6 +142,10 @@ class MpcSolver(HoldsObjects):
         self._command_flags = self.tensor_args.zeros(1, 2)
         mode = self.dynamics_model.step_mode.value
         self._command_mode = mode if command_kernels.integrates(mode) else None
+        # the measured state's metrics: forward kinematics into kept buffers (with spheres or
+        # not), the pose errors' per-"step" weights [2, 2] (see _pose_error; [0, 1] is 0)
+        self._measured_frames: dict[bool, Any] = {}
+        self._error_schedule = torch.eye(2, **self.tensor_args.as_kwargs())
         self.goal: Goal | None = None
         self._tracked: TrackedPlan | None = None
         self._task_activation: float | None = None  # the collision margin of the task file
@@ -526,8 +531,15 @@ class MpcSolver(HoldsObjects):
             ee = fk.ee_position, fk.ee_quaternion
         # along the judged axes of the pose-cost metric, when there is one
         metric = active_metric(self.rollout.pose_cost_metric, self.tensor_args)
-        errors = judged_pose_errors(metric, *ee, goal.position, goal.quaternion)
-        return torch.cat(errors)
+        if metric is not None:
+            return torch.cat(judged_pose_errors(metric, *ee, goal.position, goal.quaternion))
+        # the full distance and geodesic angle: the pose cost kernel over two "steps" of the
+        # same pose, weighted (1, 0) and (0, 1): one launch instead of ~15 torch ops
+        position, quaternion = (t[:, None].expand(1, 2, t.shape[-1]) for t in ee)
+        return pose_cost(
+            position, quaternion, goal.position, goal.quaternion, self._error_schedule, 0,
+            "L2", "GEODESIC", self._error_schedule[0, 1:],
+        )[0]  # fmt: skip
 
     def _state_metrics(self, state: JointState) -> tuple[list[str], list[torch.Tensor]]:
         """The metrics of the measured ``state [1, D]`` (:class:`MpcResult`): names and values
@@ -537,7 +549,10 @@ class MpcSolver(HoldsObjects):
         values: list[torch.Tensor | None] = []
         # one forward kinematics for the pose errors and the clearances
         spheres = self.rollout.needs_spheres()
-        fk = self.kinematics.forward(state.position[:, None], spheres=spheres)
+        out = self._measured_frames.get(spheres)
+        if out is None:
+            out = self._measured_frames[spheres] = self.kinematics.allocate_outputs(1, spheres)
+        fk = self.kinematics.forward(state.position[:, None], spheres=spheres, out=out)
         if self.goal.goal_pose is not None:
             names += ["position_error", "rotation_error"]
             values.append(self._pose_error(state, (fk.ee_position[:, 0], fk.ee_quaternion[:, 0])))
