@@ -145,6 +145,7 @@ def test_step_holds_torch_threads_only_for_the_step():
         ("cpu_torch_threads", 0, "mpc.cpu_torch_threads"),
         ("cpu_torch_threads", 1.5, "mpc.cpu_torch_threads"),
         ("cpu_overlap", "sometimes", "mpc.cpu_overlap"),
+        ("fused_rollout", "yes please", "mpc.fused_rollout"),
     ],
 )
 def test_bad_cpu_options_are_named(key, value, message):
@@ -152,6 +153,14 @@ def test_bad_cpu_options_are_named(key, value, message):
     task.mpc = dict(task.mpc, **{key: value})
     with pytest.raises((InputValueError, TypeError, ValueError), match=message):
         MpcSolver.from_config(robot="franka", task=task)
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_the_task_file_switches_the_fused_rollout(fused):
+    task = TaskConfig.load("particle_mpc")
+    task.mpc = dict(task.mpc, fused_rollout=fused)
+    solver = MpcSolver.from_config(robot="franka", task=task)
+    assert solver.rollout.fused_rollout is fused
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")

@@ -34,6 +34,7 @@ class MpcSolverConfig(CheckedOptions):
     clamp_to_limits: bool = False
     follow_activation_distance: float | None = None
     cpu_overlap: bool = True
+    fused_rollout: bool = True
     cpu_torch_threads: int | None = 1
 
     def __post_init__(self) -> None:
@@ -50,6 +51,7 @@ class MpcSolverConfig(CheckedOptions):
                 _SECTION, "follow_activation_distance", self.follow_activation_distance, low=0.0
             )
         self.cpu_overlap = as_bool(_SECTION, "cpu_overlap", self.cpu_overlap)
+        self.fused_rollout = as_bool(_SECTION, "fused_rollout", self.fused_rollout)
         self.cpu_torch_threads = as_int(
             _SECTION, "cpu_torch_threads", self.cpu_torch_threads, minimum=1, allow_none=True
         )

@@ -22,6 +22,8 @@ Task ``mpc:`` section (unknown keys are an error):
 - ``cpu_overlap`` (bool, default true): on a CPU device, each rollout runs forward kinematics
   and the world-collision cost (Warp kernels) on a helper thread while the joint-space costs
   are evaluated (:mod:`curobo_lite.rollout.overlap`; the same results).
+- ``fused_rollout`` (bool, default true): sampled rollouts on a CPU in a few Warp launches
+  (:mod:`curobo_lite.rollout.fused_rollout`; the same costs) where the task allows it.
 - ``cpu_torch_threads`` (int >= 1 or null, default 1): on a CPU device, torch's intra-op
   threads during :meth:`MpcSolver.step`, restored after it (``null``: torch's setting). At MPC's
   sizes torch's parallel ops gain little and leave their threads spinning on the other cores
@@ -123,7 +125,7 @@ class MpcSolver(HoldsObjects):
             )
         self.control_dt = control_dt
         self.mppi = Mppi(mppi_config, rollout, process_group=process_group)
-        rollout.cpu_overlap = config.cpu_overlap
+        rollout.cpu_overlap, rollout.fused_rollout = config.cpu_overlap, config.fused_rollout
         self.mppi.update_init_mean(self.dynamics_model.init_action_mean)
         limits = self.robot_config.joint_limits
         self._position_limits = limits.position
