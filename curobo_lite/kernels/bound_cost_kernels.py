@@ -15,7 +15,6 @@ arithmetic, were a third of a control step on the CPU. Generic over float32 and 
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +23,7 @@ import warp as wp
 from torch.autograd.function import once_differentiable
 
 from curobo_lite.kernels.launch import as_warp, launch_rows
-from curobo_lite.kernels.warp_types import Array1, Array2, Array3, IndexArray
+from curobo_lite.kernels.warp_types import Array1, Array2, Array3, IndexArray, scalar_overloads
 
 wp.config.log_level = 30  # WARNING
 # the gradient is written by hand in the forward pass
@@ -123,14 +122,7 @@ def _signature(scalar) -> list:
     return [a3, a3, a3, a3, a2, a2, a1, a1, wp.array(dtype=wp.int32), int, a2, a3, a3, a3, a3]
 
 
-_SCALAR = {torch.float32: wp.float32, torch.float64: wp.float64}
-for _scalar in _SCALAR.values():
-    wp.overload(bound_cost_forward, _signature(_scalar))
-
-
-@functools.cache
-def _kernel(dtype: torch.dtype) -> wp.Kernel:
-    return bound_cost_forward.get_overload(_signature(_SCALAR[dtype]))
+_kernel = scalar_overloads(bound_cost_forward, _signature)
 
 
 @dataclass(frozen=True)

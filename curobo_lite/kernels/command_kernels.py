@@ -26,7 +26,6 @@ replays it).
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import torch
@@ -34,7 +33,7 @@ import warp as wp
 
 from curobo_lite.kernels.launch import as_warp, launch_rows
 from curobo_lite.kernels.step_kernels import STEP_RULES
-from curobo_lite.kernels.warp_types import Array1, Array2, Array3
+from curobo_lite.kernels.warp_types import Array1, Array2, Array3, scalar_overloads
 
 # the step kernels' rules (the same numbers), as names a Warp function can call
 _position_backward_rule = STEP_RULES["POSITION_BACKWARD"]
@@ -214,14 +213,7 @@ def _signature(scalar: type) -> list:
     return [int, a2, a2, a2, a3, a1, int, a2, a2, a2, a2, int, a3, scalar, a2, a2, a2, a2, a2]
 
 
-_SCALAR = {torch.float32: wp.float32, torch.float64: wp.float64}
-for _scalar in _SCALAR.values():
-    wp.overload(command_limit, _signature(_scalar))
-
-
-@functools.cache
-def _kernel(dtype: torch.dtype) -> wp.Kernel:
-    return command_limit.get_overload(_signature(_SCALAR[dtype]))
+_kernel = scalar_overloads(command_limit, _signature)
 
 
 def integrates(mode: str) -> bool:

@@ -32,15 +32,13 @@ Output: ``cost [N]``, summed over the configuration's spheres.
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import torch
 import warp as wp
 
-from curobo_lite.kernels.warp_types import Array1, Array2, Array3, IndexArray
+from curobo_lite.kernels.warp_types import Array1, Array2, Array3, IndexArray, scalar_overloads
 from curobo_lite.kernels.world_collision_kernels import (
-    SCALAR_TYPES,
     WORLD_TABLES,
     _query_bvh,
     _query_loop,
@@ -297,9 +295,9 @@ def _cost_signature(scalar) -> list:
     ]  # fmt: skip
 
 
-for _scalar in SCALAR_TYPES.values():
-    wp.overload(group_bounds, _bounds_signature(_scalar))
-    wp.overload(frame_world_cost, _cost_signature(_scalar))
+#: the float32 or float64 instances of :func:`group_bounds` and :func:`frame_world_cost`
+bounds_kernel = scalar_overloads(group_bounds, _bounds_signature)
+cost_kernel = scalar_overloads(frame_world_cost, _cost_signature)
 
 
 #: configurations per thread on a CPU, where a thread's start costs about one configuration
@@ -311,15 +309,3 @@ CPU_ROWS_PER_THREAD = 16
 def rows_per_thread(device: torch.device) -> int:
     """Configurations per thread of :func:`frame_world_cost` on ``device``."""
     return CPU_ROWS_PER_THREAD if device.type == "cpu" else 1
-
-
-@functools.cache
-def bounds_kernel(dtype: torch.dtype) -> wp.Kernel:
-    """The float32 or float64 instance of :func:`group_bounds`."""
-    return group_bounds.get_overload(_bounds_signature(SCALAR_TYPES[dtype]))
-
-
-@functools.cache
-def cost_kernel(dtype: torch.dtype) -> wp.Kernel:
-    """The float32 or float64 instance of :func:`frame_world_cost`."""
-    return frame_world_cost.get_overload(_cost_signature(SCALAR_TYPES[dtype]))

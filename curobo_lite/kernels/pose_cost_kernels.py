@@ -17,13 +17,11 @@ The gradient paths keep the torch formulas (autograd). Generic over float32 and 
 
 from __future__ import annotations
 
-import functools
-
 import torch
 import warp as wp
 
 from curobo_lite.kernels.launch import as_warp, launch_rows
-from curobo_lite.kernels.warp_types import Array1, Array2, Array3
+from curobo_lite.kernels.warp_types import Array1, Array2, Array3, scalar_overloads
 
 wp.config.log_level = 30  # WARNING
 wp.set_module_options({"enable_backward": False})
@@ -107,14 +105,7 @@ def _signature(scalar) -> list:
     return [a3, a3, a2, a2, a2, int, int, int, a1, a2]
 
 
-_SCALAR = {torch.float32: wp.float32, torch.float64: wp.float64}
-for _scalar in _SCALAR.values():
-    wp.overload(pose_cost_forward, _signature(_scalar))
-
-
-@functools.cache
-def _kernel(dtype: torch.dtype) -> wp.Kernel:
-    return pose_cost_forward.get_overload(_signature(_SCALAR[dtype]))
+_kernel = scalar_overloads(pose_cost_forward, _signature)
 
 
 def pose_cost(
