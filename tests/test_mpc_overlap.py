@@ -237,3 +237,49 @@ def test_measured_state_metrics_run_beside_the_rollouts_kinematics():
         states = {o: JointState(r.action.position, r.action.velocity) for o, r in results.items()}
     assert inside_rollout == {False: [False] * 8, True: [True] * 8}
     assert solvers[True].rollout.beside_kinematics is None  # nothing left for a later rollout
+
+
+def test_serial_launches_are_per_thread_and_leave_nothing_behind():
+    """Two threads inside :func:`serial_cpu_launches` at once, leaving in the other order than
+    they entered (as the fused rollout's two threads may): each sees one worker while inside,
+    and afterwards the launch split is torch's again (a process-wide flag restored by the wrong
+    thread stuck at one worker, and made ``torch_cpu_threads`` a no-op)."""
+    import curobo_lite.kernels.launch as launch
+
+    inside_a, inside_b, a_left = threading.Event(), threading.Event(), threading.Event()
+    seen = {}
+
+    def a():
+        with launch.serial_cpu_launches():
+            inside_a.set()
+            inside_b.wait(5)
+            seen["a"] = launch.cpu_launch_workers()
+        a_left.set()
+
+    def b():
+        inside_a.wait(5)
+        with launch.serial_cpu_launches():
+            inside_b.set()
+            a_left.wait(5)
+            seen["b"] = launch.cpu_launch_workers()
+
+    threads = [threading.Thread(target=a), threading.Thread(target=b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert seen == {"a": 1, "b": 1}
+    assert launch._cpu_workers is None
+    assert launch.cpu_launch_workers() == torch.get_num_threads()
+
+
+def test_an_mpc_step_leaves_the_launch_split_as_it_was():
+    import curobo_lite.kernels.launch as launch
+
+    solver = MpcSolver.from_config(robot="franka", task="particle_mpc")
+    solver.update_goal(Pose.from_list([0.4, 0.2, 0.4, 0.0, 1.0, 0.0, 0.0]))
+    state = JointState.from_position(solver.robot_config.retract_config[None].clone())
+    for _ in range(3):
+        solver.step(state)
+    assert launch._cpu_workers is None
+    assert launch.cpu_launch_workers() == torch.get_num_threads()

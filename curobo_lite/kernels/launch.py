@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from queue import Empty, SimpleQueue
@@ -58,6 +59,8 @@ CPU_CHUNK_MIN_ELEMENTS = 1 << 21
 _cpu_pool: ThreadPoolExecutor | None = None
 #: CPU launch workers while :func:`torch_cpu_threads` holds torch's threads down (None: torch's)
 _cpu_workers: int | None = None
+#: per thread: inside :func:`serial_cpu_launches`
+_serial = threading.local()
 
 
 def _forget_cpu_pool() -> None:
@@ -77,7 +80,9 @@ MakeLaunch = Callable[[int, int], tuple[int | Sequence[int], list]]
 
 def cpu_launch_workers() -> int:
     """Threads a CPU row launch is split over: torch's intra-op threads, or the count they had
-    before :func:`torch_cpu_threads` lowered them."""
+    before :func:`torch_cpu_threads` lowered them; 1 inside :func:`serial_cpu_launches`."""
+    if getattr(_serial, "on", False):
+        return 1
     return _cpu_workers if _cpu_workers is not None else torch.get_num_threads()
 
 
@@ -108,14 +113,15 @@ def torch_cpu_threads(threads: int | None, device: torch.device) -> Iterator[Non
 def serial_cpu_launches() -> Iterator[None]:
     """Run the block's CPU row launches in one piece each (no worker threads): for a caller
     that already shares rows between threads itself (the fused MPPI rollout), where a split
-    launch inside each share would put four threads on two cores."""
-    global _cpu_workers
-    restore = _cpu_workers
-    _cpu_workers = 1
+    launch inside each share would put four threads on two cores. Per thread: two threads
+    sharing a rollout enter and leave it in any order (a process-wide setting restored by one
+    of them would keep the other's value after both left)."""
+    restore = getattr(_serial, "on", False)
+    _serial.on = True
     try:
         yield
     finally:
-        _cpu_workers = restore
+        _serial.on = restore
 
 
 def cpu_row_chunks(rows: int, elements: int, pieces_per_worker: int = 1) -> list[tuple[int, int]]:
