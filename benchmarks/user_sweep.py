@@ -28,18 +28,15 @@ import statistics
 import time
 
 import torch
+from mbm import _p95
+from mbm import judge as mbm_judge
 from timing import write_json
 
 from curobo_lite.types import JointState, Pose, TensorDeviceType
-from curobo_lite.types.math import quat_angle_error
 from curobo_lite.wrap import MotionGen, RobotWorld
-from curobo_lite.wrap.motion.graph_planner import resample_path
 
 ROBOTS = ("franka", "ur5e", "iiwa")
 WORLDS = ("table", "bookshelf", "cubbies", "mixed")
-POSITION_TOLERANCE = 0.005
-ROTATION_TOLERANCE = 0.05
-CLEARANCE_TOLERANCE = -0.001
 
 
 def valid_configs(checker: RobotWorld, count: int, generator: torch.Generator) -> torch.Tensor:
@@ -55,37 +52,12 @@ def valid_configs(checker: RobotWorld, count: int, generator: torch.Generator) -
 
 
 def judge(checker: RobotWorld, path: torch.Tensor, goal: Pose, meshes: bool) -> dict:
-    """Reached, within limits, sphere clearance and (``meshes``) the exact mesh check of the
-    plan ``path [K, D]`` for ``goal`` (module docstring)."""
-    state = checker.kinematics.forward(path[-1:])
-    position_error = float((state.ee_position[0] - goal.position[0]).norm())
-    rotation_error = float(quat_angle_error(state.ee_quaternion, goal.quaternion)[0])
-    dense = resample_path(path, max(2, 20 * path.shape[0]))
-    clearance = float(
-        torch.minimum(
-            checker.collision_distance(dense, max_distance=1.0),
-            checker.self_collision_distance(dense),
-        ).min()
-    )
-    in_limits = bool(checker.in_limits(path).all())
-    mesh_ok = bool(checker.trajectory_mesh_report(path)[0]) if meshes else True
-    reached = position_error <= POSITION_TOLERANCE and rotation_error <= ROTATION_TOLERANCE
-    return {
-        # a robot with meshes is judged on them (its planner lets spheres graze where the
-        # meshes are clear); one without on its spheres
-        "success": reached
-        and in_limits
-        and (mesh_ok if meshes else clearance >= CLEARANCE_TOLERANCE),
-        "position_error": position_error,
-        "rotation_error": rotation_error,
-        "sphere_clearance": clearance,
-        "mesh_valid": mesh_ok if meshes else None,
-    }
-
-
-def _p95(values: list[float]) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(0.95 * (len(values) - 1))))]
+    """:func:`mbm.judge` of the plan ``path [K, D]`` for ``goal`` (on the meshes when the robot
+    has them, else on its spheres), and every waypoint within the limits."""
+    goal_pose = [*goal.position[0].tolist(), *goal.quaternion[0].tolist()]
+    verdict = mbm_judge(checker, path, goal_pose, meshes)
+    verdict["success"] = verdict["success"] and bool(checker.in_limits(path).all())
+    return verdict
 
 
 def main() -> None:

@@ -114,6 +114,7 @@ def dls_steps(
             iterations,
             damping,
             max_step,
+            (low, high),
             rows,
             weight,
             lock_limits,
@@ -148,14 +149,16 @@ def _warp_steps(
     iterations: int,
     damping: float,
     max_step: float,
+    limits: tuple[torch.Tensor, torch.Tensor],
     rows: torch.Tensor | None,
     weight: torch.Tensor | None,
     lock_limits: bool,
 ) -> torch.Tensor:
     """:func:`dls_steps`' loop with the Warp backend: per step, forward kinematics into kept
-    buffers and one kernel for the rest (:mod:`curobo_lite.kernels.dls_kernels`)."""
+    buffers and one kernel for the rest (:mod:`curobo_lite.kernels.dls_kernels`); ``limits``:
+    the position limits ``(low [D], high [D])`` on ``q``'s device."""
     tables = kinematics.tables
-    low, high = kinematics.robot_config.joint_limits.position.to(q)
+    low, high = limits
     row_weight = torch.ones(6, dtype=q.dtype, device=q.device)
     if weight is not None:
         row_weight = weight.reshape(6)
