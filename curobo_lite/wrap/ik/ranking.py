@@ -109,8 +109,6 @@ def nearest_turns(
     nearest ``reference [S, D]`` within ``[low, high]`` (the same pose, and the same
     collisions): an IK seed drawn anywhere in a ``+-2 pi`` range would otherwise make the
     plan turn a joint once around for nothing."""
-    if not bool(full_turn.any()):
-        return q
     turn = 2.0 * math.pi
     moved = q - turn * torch.round((q - reference[:, None]) / turn)
     # the nearest value may lie past a limit: one turn back is then within (the range >= 2 pi)

@@ -112,7 +112,9 @@ class IKSolver:
         self.lbfgs_config = lbfgs_config or LbfgsConfig.from_dict(config.lbfgs)
         self._solvers: dict[tuple[int, int], Lbfgs] = {}
         self._sobol = torch.quasirandom.SobolEngine(self.dof, scramble=True, seed=config.seed)
-        self._full_turn = full_turn_joints(model.kinematics)
+        full_turn = full_turn_joints(model.kinematics)
+        # read once: no device sync per solve for the robots that have none (most)
+        self._full_turn = full_turn if bool(full_turn.any()) else None
         # "precise": within a quarter of both thresholds, in the limits and collision-free; it
         # ranks solutions and, with stop_after, ends the solve
         self._precise = ReachCriteria(
@@ -436,8 +438,9 @@ class IKSolver:
         D = self.dof
         with torch.no_grad():
             low, high = self.robot_config.joint_limits.position.to(q)
-            q = nearest_turns(q.view(S, n, D), rank_config, self._full_turn, low, high)
-            q = q.view(S * n, D)
+            if self._full_turn is not None:
+                q = nearest_turns(q.view(S, n, D), rank_config, self._full_turn, low, high)
+                q = q.view(S * n, D)
             # clearances only where they can decide: the rows that reach the pose
             thresholds = (self.config.position_threshold, self.config.rotation_threshold)
             metrics = ranking_metrics(self.rollout, q, S, n, thresholds, cost)
