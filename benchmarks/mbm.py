@@ -21,7 +21,7 @@ path length (median over successes), smallest mesh and sphere clearance along th
 
 Usage::
 
-    python benchmarks/mbm.py [--families box cage] [--problems N] [--no-ompl]
+    python benchmarks/mbm.py [--families box cage] [--problems N] [--only NAME ...] [--no-ompl]
         [--json out/mbm.json] [--threads 2] [--ompl-time 5] [--device cpu] [--cuda-graph]
         [--roadmap corridor_fraction=0 max_samples=4096]
 """
@@ -147,6 +147,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--families", nargs="+", default=list(FAMILIES), choices=list(FAMILIES))
     parser.add_argument("--problems", type=int, default=None, help="first N problems per family")
+    parser.add_argument(
+        "--only", nargs="+", default=None, metavar="NAME", help="only these problems (by name)"
+    )
     parser.add_argument("--no-ompl", action="store_true", help="MotionGen only")
     parser.add_argument("--ompl-time", type=float, default=5.0, help="OMPL time limit (s)")
     parser.add_argument("--json", default=str(REPO / "out" / "mbm.json"))
@@ -177,6 +180,11 @@ def main() -> None:
     if not families:
         raise SystemExit(f"no problem files in {args.data}")
     problems = {f: load_problems(f, args.problems, Path(args.data)) for f in families}
+    if args.only is not None:
+        problems = {f: [p for p in ps if p.name in args.only] for f, ps in problems.items()}
+        problems = {f: ps for f, ps in problems.items() if ps}
+        if not problems:
+            raise SystemExit(f"--only: no problem named {args.only}")
     first = next(p for ps in problems.values() for p in ps)
     motion_gen = MotionGen.from_config(
         "franka",

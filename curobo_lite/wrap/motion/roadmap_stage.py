@@ -15,6 +15,7 @@ from curobo_lite.types import JointState, Pose
 from curobo_lite.wrap.ik.dls import dls_steps
 from curobo_lite.wrap.ik.solver import IKResult, distinct_rows
 from curobo_lite.wrap.motion.config import MotionGenResult, MotionGenStatus
+from curobo_lite.wrap.motion.goal_retry import GoalRetry
 from curobo_lite.wrap.motion.graph_planner import GraphPlanResult
 from curobo_lite.wrap.motion.path_timing import time_polyline
 
@@ -42,10 +43,11 @@ _REPAIR_NUDGE = 0.15
 _REPAIR_DLS = 6
 
 
-class RoadmapStage:
+class RoadmapStage(GoalRetry):
     """The roadmap and exact-check stages of :class:`~curobo_lite.wrap.MotionGen` (which
     supplies ``roadmap``, ``checker``, ``exact_check``, ``config``, ``robot_config``,
-    ``ik_solver`` and ``_pose_errors``)."""
+    ``ik_solver``, ``_goal_configs`` and ``_pose_errors``); where the roadmap connects no goal,
+    a second try with other goals of the pose (:class:`GoalRetry`)."""
 
     def _roadmap_plans(
         self,
@@ -75,6 +77,9 @@ class RoadmapStage:
             goal_configs[k] = goals  # the optimizer's goals too, if it comes to that
             graph, stage_timings = self._roadmap_path(start[k], goals, timings)
             stage_timings["roadmap"] += screen
+            if not graph.success:  # none connects: other goals of the pose (goal_retry.py)
+                retried, stage_timings = self._roadmap_retry(start[k], goal_k, goals, stage_timings)
+                graph = retried if retried is not None else graph
             if graph.success:
                 result = self._from_path(graph, goal_k, t_start, stage_timings)
                 result.goal_offset = self._goal_offset_of(graph.path[-1])
