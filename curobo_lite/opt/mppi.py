@@ -227,6 +227,8 @@ class Mppi:
         self._std = ta.zeros(P, n, H, D)
         self._noise = ta.zeros(P, n, H, D)
         self._act = ta.zeros(P, n, H, D)
+        # the particles a rollout sees without the zero-action copies (_without_copies)
+        self._rolled: torch.Tensor | None = None
         if config.sample_mode == "KNOT":
             if config.n_knots > H:
                 raise InputValueError(
@@ -347,7 +349,7 @@ class Mppi:
                 n_local = last - first
                 copies = self._zero_copies(n_local)
                 if copies:  # the zero-action copies rolled out once (particle n_null - 1)
-                    local = torch.cat((local[:, :1], local[:, copies + 1 :]), 1)
+                    local = self._without_copies(local, copies)
                 rows = n_local - copies
                 result = self.rollout.rollout_fn(local.reshape(P * rows, H, D))
                 total = check_rollout_result(result, P * rows, H)
@@ -414,6 +416,16 @@ class Mppi:
         ):
             return 0
         return copies
+
+    def _without_copies(self, local: torch.Tensor, copies: int) -> torch.Tensor:
+        """``local [P, n, H, D]`` without particles ``1 .. copies`` (zero-action copies of
+        particle ``copies + 1``), written into a kept buffer: the rollout sees the same tensor
+        every iteration (what its recorded kernel launches read)."""
+        P, n, H, D = local.shape
+        buffer = self._rolled
+        if buffer is None or buffer.shape != (P, n - copies, H, D):
+            buffer = self._rolled = local.new_empty(P, n - copies, H, D)
+        return torch.cat((local[:, :1], local[:, copies + 1 :]), 1, out=buffer)
 
     def _clamp(self, act: torch.Tensor) -> torch.Tensor:
         if not self.config.squash:

@@ -31,7 +31,7 @@ import warp as wp
 from curobo_lite.kernels import StepBuffers, StepMode
 from curobo_lite.kernels import mppi_rollout_kernels as mrk
 from curobo_lite.kernels import pose_cost_kernels as pck
-from curobo_lite.kernels.launch import as_warp, serial_cpu_launches
+from curobo_lite.kernels.launch import as_warp, recorded_cpu_launches, serial_cpu_launches
 from curobo_lite.kernels.step_rows import joint_vector
 from curobo_lite.rollout.cost import (
     BoundCost,
@@ -117,6 +117,10 @@ class FusedRollout:
         self.model = model
         self._key: tuple | None = None
         self._buffers: dict[tuple, Any] = {}
+        #: counts the rebuilds of the constants (recorded launches read the current ones)
+        self._version = 0
+        #: recorded launches by what their arguments hold, then by row chunk (rollout)
+        self._recorded: dict[tuple, dict[tuple[int, int], list]] = {}
 
     # constants -------------------------------------------------------------------------------
     def _constants(self, costs: Mapping[str, CostBase], horizon: int) -> dict[str, Any]:
@@ -194,6 +198,7 @@ class FusedRollout:
             "placeholder": torch.zeros(1, dof, **kw),
         }
         self._key = key
+        self._version += 1
         return self._consts
 
     def _buffer(self, key: tuple, make: Callable[[], Any]) -> Any:
@@ -221,7 +226,12 @@ class FusedRollout:
         their sum ``[B, H]`` (the terms are views of one buffer, rewritten by the next call).
         ``problem_index [B]``: each row's start state (and goal, when there are several);
         ``share``: split the rows with the helper thread (module docstring); ``beside``: more
-        work for the calling thread meanwhile (run once)."""
+        work for the calling thread meanwhile (run once).
+
+        A row chunk's joint, kinematics and pose launches are recorded once and replayed
+        (:func:`~curobo_lite.kernels.launch.recorded_cpu_launches`) while every tensor they
+        read or write keeps its address, shape and strides (:func:`_addresses`), i.e. while
+        what their recorded arguments hold is what fresh ones would hold."""
         model = self.model
         batch, horizon, dof = act_seq.shape
         consts = self._constants(costs, horizon)
@@ -247,72 +257,80 @@ class FusedRollout:
         goal_state = goal.goal_state.position if "cspace" in live else placeholder
         ref_position = reference.position[0] if "tracking" in live else placeholder
         ref_velocity = reference.velocity[0] if "tracking" in live else placeholder
-        vector = joint_vector(dof, act_seq.dtype)
-
-        def rows(t: torch.Tensor):  # joint vectors: the joint axis made contiguous
-            return as_warp(t if t.stride(-1) == 1 else t.contiguous(), vector)
-
         if act_seq.stride(-1) != 1:
             act_seq = act_seq.contiguous()
-        constants = [rows(start_state.position), rows(start_state.velocity)]
-        constants += [rows(start_state.acceleration)]
-        constants_after = [
-            1,  # use_idx: rows read their start state through problem_index
-            as_warp(model.traj_dt),
-            rows(consts["lower"]),
-            rows(consts["upper"]),
-            as_warp(consts["weights"]),
-            rows(consts["vectors"]),
-            as_warp(consts["scalars"]),
-            as_warp(consts["schedules"]),
-            consts["stop_first"],
-            rows(goal_state),
-            rows(ref_position),
-            rows(ref_velocity),
-            as_warp(slot_array),
-        ]
-        device = wp.device_from_torch(act_seq.device)
-        kernel = mrk.joint_rollout_kernel(dof, act_seq.dtype)
+        # joint vectors: the joint axis made contiguous
+        starts = [_rows(t) for t in (start_state.position, start_state.velocity)]
+        starts.append(_rows(start_state.acceleration))
+        targets = [_rows(t) for t in (goal_state, ref_position, ref_velocity)]
         kinematics = model.kinematics
         frames = model.frame_buffers(batch * horizon, spheres=False)
-        flat_position = out.position.view(batch * horizon, dof)
+        state_buffers = (out.position, out.velocity, out.acceleration, out.jerk)
         state = KinematicModelState(
-            JointState(
-                out.position,
-                out.velocity,
-                out.acceleration,
-                out.jerk,
-                joint_names=model.joint_names,
-            ),
+            JointState(*state_buffers, joint_names=model.joint_names),
             kinematics.outputs_state(frames, (batch, horizon), spheres=False),
         )
         slot = len(live)
-        pose = world = None
+        pose = None
         if pose_cost is not None:
-            pose = self._pose_pass(pose_cost, goal, problem_index, state, terms[slot])
+            pose = self._pose_launch(pose_cost, goal, problem_index, state, terms[slot])
             slot += 1
+        world = None
         if world_cost is not None:
             world = (
                 world_cost[0],
                 world_cost[1].frames_pass(state.kinematics, kinematics, out=terms[slot]),
             )
-        state_buffers = (out.position, out.velocity, out.acceleration, out.jerk)
+        key = (
+            self._version,
+            _addresses(act_seq, problem_index, model.traj_dt, slot_array, terms),
+            _addresses(*starts, *targets, *state_buffers, *vars(frames).values()),
+            None if pose is None else pose[1],
+        )
+        recorded = self._recorded.get(key)
+        if recorded is None:
+            if len(self._recorded) >= 8:
+                self._recorded.clear()
+            recorded = self._recorded[key] = {}
+        vector = joint_vector(dof, act_seq.dtype)
+        device = wp.device_from_torch(act_seq.device)
+
+        def record(b0: int, b1: int) -> list:
+            """The chunk's launches, recorded: the joint kernel, forward kinematics, pose."""
+            inputs = [as_warp(act_seq[b0:b1], vector), *(as_warp(t, vector) for t in starts)]
+            inputs += [as_warp(problem_index[b0:b1]), 1]  # use_idx: rows read their start
+            inputs += [as_warp(model.traj_dt), as_warp(consts["lower"], vector)]
+            inputs += [as_warp(consts["upper"], vector), as_warp(consts["weights"])]
+            inputs += [as_warp(consts["vectors"], vector), as_warp(consts["scalars"])]
+            inputs += [as_warp(consts["schedules"]), consts["stop_first"]]
+            inputs += [*(as_warp(t, vector) for t in targets), as_warp(slot_array)]
+            outputs = [as_warp(t[b0:b1], vector) for t in state_buffers]
+            launches = [
+                wp.launch(
+                    mrk.joint_rollout_kernel(dof, act_seq.dtype),
+                    dim=b1 - b0,
+                    inputs=[*inputs, *outputs, as_warp(terms[:, b0:b1])],
+                    device=device,
+                    record_cmd=True,
+                )
+            ]
+            flat_position = out.position.view(batch * horizon, dof)
+            with recorded_cpu_launches() as kinematics_launches:
+                configs = (b0 * horizon, b1 * horizon)
+                kinematics.forward_rows(flat_position, frames, configs, spheres=False)
+            launches += kinematics_launches
+            if pose is not None:
+                launches.append(pose[0](b0, b1))
+            return launches
 
         def run(b0: int, b1: int) -> None:
-            inputs = [as_warp(act_seq[b0:b1], vector), *constants, as_warp(problem_index[b0:b1])]
-            outputs = [as_warp(t[b0:b1], vector) for t in state_buffers]
-            wp.launch(
-                kernel,
-                dim=b1 - b0,
-                inputs=[*inputs, *constants_after, *outputs, as_warp(terms[:, b0:b1])],
-                device=device,
-            )
-            configs = (b0 * horizon, b1 * horizon)
-            kinematics.forward_rows(flat_position, frames, configs, spheres=False)
-            if pose is not None:
-                pose[1].run(b0, b1)
+            launches = recorded.get((b0, b1))
+            if launches is None:
+                launches = recorded[(b0, b1)] = record(b0, b1)
+            for launch in launches:
+                launch.launch()
             if world is not None:
-                world[1].run(*configs)
+                world[1].run(b0 * horizon, b1 * horizon)
 
         with serial_cpu_launches():
             if share and batch * horizon >= OVERLAP_MIN_CONFIGS:
@@ -325,33 +343,35 @@ class FusedRollout:
                     beside()
                 run(0, batch)
         values = {names[t]: terms[k] for k, t in enumerate(live)}
-        for part in (pose, world):
-            if part is not None:
-                values[part[0]] = part[1].result()
+        if pose is not None:
+            values[pose_cost[0]] = terms[len(live)]
+        if world is not None:
+            values[world[0]] = world[1].result()
         total = terms.sum(0) if count else act_seq.new_zeros(batch, horizon)
         return state, {name: values[name] for name in costs if name in values}, total
 
-    def _pose_pass(
+    def _pose_launch(
         self,
         pose_cost: tuple[str, PoseCost],
         goal: Goal,
         problem_index: torch.Tensor,
         state: KinematicModelState,
         value: torch.Tensor,
-    ) -> tuple[str, RowPass]:
-        """``(name, pass over particle rows)`` of the pose cost ``pose_cost = (name, cost)``:
-        the pose kernel on the end-effector frames, writing ``value [B, H]``."""
-        name, cost = pose_cost
+    ) -> tuple[Callable[[int, int], Any], tuple]:
+        """``(record(b0, b1) -> Launch, key)`` of the pose cost ``pose_cost = (name, cost)`` over
+        particle rows ``b0:b1``: the pose kernel on the end-effector frames, writing ``value
+        [B, H]``; ``key``: what the recorded launches hold besides the frames and ``value``
+        (the goal, the schedule, the kernel's codes)."""
+        _, cost = pose_cost
         position, quaternion = state.ee_position, state.ee_quaternion
         batch, horizon = position.shape[:2]
         schedule, first_step, position_norm, rotation_error, eps = cost.kernel_constants(horizon)
         goal_position, goal_quaternion = goal.goal_pose.position, goal.goal_pose.quaternion
         several = goal_position.shape[0] != 1
         if several:  # one goal row per particle row, as the modular path selects them
-            goal_position, goal_quaternion = (
-                goal_position[problem_index],
-                goal_quaternion[problem_index],
-            )
+            goal_position = goal_position[problem_index]
+            goal_quaternion = goal_quaternion[problem_index]
+        goal_position, goal_quaternion = goal_position.contiguous(), goal_quaternion.contiguous()
         codes = [
             first_step,
             -1 if position_norm is None else pck.POSITION_NORM_CODES[position_norm],
@@ -360,22 +380,23 @@ class FusedRollout:
         ]
         kernel = pck._kernel(position.dtype)
         device = wp.device_from_torch(position.device)
-        goals = [as_warp(goal_position.contiguous()), as_warp(goal_quaternion.contiguous())]
 
-        def run(b0: int, b1: int) -> None:
+        def record(b0: int, b1: int):
             rows = slice(b0, b1)
-            targets = goals  # the rows' own goals when there are several
-            if several:
-                targets = [as_warp(goal_position[rows]), as_warp(goal_quaternion[rows])]
-            inputs = [as_warp(position[rows]), as_warp(quaternion[rows]), *targets]
-            wp.launch(
+            goals = [goal_position, goal_quaternion]
+            if several:  # the rows' own goals
+                goals = [goal_position[rows], goal_quaternion[rows]]
+            inputs = [position[rows], quaternion[rows], *goals, schedule]
+            return wp.launch(
                 kernel,
                 dim=b1 - b0,
-                inputs=[*inputs, as_warp(schedule), *codes, as_warp(value[rows])],
+                inputs=[*(as_warp(t) for t in inputs), *codes, as_warp(value[rows])],
                 device=device,
+                record_cmd=True,
             )
 
-        return name, RowPass(batch, run, lambda: value)
+        key = (_addresses(goal_position, goal_quaternion, schedule, eps, value), *codes[:3])
+        return record, key
 
     def _world_cost(
         self, costs: Mapping[str, CostBase]
@@ -421,3 +442,14 @@ def _weights(joint_weights: torch.Tensor | None, ones: torch.Tensor) -> torch.Te
 
 def _nothing() -> None:
     return None
+
+
+def _rows(t: torch.Tensor) -> torch.Tensor:
+    """``t`` with its last (joint) axis contiguous, as a kernel reads joint vectors."""
+    return t if t.stride(-1) == 1 else t.contiguous()
+
+
+def _addresses(*tensors: torch.Tensor) -> tuple:
+    """What a Warp descriptor of each tensor holds (address, shape, strides): equal tuples,
+    equal launch arguments."""
+    return tuple((t.data_ptr(), t.shape, t.stride()) for t in tensors)
