@@ -39,8 +39,11 @@ class Offender:
 
     Attributes:
         kind: ``"joint_limit"``, ``"world"`` (a link inside an obstacle), ``"self"`` (two links
-            inside each other), ``"pose"`` (an IK solution's error above its tolerance) or
-            ``"moving"`` (a start state not at rest).
+            inside each other), ``"pose"`` (an IK solution's error above its tolerance),
+            ``"moving"`` (a start state not at rest) or ``"barrier"`` (a goal that a joint
+            could reach only through a value where the robot always self-collides; ``link``:
+            the joint, ``value``: the goal's value, ``limit``: the barrier;
+            :mod:`curobo_lite.wrap.motion.reachable_goals`).
         link: the link (for ``joint_limit`` and ``moving``: the joint; for ``pose``: the
             end-effector link).
         other: the obstacle (``world``), the other link (``self``), ``"lower"`` or ``"upper"``

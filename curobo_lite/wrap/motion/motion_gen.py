@@ -11,7 +11,11 @@ anything".
    (``ik={"dls_iterations": 16}``, :mod:`curobo_lite.wrap.ik.dls`), kept where collision-free;
    only when none is, the collision-aware L-BFGS solve, which stops as soon as one seed is
    precise (``ik={"stop_after": 1}``); no solution gives ``IK_FAIL`` (the offenders: what
-   kept the best seed from being valid, its pose error or its contacts). A joint goal
+   kept the best seed from being valid, its pose error or its contacts). A robot whose
+   joints turn fully (a UR arm's ``+-2 pi``) gets each solution at the turns its start can
+   reach: no joint may pass a value where the robot always self-collides, such as an elbow
+   folded at ``pi`` (:mod:`curobo_lite.wrap.motion.reachable_goals`; ``IK_FAIL`` naming the
+   joint and its barrier when none is left). A joint goal
    (:meth:`MotionGen.plan_single_js`) skips the IK: the goal configuration is checked like an
    IK solution (``INVALID_GOAL_STATE`` with its offenders). A goal set
    (:meth:`MotionGen.plan_goalset`, several poses such as the grasps of one object) shares the
@@ -97,7 +101,9 @@ from curobo_lite.wrap.motion.checks import (
 from curobo_lite.wrap.motion.config import MotionGenConfig, MotionGenResult, MotionGenStatus
 from curobo_lite.wrap.motion.goals import MotionGenGoals, cycle_rows
 from curobo_lite.wrap.motion.graph_planner import OmplPlanner, resample_path
+from curobo_lite.wrap.motion.joint_barriers import JointBarriers
 from curobo_lite.wrap.motion.pose_metric import MetricStages
+from curobo_lite.wrap.motion.reachable_goals import ReachableGoals
 from curobo_lite.wrap.motion.roadmap import RoadmapConfig, RoadmapPlanner
 from curobo_lite.wrap.motion.roadmap_stage import RoadmapStage
 from curobo_lite.wrap.trajopt.approach_seeds import (
@@ -130,7 +136,7 @@ DLS_WIDE_ROTATION_WEIGHT = 0.03
 EXACT_BAND = 0.015
 
 
-class MotionGen(MotionGenGoals, RoadmapStage, MetricStages, HoldsObjects):
+class MotionGen(MotionGenGoals, RoadmapStage, MetricStages, ReachableGoals, HoldsObjects):
     """Collision-free motion generation for one robot in one (editable) world.
 
     Build with :meth:`from_config`; the IK, the trajectory optimizer, the collision checker
@@ -163,11 +169,13 @@ class MotionGen(MotionGenGoals, RoadmapStage, MetricStages, HoldsObjects):
                     raise
                 self.exact_check = False  # the default: a URDF without <collision> elements
         self._mesh_time = 0.0  # seconds of the roadmap's segment checks on the meshes
+        self._barriers = JointBarriers(checker)
+        self._unreachable: dict[int, tuple[list[Offender], torch.Tensor]] = {}
         self.roadmap: RoadmapPlanner | None = None
         if config.enable_roadmap:
             band = EXACT_BAND if self.exact_check else 0.0
             options = {"exact_band": band, **config.roadmap}
-            self.roadmap = RoadmapPlanner(checker, RoadmapConfig.from_dict(options))
+            self.roadmap = RoadmapPlanner(checker, RoadmapConfig.from_dict(options), self._barriers)
         self.graph_planner: OmplPlanner | None = None
         if config.enable_graph:
             self.graph_planner = OmplPlanner(
@@ -367,7 +375,11 @@ class MotionGen(MotionGenGoals, RoadmapStage, MetricStages, HoldsObjects):
     def _ik_offenders(
         self, ik: IKResult, k: int, goal: Pose
     ) -> tuple[list[Offender], torch.Tensor, str]:
-        """Why problem ``k``'s IK found no solution (:func:`ik_offenders`)."""
+        """Why problem ``k``'s IK found no solution (:func:`ik_offenders`), or none that the
+        start can reach (:meth:`_barrier_offenders`)."""
+        if k in self._unreachable:
+            offenders, q = self._unreachable[k]
+            return offenders, q, "IK solution nearest the start"
         config = self.ik_solver.config
         thresholds = (config.position_threshold, config.rotation_threshold)
         return ik_offenders(self.checker, ik, k, goal, thresholds)
@@ -385,7 +397,15 @@ class MotionGen(MotionGenGoals, RoadmapStage, MetricStages, HoldsObjects):
     def _ik(
         self, goal: Pose, start: torch.Tensor, goalset: bool = False
     ) -> tuple[IKResult, list[torch.Tensor]]:
-        """The IK stage of ``S`` problems: the IK result and per problem its goal
+        """The IK stage of ``S`` problems (:meth:`_ik_solutions`), each problem's goal
+        configurations at the turns its start can reach (:mod:`.reachable_goals`)."""
+        ik, configs = self._ik_solutions(goal, start, goalset)
+        return ik, self._reachable_configs(ik, configs, goal, start, goalset)
+
+    def _ik_solutions(
+        self, goal: Pose, start: torch.Tensor, goalset: bool = False
+    ) -> tuple[IKResult, list[torch.Tensor]]:
+        """The IK of ``S`` problems: the IK result and per problem its goal
         configurations ``[k_s, D]``. With the exact band on, the pose-only phase's seeds that
         the meshes find clear count before any L-BFGS runs; the L-BFGS phase runs for the
         problems left without a goal configuration. ``goalset``: the ``S`` poses are one

@@ -78,6 +78,7 @@ from curobo_lite.opt.options import CheckedOptions, as_float, as_int, options_fr
 from curobo_lite.types.errors import InputValueError
 from curobo_lite.wrap.base.robot_world import RobotWorld
 from curobo_lite.wrap.motion.graph_planner import GraphPlanResult
+from curobo_lite.wrap.motion.joint_barriers import JointBarriers
 from curobo_lite.wrap.motion.roadmap_samples import (  # noqa: F401 (tests read these)
     _CORRIDOR_GOALS,
     _ESCAPES,
@@ -301,14 +302,24 @@ class RoadmapPlanner(RoadmapSamples):
     Args:
         checker: the :class:`RobotWorld` whose checks the paths pass.
         config: :class:`RoadmapConfig` (default options when ``None``).
+        barriers: the robot's full-turn joint barriers (:class:`JointBarriers`, shared with
+            the caller's goal choice; its own when ``None``).
     """
 
-    def __init__(self, checker: RobotWorld, config: RoadmapConfig | None = None) -> None:
+    def __init__(
+        self,
+        checker: RobotWorld,
+        config: RoadmapConfig | None = None,
+        barriers: JointBarriers | None = None,
+    ) -> None:
         self.checker = checker
         self.config = config or RoadmapConfig()
         self.dof = checker.kinematics.dof
         self._checked_states = 0
         self._checked_motions = 0
+        self.barriers = barriers if barriers is not None else JointBarriers(checker)
+        # the box the samples keep to in this plan (JointBarriers.piece; None: the limits)
+        self._bounds: tuple[torch.Tensor, torch.Tensor] | None = None
 
     def _segments_valid(
         self, q_from: torch.Tensor, q_to: torch.Tensor, resolution: float
@@ -333,7 +344,11 @@ class RoadmapPlanner(RoadmapSamples):
         exact check on the collision meshes, is a second judge of the segments that passed on
         the spheres: it runs on a candidate path's segments only (and on the shortcuts), and a
         segment it refuses is removed from the roadmap like any invalid edge. The result's
-        ``clearance`` is then the smallest clearance it reported along the returned path."""
+        ``clearance`` is then the smallest clearance it reported along the returned path.
+
+        The samples keep to the part of each full-turn joint's range that the start can reach
+        (:meth:`~curobo_lite.wrap.motion.joint_barriers.JointBarriers.piece`): a sample
+        beyond a joint's self-collision barrier never joins the start's part of the roadmap."""
         if goal.shape[-1:] != (self.dof,) or goal.ndim not in (1, 2) or goal.numel() == 0:
             raise InputValueError(
                 f"goal: expected [{self.dof}] or [G, {self.dof}], received {tuple(goal.shape)}"
@@ -344,6 +359,7 @@ class RoadmapPlanner(RoadmapSamples):
         t_start = time.perf_counter()
         self._checked_states = self._checked_motions = 0
         self._segment_check = segment_check
+        self._bounds = self.barriers.piece(start)
         goals = goal.reshape(-1, self.dof).to(start)
         if config.max_goals > 0:
             goals = goals[: config.max_goals]

@@ -43,7 +43,8 @@ _CORRIDOR_GOALS = 4
 
 class RoadmapSamples:
     """The node makers of :class:`~curobo_lite.wrap.motion.roadmap.RoadmapPlanner` (which
-    supplies ``checker``, ``config``, ``dof``, ``_checked_states`` and ``_segments_valid``)."""
+    supplies ``checker``, ``config``, ``dof``, ``_bounds``, ``_checked_states`` and
+    ``_segments_valid``)."""
 
     def approach_chains(self, goals: torch.Tensor) -> list[torch.Tensor]:
         """Per goal ``[G, D]``: ``[L, D]`` configurations from the goal backing off along the
@@ -175,9 +176,11 @@ class RoadmapSamples:
     ) -> torch.Tensor:
         """``[<= n, D]`` valid configurations: uniform, Gaussian around ``centres``, and in the
         hand's corridor from ``corridor = (start [D], ends [M, D])`` (:meth:`_corridor`) and
-        about the ends (:meth:`_goal_region`)."""
+        about the ends (:meth:`_goal_region`); the uniform ones within the plan's box
+        (``_bounds``; the position limits when ``None``), the others dropped outside it."""
         tensor_args = self.checker.tensor_args
         low, high = self.checker.robot_config.joint_limits.position.to(**tensor_args.as_kwargs())
+        box = (low, high) if self._bounds is None else self._bounds
         n_local = int(round(self.config.local_fraction * n))
         n_corridor = 0 if corridor is None else int(round(self.config.corridor_fraction * n))
         n_corridor = min(n_corridor, n - n_local)
@@ -187,7 +190,7 @@ class RoadmapSamples:
         uniform = torch.rand(
             n - n_local - n_region - n_corridor, self.dof, generator=generator, dtype=low.dtype
         )
-        uniform = low.cpu() + (high - low).cpu() * uniform
+        uniform = box[0].cpu() + (box[1] - box[0]).cpu() * uniform
         pick = torch.randint(centres.shape[0], (n_local,), generator=generator)
         noise = torch.randn(n_local, self.dof, generator=generator, dtype=low.dtype)
         # two scales: wide for the way there, narrow for the last turns near a goal
@@ -200,6 +203,8 @@ class RoadmapSamples:
         if n_region > 0:
             q = torch.cat((q, self._goal_region(n_region, corridor[1], generator)))
         q = torch.minimum(torch.maximum(q, low), high)
+        if self._bounds is not None:
+            q = q[((q >= box[0]) & (q <= box[1])).all(-1)]
         ok = self.checker.validate(q, self.config.exact_band)
         self._checked_states += q.shape[0]
         return q[ok]
