@@ -246,6 +246,7 @@ class Mppi:
             HaltonGenerator(H * D, ta, seed=config.seed) if config.sample_mode == "HALTON" else None
         )
         self._gen = torch.Generator(device=ta.device)
+        self._drawn_ahead = False  # the next sample's normals are drawn (_draw_normals)
 
         # Particle roles (see _sample): the mean itself, the zero action, then random.
         self._problems = torch.arange(P, device=ta.device)
@@ -262,6 +263,7 @@ class Mppi:
         self.mean_action.copy_(self.init_mean)
         self.cov_action.copy_(self._init_cov)
         self._gen.manual_seed(self.config.seed)
+        self._drawn_ahead = False  # a draw ahead came from the old stream
         if self._halton is not None:
             self._halton.reset()
 
@@ -351,7 +353,7 @@ class Mppi:
                 if copies:  # the zero-action copies rolled out once (particle n_null - 1)
                     local = self._without_copies(local, copies)
                 rows = n_local - copies
-                result = self.rollout.rollout_fn(local.reshape(P * rows, H, D))
+                result = self._rollout(local.reshape(P * rows, H, D))
                 total = check_rollout_result(result, P * rows, H)
                 if cfg.gamma < 1.0:
                     cost = (result.costs * self._discount).sum(-1)
@@ -432,17 +434,51 @@ class Mppi:
             return act
         return torch.maximum(torch.minimum(act, self._highs), self._lows)
 
+    def _rollout(self, act_seq: torch.Tensor) -> Any:
+        """``rollout.rollout_fn(act_seq)``; a rollout that runs work beside its kinematics
+        (``beside_kinematics``, :class:`~curobo_lite.rollout.ArmReacher` on a CPU, where a
+        helper thread computes them) also draws the next iteration's normals there
+        (:meth:`_draw_normals`): off the step's critical path, the same draws in the same
+        order from the same generator."""
+        rollout = self.rollout
+        hook = getattr(rollout, "beside_kinematics", False)
+        if hook is False or self.config.sample_mode == "HALTON":
+            return rollout.rollout_fn(act_seq)
+
+        def beside() -> None:
+            if hook is not None:
+                hook()
+            self._draw_normals()
+            self._drawn_ahead = True
+
+        rollout.beside_kinematics = beside
+        try:
+            return rollout.rollout_fn(act_seq)
+        finally:
+            if rollout.beside_kinematics is beside:  # not run: the caller's hook stays due
+                rollout.beside_kinematics = hook
+
+    def _draw_normals(self) -> torch.Tensor:
+        """The unit normal draws of a sample, ``_std [P, n, H, D]`` (GAUSSIAN) or ``_knots [P,
+        n, K, D]`` (KNOT): drawn now from the generator, or already by the last rollout
+        (:meth:`_rollout`)."""
+        buffer = self._knots if self.config.sample_mode == "KNOT" else self._std
+        if self._drawn_ahead:
+            self._drawn_ahead = False
+        else:
+            torch.randn(buffer.shape, generator=self._gen, out=buffer)
+        return buffer
+
     def _draw_standard(self) -> torch.Tensor:
         """Fill and return the unit-covariance noise buffer ``[P, n, H, D]``."""
         cfg = self.config
         if cfg.sample_mode == "GAUSSIAN":
-            torch.randn(self._std.shape, generator=self._gen, out=self._std)
+            self._draw_normals()
         elif cfg.sample_mode == "HALTON":
             u = self._halton.draw(cfg.n_problems * cfg.num_particles)
             self._std.copy_(gaussian_transform(u).view(self._std.shape))
         else:
-            knots = self._knots
-            torch.randn(knots.shape, generator=self._gen, out=knots)
+            knots = self._draw_normals()
             # one [H, K] @ [K, P n D] product instead of P n small ones: on a CPU at MPC's
             # 400 x 5 x 7 the batched form took 0.32-0.67 ms, this 0.19-0.38 ms
             P, n, K, D = knots.shape
@@ -468,7 +504,7 @@ class Mppi:
         if cfg.cov_type == "DIAG_A" and cfg.sample_mode == "KNOT":
             # the spline is linear: scale the knots [P, n, K, D], not the draws [P, n, H, D], and
             # add the mean in the same product (knots [n, K D] @ kron(M, I_D)^T [K D, H D])
-            knots = torch.randn(self._knots.shape, generator=self._gen, out=self._knots)
+            knots = self._draw_normals()
             K = knots.shape[2]
             knots.view(P, n, K * D).mul_(self.cov_action.sqrt().repeat(1, K)[:, None])
             if n_null:
