@@ -123,8 +123,14 @@ DLS_SEEDS = 256
 #: goal with fewer than DLS_ENOUGH distinct solutions (the roadmap keeps the 8 nearest the start,
 #: max_goals; the optimizer alone fares better from the nearest of all 256)
 DLS_CHUNK, DLS_ENOUGH = 128, 8
-#: seeds of a second pose-only phase for the problems that neither phase solved: in clutter a
-#: grasp may leave a few collision-free arm postures among thousands of pose solutions
+#: seeds of a second pose-only phase for the problems that the first left without a goal
+#: configuration: in clutter a grasp may leave a few collision-free arm postures among
+#: thousands of pose solutions. It runs before the collision-aware L-BFGS phase (which then
+#: runs only where it finds none): ~50 ms against the L-BFGS's 0.1-0.3 s, and on MBM its goals
+#: served where the L-BFGS's sat in a pocket no roadmap left (table_under_pick 13). The 10 of
+#: 700 MBM problems that reach it (1 thread, load ~4): bookshelf_small 30, cage 28 and 38,
+#: table_under_pick 13 0.21 / 0.35 / 0.39 / 1.38 s -> 0.10 / 0.11 / 0.27 / 0.30 s; the four
+#: where it finds nothing (bookshelf_thin 98, box 7, cage 15, table_under_pick 18) +35-60 ms
 DLS_SEEDS_WIDE = 2048
 #: that phase's weight (m per rad) of the rotation error (the first: the thresholds' ratio,
 #: 0.1): a grasp out of exact reach ends at another compromise within the thresholds, where
@@ -407,8 +413,9 @@ class MotionGen(MotionGenGoals, RoadmapStage, MetricStages, ReachableGoals, Hold
     ) -> tuple[IKResult, list[torch.Tensor]]:
         """The IK of ``S`` problems: the IK result and per problem its goal
         configurations ``[k_s, D]``. With the exact band on, the pose-only phase's seeds that
-        the meshes find clear count before any L-BFGS runs; the L-BFGS phase runs for the
-        problems left without a goal configuration. ``goalset``: the ``S`` poses are one
+        the meshes find clear count before any L-BFGS runs; a wider pose-only phase
+        (:data:`DLS_SEEDS_WIDE`), then the L-BFGS phase, run for the problems left without a
+        goal configuration. ``goalset``: the ``S`` poses are one
         problem's set: they share the seeds (:meth:`IKSolver.goalset_seeds`), and the L-BFGS
         phase runs only when the pose phase reached none of them."""
         seeds = {"seed_config": start[:, None], "rank_config": start}
@@ -428,25 +435,28 @@ class MotionGen(MotionGenGoals, RoadmapStage, MetricStages, ReachableGoals, Hold
             self._contact_seeds(quick, left, goal, start) if not goalset else (start[rows, None])
         )
         goal_left = Pose(goal.position[rows], goal.quaternion[rows])
+        if not goalset:  # the wide pose-only phase first (DLS_SEEDS_WIDE: why)
+            more = self.ik_solver.solve_batch(
+                goal_left,
+                lbfgs_fallback=False,
+                dls_seeds=max(DLS_SEEDS_WIDE, self.ik_solver.config.dls_seeds),
+                dls_rotation_weight=DLS_WIDE_ROTATION_WEIGHT,
+                **seeds,
+            )
+            for j, found in enumerate(self._goal_configs(more, goal_left)):
+                configs[left[j]] = found
+            rest = [j for j, k in enumerate(left) if configs[k].shape[0] == 0]
+            if not rest:
+                return quick, configs
+            index = torch.tensor(rest, device=start.device)
+            goal_left = Pose(goal_left.position[index], goal_left.quaternion[index])
+            seeds["seed_config"] = seeds["seed_config"][index]
+            seeds["rank_config"] = seeds["rank_config"][index]
+            left = [left[j] for j in rest]
         full = self.ik_solver.solve_batch(goal_left, **seeds)
         for j, k in enumerate(left):
             if bool(full.success[j]):
                 configs[k] = full.distinct_solutions[j]
-        wide = [j for j, k in enumerate(left) if configs[k].shape[0] == 0]
-        if wide and not goalset:
-            index = torch.tensor(wide, device=start.device)
-            goal_wide = Pose(goal_left.position[index], goal_left.quaternion[index])
-            more = self.ik_solver.solve_batch(
-                goal_wide,
-                seed_config=seeds["seed_config"][index],
-                rank_config=seeds["rank_config"][index],
-                lbfgs_fallback=False,
-                dls_seeds=max(DLS_SEEDS_WIDE, self.ik_solver.config.dls_seeds),
-                dls_rotation_weight=DLS_WIDE_ROTATION_WEIGHT,
-            )
-            found = self._goal_configs(more, goal_wide)
-            for i, j in enumerate(wide):
-                configs[left[j]] = found[i]
         if len(left) == goal.batch:  # one problem (plan_single): report the full solve
             return full, configs
         return quick, configs
