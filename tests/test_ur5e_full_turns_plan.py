@@ -143,3 +143,24 @@ def test_barriers_and_the_start_side(planner: MotionGen):
     q, reachable = barriers.reachable_turns(goals, torch.tensor(BOOKSHELF_START))
     assert reachable.tolist() == [True, False]
     assert abs(float(q[0, 2]) - (-0.5 + TURN)) < 1e-5
+
+
+def test_roadmap_samples_keep_to_the_start_side_within_a_quarter_turn(planner: MotionGen):
+    barriers = planner._barriers
+    start = torch.tensor(BOOKSHELF_START)
+    goal = start.clone()
+    goal[0], goal[2] = start[0] + 1.0, 5.78
+    low, high = barriers.sample_box(start, goal[None])
+    side_low, side_high = barriers.piece(start)
+    quarter = 0.5 * math.pi
+    # by hand: the pan between its two values, a quarter turn either way; the elbow on the
+    # start's side of pi, up to the limit (5.78 + a quarter turn is past it)
+    assert abs(float(low[0]) - (start[0] - quarter)) < 1e-5
+    assert abs(float(high[0]) - (start[0] + 1.0 + quarter)) < 1e-5
+    assert float(low[2]) == float(side_low[2]) and abs(float(high[2]) - TURN) < 1e-5
+    planner.roadmap._bounds = (low, high)
+    generator = torch.Generator().manual_seed(0)
+    corridor = (start, goal[None])
+    q = planner.roadmap._sample(256, torch.stack((start, goal)), generator, corridor)
+    assert q.shape[0] > 0
+    assert bool(((q >= low - 1e-6) & (q <= high + 1e-6)).all())

@@ -346,8 +346,9 @@ class RoadmapPlanner(RoadmapSamples):
         segment it refuses is removed from the roadmap like any invalid edge. The result's
         ``clearance`` is then the smallest clearance it reported along the returned path.
 
-        The samples keep to the part of each full-turn joint's range that the start can reach
-        (:meth:`~curobo_lite.wrap.motion.joint_barriers.JointBarriers.piece`): a sample
+        The samples keep to the part of each full-turn joint's range that the start can reach,
+        up to a quarter turn beyond the start's and the goals' values
+        (:meth:`~curobo_lite.wrap.motion.joint_barriers.JointBarriers.sample_box`): a sample
         beyond a joint's self-collision barrier never joins the start's part of the roadmap."""
         if goal.shape[-1:] != (self.dof,) or goal.ndim not in (1, 2) or goal.numel() == 0:
             raise InputValueError(
@@ -359,10 +360,10 @@ class RoadmapPlanner(RoadmapSamples):
         t_start = time.perf_counter()
         self._checked_states = self._checked_motions = 0
         self._segment_check = segment_check
-        self._bounds = self.barriers.piece(start)
         goals = goal.reshape(-1, self.dof).to(start)
         if config.max_goals > 0:
             goals = goals[: config.max_goals]
+        self._bounds = self.barriers.sample_box(start, goals)
         G = goals.shape[0]
         generator = torch.Generator().manual_seed(config.seed)
         chains = self.approach_chains(goals)
