@@ -386,6 +386,49 @@ def test_bound_cost_matches_numpy_loop(mode, act):
     np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12)
 
 
+def test_bound_cost_free_position_widens_only_the_position_margin():
+    rng = _rng(23)
+    fields = _random_state(rng, 3, 5, 3)
+    limits = _limits(3)
+    act, bw, lw = [0.2, 0.1, 0.1, 0.1], [10.0, 2.0, 0.5, 0.01], [1.0, 0.0, 0.3, 0.0]
+    options = {"bound_weight": bw, "linear_weight": lw, "activation_distance": act}
+    cost = BoundCost.from_dict(
+        options, F64, joint_limits={k: v.tolist() for k, v in limits.items()}
+    )
+    lo, hi = limits["position"]
+    margin = 0.2 * (hi - lo)
+    # joint 0: free span reaches past the lower margin (and past the limit: clipped there);
+    # joint 1: inside the margins (no change); joint 2: into the upper margin only
+    free = np.stack(
+        (
+            [lo[0] - 1.0, lo[1] + 2 * margin[1], lo[2] + 2 * margin[2]],
+            [hi[0] - 2 * margin[0], hi[1] - 2 * margin[1], hi[2] - 0.5 * margin[2]],
+        )
+    )
+    cost.config.free_position = free.tolist()  # an assignment re-derives the kernel's bounds
+    out = cost(JointState(*[_t(f) for f in fields])).detach().numpy()
+    # the reference: the numpy loop with no position margin on limits moved to the widened
+    # activation bounds
+    lo_a = np.maximum(np.minimum(lo + margin, free[0]), lo)
+    hi_a = np.minimum(np.maximum(hi - margin, free[1]), hi)
+    position = np.stack((lo_a, hi_a))
+    expected = _np_bound_cost(
+        fields, dict(limits, position=position), bw, lw, [0.0, *act[1:]], "FRACTION"
+    )
+    np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12)
+    assert lo_a[0] == lo[0] and np.isclose(lo_a[1], lo[1] + margin[1])
+    assert hi_a[2] > hi[2] - margin[2]
+    plain = _np_bound_cost(fields, limits, bw, lw, act, "FRACTION")
+    assert (out < plain - 1e-9).any()  # the widened margin changed some steps' cost
+    cost.config.free_position = None  # back to the task's margin
+    np.testing.assert_allclose(cost(JointState(*[_t(f) for f in fields])), plain, rtol=1e-12)
+    with pytest.raises(ValueError, match=r"free_position: expected shape \[2, 3\]"):
+        cost.config.free_position = free[:, :2].tolist()
+    with pytest.raises(ValueError, match="free_position: expected finite lower <= upper"):
+        cost.config.free_position = free[::-1].tolist()
+    assert cost.config.free_position is None  # a rejected value changed nothing
+
+
 def test_bound_cost_zero_inside_positive_outside():
     rng = _rng(21)
     limits = _limits(3)

@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 import torch
 
+from curobo_lite.geom import WorldConfig
 from curobo_lite.rollout import TaskConfig
 from curobo_lite.rollout.cost import TrackingCost
 from curobo_lite.types import JointState, Pose, TensorDeviceType
-from curobo_lite.wrap import MpcSolver
+from curobo_lite.wrap import MpcSolver, RobotWorld
 
 F64 = TensorDeviceType(dtype=torch.float64)
 
@@ -218,3 +219,45 @@ def test_a_followed_plan_replays_from_the_cuda_graph_as_it_runs_eagerly():
                 solver.follow(plans[k // 6], 0.01)
             states[i] = solver.step(states[i]).action
         torch.testing.assert_close(states[1].position, states[0].position, atol=1e-4, rtol=0)
+
+
+def test_a_plan_ending_at_a_joint_limit_a_few_mm_above_an_obstacle_is_tracked_to_its_end():
+    # a grasp-like end: joint 5 at its lower limit, the arm 3 mm above a block. The task's
+    # margins (5 % of each joint's range from its limits, 1 cm from obstacles while following)
+    # held the arm 0.2 rad and 5 cm short of such an end; the plan's own span and clearance
+    # now bound them
+    checker = RobotWorld.from_config("franka", None)
+    retract = checker.kinematics.robot_config.retract_config.clone()
+    low = checker.kinematics.robot_config.joint_limits.position[0]
+    end = retract.clone()
+    end[4] = low[4]
+    end[1] += 0.35
+    end[3] += 0.2
+    plan = _joint_plan(retract, end, 1.5, 0.01)
+    spheres = checker.get_world_spheres(end[None])[0]
+    hand = checker.kinematics.forward(end[None]).ee_position[0]
+    near = ((spheres[:, :2] - hand[:2]).norm(dim=-1) < 0.08) & (spheres[:, 3] > 0)
+    top = float((spheres[near, 2] - spheres[near, 3]).min()) - 0.003
+    block = [float(hand[0]), float(hand[1]), top - 0.05, 1.0, 0.0, 0.0, 0.0]
+    world = WorldConfig.from_dict({"cuboid": {"block": {"dims": [0.12, 0.12, 0.1], "pose": block}}})
+    checker.update_world(world)
+    plan_clearance = checker.collision_distance(plan.position)
+    assert float(plan_clearance.min()) == pytest.approx(0.003, abs=2e-4)  # the case as built
+    mpc = _solver(world=world, seed=0)
+    mpc.follow(plan, 0.01)
+    margin = mpc.rollout.costs["primitive_collision_cost"].config.activation_distance
+    assert margin == pytest.approx(float(plan_clearance.min()), abs=2e-4)
+    state = JointState.from_position(retract[None].clone())
+    executed = []
+    for _ in range(150):
+        state = mpc.step(state).action
+        executed.append(state.position[0])
+    assert float((state.position[0] - end).abs().max()) < 0.04
+    reached = checker.kinematics.forward(state.position)
+    target = checker.kinematics.forward(end[None])
+    assert float((reached.ee_position - target.ee_position).norm()) < 0.01
+    assert float(checker.collision_distance(torch.stack(executed)).min()) >= 0.0  # no contact
+    mpc.follow(None)  # stops following: the task's margins again
+    assert mpc.rollout.costs["bound_cost"].config.free_position is None
+    margin = mpc.rollout.costs["primitive_collision_cost"].config.activation_distance
+    assert margin == pytest.approx(0.04)

@@ -40,6 +40,10 @@ class BoundCostConfig(CostConfig):
             range ``upper - lower`` (at most 0.5; an infinite range gets no margin);
             ``"ABSOLUTE"``: the margin is in the quantity's own units (rad, rad/s, ...) and must
             not exceed half of any joint's range.
+        free_position: ``[2, D]`` lower/upper joint positions the activation margin leaves
+            free (``None``: none): the position activation bounds widen to include this span,
+            never past the limits. A followed plan that runs into the margin (a grasp at a
+            joint limit) is then not pushed back by the margin it was planned within.
     """
 
     section: ClassVar[str] = "bound_cost"
@@ -49,6 +53,7 @@ class BoundCostConfig(CostConfig):
     linear_weight: Any = (0.0, 0.0, 0.0, 0.0)
     activation_distance: Any = (0.05, 0.05, 0.05, 0.05)
     activation_mode: str = "FRACTION"
+    free_position: Any = None
 
     def _validate(self) -> None:
         s, ta = self.section, self.tensor_args
@@ -81,6 +86,24 @@ class BoundCostConfig(CostConfig):
                         f"{self.activation_distance[i].item()} exceeds half the smallest "
                         f"{quantity} range {half_range.min().item()}"
                     )
+        if self.free_position is not None:
+            self.free_position = self._free_span(self.free_position)
+
+    def _free_span(self, value: Any) -> torch.Tensor:
+        """``value`` checked as a ``[2, D]`` finite position span, lower <= upper."""
+        s, limits = self.section, self.joint_limits["position"]
+        span = torch.as_tensor(value, **self.tensor_args.as_kwargs())
+        if span.shape != limits.shape:
+            raise InputValueError(
+                f"{s}.free_position: expected shape {list(limits.shape)} (lower and upper "
+                f"position per joint), received {list(span.shape)}"
+            )
+        if not bool(torch.isfinite(span).all()) or bool((span[0] > span[1]).any()):
+            raise InputValueError(
+                f"{s}.free_position: expected finite lower <= upper per joint, received "
+                f"{span.tolist()}"
+            )
+        return span
 
     def activation_bounds(self) -> dict[str, torch.Tensor]:
         """``{quantity: [2, D]}``: the limits moved inwards by the activation margin."""
@@ -95,6 +118,15 @@ class BoundCostConfig(CostConfig):
             else:
                 margin = self.activation_distance[i].expand_as(limits[0])
             bounds[quantity] = torch.stack((limits[0] + margin, limits[1] - margin))
+        if self.free_position is not None:
+            limits, free = self.joint_limits["position"], self.free_position
+            lower, upper = bounds["position"]
+            bounds["position"] = torch.stack(
+                (
+                    torch.maximum(torch.minimum(lower, free[0]), limits[0]),
+                    torch.minimum(torch.maximum(upper, free[1]), limits[1]),
+                )
+            )
         return bounds
 
 

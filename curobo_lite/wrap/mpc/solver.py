@@ -273,8 +273,10 @@ class MpcSolver(HoldsObjects):
         forward kinematics). ``speed`` (0 < speed <= 1) slows the plan down: a time-optimal plan
         runs at its joints' limits, where the task's ``bound_cost`` already pushes back, so
         the MPC lags it at full speed. ``checked``: the plan was checked against the world, so
-        the world collision margin is ``mpc.follow_activation_distance``; ``False`` keeps
-        the task's (e.g. a "hold here" plan while a replan is pending). ``plan=None`` stops
+        the world collision margin is ``mpc.follow_activation_distance``, capped at the plan's
+        own smallest sphere clearance; ``False`` keeps the task's (e.g. a "hold here" plan
+        while a replan is pending). The position-bound margin leaves the plan's joint span
+        free (a plan may end at a joint limit). ``plan=None`` stops
         following (the goal stays). The collision costs stay on; the task needs a
         ``tracking_cost`` section. :meth:`update_goal` alone drops a followed plan. A plan
         whose velocities are all zero while it moves gets finite-difference velocities."""
@@ -297,25 +299,47 @@ class MpcSolver(HoldsObjects):
         goal = check_pose(goal, "goal", self.tensor_args, batch=1)
         self._set_goal(Goal(goal_pose=goal))
         self._tracked = tracked
-        self._collision_margin(following=checked)
+        self._collision_margin(tracked.position if checked else None)
+        self._free_plan_span(tracked.position)
 
     def _stop_following(self) -> None:
         if self._tracked is not None:
             self._tracked = None
             self.rollout.update_reference(None)
-            self._collision_margin(following=False)
+            self._collision_margin(None)
+            self._free_plan_span(None)
             self._plan_revision += 1
 
-    def _collision_margin(self, following: bool) -> None:
-        """The world collision cost's activation distance: ``follow_activation_distance``
-        while following, the task's otherwise (a changed config captures anew)."""
+    def _free_plan_span(self, position: torch.Tensor | None) -> None:
+        """The bound cost's margin leaves the followed plan's joint span ``position [T, D]``
+        free (``None``: the task's margin): a plan within the limits that ends in the margin
+        (a grasp at a joint limit) is tracked to its end, not held back by the margin."""
+        cost = self.rollout.costs.get("bound_cost")
+        if cost is None:
+            return
+        span = None if position is None else torch.stack(position.aminmax(dim=0))
+        cost.config.free_position = span
+
+    def _collision_margin(self, plan: torch.Tensor | None) -> None:
+        """The world collision cost's activation distance: while the checked plan ``plan
+        [T, D]`` is followed, ``follow_activation_distance`` but no more than the plan's own
+        smallest sphere clearance, so the plan pays nothing where it passes close (a grasp a
+        few mm from its object is tracked to its end, not held back by the margin); the task's
+        otherwise (``None``; a changed config captures anew)."""
         margin = self.config.follow_activation_distance
         cost = self.rollout.costs.get("primitive_collision_cost")
         if margin is None or cost is None:
             return
         if self._task_activation is None:
             self._task_activation = cost.config.activation_distance
-        wanted = margin if following else self._task_activation
+        wanted = self._task_activation
+        if plan is not None:
+            spheres = self.rollout.dynamics_model.kinematics.forward(plan).link_spheres
+            world, _ = self.rollout.collision_distances(
+                None if spheres is None else spheres[None], check_range=margin
+            )
+            clearance = margin if world is None else float(world[0])
+            wanted = min(margin, max(clearance, 0.0))
         if cost.config.activation_distance != wanted:
             cost.config.activation_distance = wanted
 
