@@ -50,7 +50,7 @@ from curobo_lite.rollout.graph_buffers import (
     tensor_addresses,
     write_in_place,
 )
-from curobo_lite.rollout.overlap import OVERLAP_MIN_CONFIGS, overlapped_terms
+from curobo_lite.rollout.overlap import overlapped_terms, worth_sharing
 from curobo_lite.rollout.task import TaskConfig
 from curobo_lite.types import JointState, TensorDeviceType, check_joint_state
 from curobo_lite.types.base import Forwarded
@@ -153,8 +153,8 @@ class ArmReacher:
         self.last_invalid: torch.Tensor | None = None
         self._index_cache: dict[tuple[int, int], torch.Tensor] = {}
         #: CPU rollouts without a gradient share their Warp kernels with a helper thread
-        #: (:mod:`curobo_lite.rollout.overlap`; MpcSolver's ``mpc.cpu_overlap``)
-        self.cpu_overlap = False
+        #: (:mod:`~.overlap`): True always, "auto" while it pays, False never (mpc.cpu_overlap)
+        self.cpu_overlap: bool | str = False
         #: run once by the next overlapped rollout beside its forward kinematics (MpcSolver)
         self.beside_kinematics: Callable[[], Any] | None = None
         #: rollouts without a gradient take the fused path where it serves them
@@ -452,13 +452,13 @@ class ArmReacher:
 
     def _overlaps(self, act_seq: torch.Tensor) -> bool:
         """Whether :meth:`rollout_fn` overlaps (:mod:`curobo_lite.rollout.overlap`): on a CPU,
-        no gradient, no scale tracking, a batch big enough to pay for the hand-offs."""
+        no gradient, no scale tracking, a helper that pays (``overlap.worth_sharing``)."""
         return (
             self.cpu_overlap
             and self.tensor_args.device.type == "cpu"
             and not torch.is_grad_enabled()
             and active_session() is None
-            and act_seq.shape[0] * act_seq.shape[1] >= OVERLAP_MIN_CONFIGS
+            and worth_sharing(act_seq.shape[0] * act_seq.shape[1], self.cpu_overlap == "auto")
         )
 
     def _cost_terms(

@@ -8,11 +8,20 @@ a helper thread while the calling thread evaluates the costs that read only the 
 (bounds, smoothness, stopping, the null space, tracking); then the calling thread takes the
 chunks the helper has not started. Likewise the world cost's chunks beside the pose cost. Every
 term is computed by the same code as in the sequential rollout, so the results are identical.
+
+The helper pays only where the process gets a second core: on a host whose other core is busy
+with other processes, the two threads take turns on one core (two GIL-free Warp launches on two
+threads took twice the wall time of one, load 3-5 on the 2-core host) and each hand-off costs
+time. :func:`worth_sharing` therefore measures every shared section's parallelism (both
+threads' CPU time over its wall time): while its running mean is below
+``MIN_PARALLELISM``, rollouts run on the calling thread alone, and one in ``PROBE_EVERY`` is
+shared again to measure anew. Either way the results are the same.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from queue import Empty, SimpleQueue
@@ -41,6 +50,12 @@ OVERLAP_MIN_CONFIGS = 2048
 #: says otherwise (``benchmarks/mpc.py --pieces N``)
 PIECES = 1
 
+#: shared sections whose threads ran side by side less than this (CPU time over wall time, 1 to
+#: 2 on two cores) say that the helper does not pay (a quiet 2-core host gives ~1.8)
+MIN_PARALLELISM = 1.3
+#: while the helper does not pay, one rollout in this many is shared to measure again
+PROBE_EVERY = 50
+
 #: costs that read the link frames (everything else reads only the joint states)
 _FRAME_COSTS = (PoseCost, PrimitiveCollisionCost, SelfCollisionCost)
 
@@ -61,15 +76,59 @@ if hasattr(os, "register_at_fork"):
 CostTerms = Callable[[KinematicModelState, Collection[str]], dict[str, torch.Tensor]]
 
 
+class HelperGate:
+    """Whether sharing a rollout with the helper thread pays (module docstring): the running
+    mean of the shared sections' parallelism (:meth:`record`) against ``MIN_PARALLELISM``,
+    with a probe every ``PROBE_EVERY`` rollouts while it does not."""
+
+    def __init__(self) -> None:
+        self.parallelism: float | None = None  # None: not measured yet (share)
+        self._skipped = 0
+
+    def pays(self) -> bool:
+        """Whether the next rollout shares (counting the skipped ones towards a probe)."""
+        if self.parallelism is None or self.parallelism >= MIN_PARALLELISM:
+            return True
+        self._skipped += 1
+        if self._skipped < PROBE_EVERY:
+            return False
+        self._skipped = 0
+        return True
+
+    def record(self, cpu_seconds: float, wall_seconds: float) -> None:
+        """A shared section's CPU time (both threads) and wall time."""
+        if wall_seconds <= 0.0:
+            return
+        measured = cpu_seconds / wall_seconds
+        previous = self.parallelism
+        self.parallelism = measured if previous is None else 0.7 * previous + 0.3 * measured
+
+
+#: the process's gate: whether it gets a second core is a property of the host and its load
+GATE = HelperGate()
+
+
+def worth_sharing(configurations: int, gated: bool = True) -> bool:
+    """Whether a rollout of ``configurations`` (``B * H``) shares its kernels with the helper
+    thread: enough of them to pay for the hand-offs and (``gated``) a helper that runs beside
+    the calling thread (:class:`HelperGate`)."""
+    if configurations < OVERLAP_MIN_CONFIGS:
+        return False
+    return GATE.pays() if gated else True
+
+
 def _submit(fn: Callable[..., Any], *args: Any) -> Future:
-    """Run ``fn(*args)`` on the helper thread without a gradient (grad mode is per thread)."""
+    """Run ``fn(*args)`` on the helper thread without a gradient (grad mode is per thread);
+    the future's result is ``(fn's value, the helper's CPU seconds for it)``."""
     global _helper
     if _helper is None:
         _helper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="curobo_lite_rollout")
 
     def job() -> Any:
+        start = time.thread_time()
         with torch.no_grad():
-            return fn(*args)
+            value = fn(*args)
+        return value, time.thread_time() - start
 
     return _helper.submit(job)
 
@@ -115,13 +174,16 @@ def shared(passes: list[SharedPass], calling_thread_work: Callable[[], Any]) -> 
         for piece in passes:
             piece.drain()
 
-    helper = _submit(drain_all) if passes else None
+    if not passes:
+        return calling_thread_work()
+    wall, cpu = time.perf_counter(), time.thread_time()
+    helper = _submit(drain_all)
     try:
         value = calling_thread_work()
         drain_all()
     finally:
-        if helper is not None:
-            helper.result()
+        helper_cpu = helper.result()[1]
+    GATE.record(time.thread_time() - cpu + helper_cpu, time.perf_counter() - wall)
     return value
 
 

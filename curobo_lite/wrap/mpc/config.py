@@ -17,6 +17,8 @@ from curobo_lite.opt.options import (
     options_from_dict,
 )
 from curobo_lite.types import JointState
+from curobo_lite.types.checks import received
+from curobo_lite.types.errors import InputTypeError
 
 _SECTION = "mpc"
 
@@ -33,7 +35,7 @@ class MpcSolverConfig(CheckedOptions):
     limit_tolerance: float = 0.05
     clamp_to_limits: bool = False
     follow_activation_distance: float | None = None
-    cpu_overlap: bool = True
+    cpu_overlap: bool | str = "auto"
     fused_rollout: bool = True
     cpu_torch_threads: int | None = 1
 
@@ -50,7 +52,11 @@ class MpcSolverConfig(CheckedOptions):
             self.follow_activation_distance = as_float(
                 _SECTION, "follow_activation_distance", self.follow_activation_distance, low=0.0
             )
-        self.cpu_overlap = as_bool(_SECTION, "cpu_overlap", self.cpu_overlap)
+        if not (isinstance(self.cpu_overlap, bool) or self.cpu_overlap == "auto"):
+            raise InputTypeError(
+                f"{_SECTION}.cpu_overlap: expected true, false or auto, "
+                f"{received(self.cpu_overlap)}"
+            )
         self.fused_rollout = as_bool(_SECTION, "fused_rollout", self.fused_rollout)
         self.cpu_torch_threads = as_int(
             _SECTION, "cpu_torch_threads", self.cpu_torch_threads, minimum=1, allow_none=True

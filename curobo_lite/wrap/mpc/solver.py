@@ -19,9 +19,11 @@ Task ``mpc:`` section (unknown keys are an error):
 - ``follow_activation_distance`` (m >= 0, default: unchanged): the world collision cost's
   ``activation_distance`` while a checked plan is followed (:meth:`MpcSolver.follow`): the
   task's margin holds the arm short of a goal that close to an obstacle (inside a shelf).
-- ``cpu_overlap`` (bool, default true): on a CPU device, each rollout runs forward kinematics
-  and the world-collision cost (Warp kernels) on a helper thread while the joint-space costs
-  are evaluated (:mod:`curobo_lite.rollout.overlap`; the same results).
+- ``cpu_overlap`` (true, false or ``auto``, default ``auto``): on a CPU device, each rollout
+  shares its Warp kernels (forward kinematics, the world-collision cost) with a helper thread
+  while the calling thread does the rest (:mod:`curobo_lite.rollout.overlap`; the same
+  results); ``auto`` only while the helper runs beside it (a core the host's other work
+  leaves free: the threads would otherwise take turns on one core).
 - ``fused_rollout`` (bool, default true): sampled rollouts on a CPU in a few Warp launches
   (:mod:`curobo_lite.rollout.fused_rollout`; the same costs) where the task allows it.
 - ``cpu_torch_threads`` (int >= 1 or null, default 1): on a CPU device, torch's intra-op

@@ -1,0 +1,72 @@
+"""``mpc.cpu_overlap: auto``: rollouts share their kernels with the helper thread only while the
+helper runs beside the calling thread (:class:`curobo_lite.rollout.overlap.HelperGate`: both
+threads' CPU time over the wall time of each shared section). On one core the threads can only
+take turns, so the gate closes and the rollouts stay on the calling thread, with the commands of
+the sequential step bit for bit."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+from forked_child import check_in_forked_child
+
+from curobo_lite.rollout import TaskConfig, overlap
+from curobo_lite.rollout.overlap import MIN_PARALLELISM, PROBE_EVERY, HelperGate
+from curobo_lite.types import JointState, Pose
+from curobo_lite.wrap import MpcSolver
+
+GOAL = [0.45, 0.1, 0.35, 0.0, 1.0, 0.0, 0.0]
+
+
+def test_the_gate_closes_probes_and_reopens():
+    gate = HelperGate()
+    assert gate.pays()  # nothing measured yet
+    gate.record(cpu_seconds=1.0e-3, wall_seconds=1.0e-3)  # the threads took turns
+    assert gate.parallelism < MIN_PARALLELISM
+    assert [gate.pays() for _ in range(PROBE_EVERY)] == [False] * (PROBE_EVERY - 1) + [True]
+    for _ in range(4):  # the probes find both threads busy side by side
+        gate.record(cpu_seconds=1.9e-3, wall_seconds=1.0e-3)
+    assert gate.pays() and gate.pays()
+
+
+def _commands(cpu_overlap: bool | str, steps: int) -> list[torch.Tensor]:
+    task = TaskConfig.load("particle_mpc")
+    task.mpc = dict(task.mpc, cpu_overlap=cpu_overlap)
+    solver = MpcSolver.from_config(task=task)
+    solver.update_goal(Pose.from_list(GOAL))
+    state = JointState.from_position(solver.robot_config.retract_config[None].clone())
+    commands = []
+    for _ in range(steps):
+        state = solver.step(state).action
+        commands.append(state.position.clone())
+    return commands
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "fork") or not hasattr(os, "sched_setaffinity"), reason="no fork/affinity"
+)
+def test_on_one_core_the_rollouts_stay_on_the_calling_thread():
+    """In a child pinned to one core (one torch thread: torch's OpenMP pool hangs a forked
+    child by itself); the gate is the child's copy, measured afresh."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+
+        def check() -> bool:
+            os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+            overlap.GATE = HelperGate()
+            submitted = []
+            submit = overlap._submit
+            overlap._submit = lambda *args: submitted.append(1) or submit(*args)
+            commands = _commands("auto", 8)
+            closed = overlap.GATE.parallelism < MIN_PARALLELISM
+            expected = _commands(False, 8)
+            same = all(torch.equal(a, b) for a, b in zip(commands, expected))
+            # the first rollouts measured the gate shut, the later ones ran alone
+            return closed and 0 < len(submitted) < 8 and same
+
+        check_in_forked_child(check, "MPC steps on one core")
+    finally:
+        torch.set_num_threads(threads)
