@@ -164,3 +164,28 @@ def test_roadmap_samples_keep_to_the_start_side_within_a_quarter_turn(planner: M
     q = planner.roadmap._sample(256, torch.stack((start, goal)), generator, corridor)
     assert q.shape[0] > 0
     assert bool(((q >= low - 1e-6) & (q <= high + 1e-6)).all())
+
+
+def test_joint_goal_past_the_elbow_barrier_is_refused_at_once(planner: MotionGen):
+    planner.update_world("bookshelf")
+    checker = RobotWorld.from_config("ur5e", "bookshelf")
+    goal_q = torch.tensor([BOOKSHELF_GOAL])
+    assert bool(checker.validate(goal_q)[0])  # a valid configuration, on the elbow's far side
+    start = JointState.from_position(torch.tensor([BOOKSHELF_START]))
+    result = planner.plan_single_js(start, JointState.from_position(goal_q))
+    assert result.status.value == "INVALID_GOAL_STATE"
+    assert result.solve_time < 1.0
+    # a joint goal's own values count, not their turns: the shoulder lift too (-6.27 from
+    # -1.65 passes the base band; the turn at 0.01 would not, but it is another goal)
+    named = {(o.kind, o.link) for o in result.offenders}
+    assert named == {("barrier", "elbow_joint"), ("barrier", "shoulder_lift_joint")}
+    # the straight joint-space line between them self-collides where the elbow passes pi
+    t = torch.linspace(0.0, 1.0, 201)[:, None]
+    line = torch.tensor(BOOKSHELF_START) + t * (goal_q - torch.tensor(BOOKSHELF_START))
+    folded = (line[:, 2] - math.pi).abs() < 0.05
+    assert bool(folded.any()) and bool((checker.self_collision_distance(line[folded]) < 0).all())
+    # a joint goal on the start's side is planned as before
+    near = torch.tensor([BOOKSHELF_START])
+    near[0, 0] += 0.3
+    assert bool(checker.validate(near)[0])
+    assert planner.plan_single_js(start, JointState.from_position(near)).success

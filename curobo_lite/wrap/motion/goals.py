@@ -173,7 +173,10 @@ class MotionGenGoals:
         """Plan from ``start_state [1, D]`` (at rest) to the joint configuration
         ``goal_state [1, D]`` (or ``[D]``), cuRobo's name. No IK: the goal configuration takes
         the IK solution's place and is checked like one (within the position limits, free of
-        world and self-collision; else ``INVALID_GOAL_STATE`` and its offenders)."""
+        world and self-collision; else ``INVALID_GOAL_STATE`` and its offenders), and no joint
+        may have to pass a self-collision barrier on its way there (a UR arm's elbow at
+        ``pi``: ``INVALID_GOAL_STATE``, offenders of kind ``"barrier"``;
+        :mod:`~curobo_lite.wrap.motion.reachable_goals`)."""
         t_start = time.perf_counter()
         start = self._check_start_shape(start_state, 1)
         if not isinstance(goal_state, JointState):
@@ -201,6 +204,17 @@ class MotionGenGoals:
                 t_start,
                 timings,
                 self.checker.offenders(target),
+                target[0],
+                "goal configuration",
+            )
+        # a full-turn joint that would pass a self-collision barrier: no plan gets there
+        beyond = self._barrier_offenders(target[0], start.position[0], exact=True)
+        if beyond:
+            return self._failure(
+                MotionGenStatus.INVALID_GOAL_STATE,
+                t_start,
+                timings,
+                beyond,
                 target[0],
                 "goal configuration",
             )

@@ -141,8 +141,9 @@ class JointBarriers:
         self, goals: torch.Tensor, start: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``(options [G, D, T], inside [G, D, T], open [G, D, T])``: per goal configuration
-        of ``goals [G, D]`` and joint, its value moved by ``-2 .. 2`` whole turns (full-turn
-        joints; the others' ``T`` options are all their value), whether each lies within the
+        of ``goals [G, D]`` and joint, its value moved by ``-2 .. 2`` whole turns (the middle
+        option: the value itself; a joint that does not turn fully has its value as every
+        option), whether each lies within the
         position limits, and whether no barrier (:meth:`scan`) lies between it and the value
         of ``start [D]``."""
         D = self.full_turn.shape[0]

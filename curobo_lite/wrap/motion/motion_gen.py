@@ -176,6 +176,8 @@ class MotionGen(MotionGenGoals, RoadmapStage, MetricStages, ReachableGoals, Hold
                 self.exact_check = False  # the default: a URDF without <collision> elements
         self._mesh_time = 0.0  # seconds of the roadmap's segment checks on the meshes
         self._barriers = JointBarriers(checker)
+        if self._barriers.active:
+            self._barriers.scan()  # now (~0.25 s on a UR5e), not in the first plan's time
         self._unreachable: dict[int, tuple[list[Offender], torch.Tensor]] = {}
         self.roadmap: RoadmapPlanner | None = None
         if config.enable_roadmap:

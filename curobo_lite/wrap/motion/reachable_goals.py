@@ -79,18 +79,25 @@ class ReachableGoals:
         )
         return self._goal_configs(ik, goal)[0]
 
-    def _barrier_offenders(self, q: torch.Tensor, start: torch.Tensor) -> list[Offender]:
+    def _barrier_offenders(
+        self, q: torch.Tensor, start: torch.Tensor, exact: bool = False
+    ) -> list[Offender]:
         """Why the goal configuration ``q [D]`` cannot be reached from ``start [D]``: per joint
-        with no reachable turn (:meth:`JointBarriers.turn_options`), an offender of kind
-        ``"barrier"`` (``value``: the goal's value, ``limit``: the barrier passed on the way
-        there, the one nearest the start; ``depth``: how far past it the goal lies)."""
+        with no reachable turn (:meth:`JointBarriers.turn_options`; ``exact``: a joint goal,
+        whose own value counts, not its turns), an offender of kind ``"barrier"``
+        (``value``: the goal's value, ``limit``: the barrier passed on the way there, the one
+        nearest the start; ``depth``: how far past it the goal lies). Empty when every joint
+        can get there."""
         barriers = self._barriers
+        if not barriers.active:
+            return []
         angles, blocked = barriers.scan()
         options, inside, open_ = barriers.turn_options(q[None], start)
+        own = options.shape[-1] // 2  # the option of no whole turn: the value itself
         names = self.robot_config.joint_names
         offenders = []
         for j in range(q.shape[0]):
-            if bool((inside & open_)[0, j].any()):
+            if bool(open_[0, j, own] if exact else (inside & open_)[0, j].any()):
                 continue
             s, v = float(start[j]), float(q[j])
             lo, hi = min(s, v), max(s, v)
@@ -105,7 +112,7 @@ class ReachableGoals:
                 f"{names[j]} would pass {barrier:.2f} rad on its way from {s:.2f} to {v:.2f} "
                 "rad (the links self-collide there whatever the other joints do)"
             )
-            if others:
+            if others and not exact:
                 message += f"; its other turns within the limits ({others}) lie past one too"
             offenders.append(
                 Offender("barrier", names[j], "start", abs(v - barrier), message, v, barrier)
