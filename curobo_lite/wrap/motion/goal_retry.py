@@ -11,10 +11,13 @@ nearest the start first: with a single goal the roadmap's local, corridor and go
 samples all gather about that goal's way out instead of being spread over eight. Only the
 problems whose first roadmap failed pay for it.
 
-Measured on MotionBenchMaker (``benchmarks/mbm.py``, 2026-11-27, load ~1): table_under_pick 13
-(the IK's two goals: the roadmap spends its 3 072 samples) and bookshelf_thin 23 (eight goals,
-none connects even with 12 288 samples; each of the eight alone fails too) were the only
-failures of the 700; see the commit log for the retry's figures.
+Measured on MotionBenchMaker (``benchmarks/mbm.py``, 2026-11-27): bookshelf_thin 23 (a can on a
+thin shelf; backing the hand off from any of the IK's eight goals drives link 5 into the shelf
+above, and none connects, with 12 288 samples neither, nor each alone) goes from TRAJOPT_FAIL
+in 2.5 s to SUCCESS in 2.0-3.4 s (the retry 1.0-1.6 s, load 1-4); it is the only problem of
+the 700 that runs it. With the roadmap starved (``max_samples=64``, first 15 per family) it
+rescued 2 of 8 failures (table_under_pick 0 and 12; measured before the IK ran its wide
+phase first).
 """
 
 from __future__ import annotations
@@ -36,15 +39,16 @@ RETRY_GOALS = 3
 
 class GoalRetry:
     """The goal retry of :class:`~curobo_lite.wrap.MotionGen`'s roadmap stage (mixed in; the
-    host supplies ``ik_solver``, ``_goal_configs``, ``_mesh_clear_goals`` and
+    host supplies ``ik_solver``, ``_barriers``, ``_goal_configs``, ``_mesh_clear_goals`` and
     ``_roadmap_path``)."""
 
     def _retry_goals(self, start: torch.Tensor, goal: Pose, tried: torch.Tensor) -> torch.Tensor:
         """``[m, D]`` goal configurations of ``goal`` (batch 1) for a roadmap from ``start [D]``
         that connected none of ``tried [G, D]``: distinct solutions of a pose-only IK from
         :data:`RETRY_DLS_SEEDS` seeds (the rotation weighted :data:`RETRY_ROTATION_WEIGHT`),
-        ranked by distance to ``start``, farther than the IK's ``distinct_tolerance`` from every
-        tried goal and clear on the meshes (:meth:`_mesh_clear_goals`)."""
+        ranked by distance to ``start``, at the full turns ``start`` can reach
+        (:meth:`JointBarriers.reachable_goals`), farther than the IK's ``distinct_tolerance``
+        from every tried goal and clear on the meshes (:meth:`_mesh_clear_goals`)."""
         config = self.ik_solver.config
         ik = self.ik_solver.solve_batch(
             goal,
@@ -54,7 +58,10 @@ class GoalRetry:
             dls_seeds=max(RETRY_DLS_SEEDS, config.dls_seeds),
             dls_rotation_weight=RETRY_ROTATION_WEIGHT,
         )
-        found = self._goal_configs(ik, goal)[0]
+        # at the turns the start can reach (full-turn joints; as they are without)
+        found = self._barriers.reachable_goals(
+            self._goal_configs(ik, goal)[0], start, config.distinct_tolerance
+        )
         if found.shape[0] == 0 or tried.shape[0] == 0:
             return found
         far = torch.cdist(found, tried.to(found)).amin(dim=1) > config.distinct_tolerance
