@@ -206,7 +206,7 @@ def test_measured_state_metrics_run_beside_the_rollouts_kinematics():
         solvers[overlap] = solver
     inside_rollout = {False: [], True: []}
     for overlap, solver in solvers.items():
-        rollout_fn, state_metrics = solver.rollout.rollout_fn, solver._state_metrics
+        rollout_fn, state_metrics = solver.rollout.rollout_fn, solver._measured.state_metrics
         depth = [0]
 
         def in_rollout(*args, rollout_fn=rollout_fn, depth=depth):
@@ -221,7 +221,7 @@ def test_measured_state_metrics_run_beside_the_rollouts_kinematics():
             return state_metrics(*args)
 
         solver.rollout.rollout_fn = in_rollout
-        solver._state_metrics = recorded
+        solver._measured.state_metrics = recorded
     states = {
         overlap: JointState.from_position(s.robot_config.retract_config[None].clone())
         for overlap, s in solvers.items()

@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from queue import Empty, SimpleQueue
+from typing import Any
 
 import torch
 import warp as wp
@@ -142,6 +143,32 @@ def recorded_cpu_launches() -> Iterator[list]:
         yield launches
     finally:
         _recording.launches = restore
+
+
+def launch_key(*tensors: torch.Tensor) -> tuple:
+    """What a Warp descriptor of each tensor holds (address, shape, strides): launches whose
+    tensor arguments have equal keys (and equal scalars) are the same launch."""
+    return tuple((t.data_ptr(), t.shape, t.stride()) for t in tensors)
+
+
+def replayed(cache: dict, key: tuple, launch: Callable[[], Any], device: torch.device) -> Any:
+    """``launch()``'s value, its CPU :func:`launch_rows` launches recorded the first time under
+    ``key`` and replayed after (:func:`recorded_cpu_launches`): ``key`` must hold what those
+    launches' arguments hold (:func:`launch_key` of their tensors, their scalars), and
+    ``launch()`` must compute nothing but them (its value, e.g. an output tensor, is kept and
+    returned again: the replays rewrite it). On CUDA ``launch()`` runs every time."""
+    if device.type != "cpu":
+        return launch()
+    entry = cache.get(key)
+    if entry is None:
+        with recorded_cpu_launches() as launches:
+            value = launch()
+        if len(cache) >= 16:
+            cache.clear()
+        entry = cache[key] = (launches, value)
+    for recorded in entry[0]:
+        recorded.launch()
+    return entry[1]
 
 
 def cpu_row_chunks(rows: int, elements: int, pieces_per_worker: int = 1) -> list[tuple[int, int]]:

@@ -31,7 +31,12 @@ import warp as wp
 from curobo_lite.kernels import StepBuffers, StepMode
 from curobo_lite.kernels import mppi_rollout_kernels as mrk
 from curobo_lite.kernels import pose_cost_kernels as pck
-from curobo_lite.kernels.launch import as_warp, recorded_cpu_launches, serial_cpu_launches
+from curobo_lite.kernels.launch import (
+    as_warp,
+    launch_key,
+    recorded_cpu_launches,
+    serial_cpu_launches,
+)
 from curobo_lite.kernels.step_rows import joint_vector
 from curobo_lite.rollout.cost import (
     BoundCost,
@@ -230,7 +235,7 @@ class FusedRollout:
 
         A row chunk's joint, kinematics and pose launches are recorded once and replayed
         (:func:`~curobo_lite.kernels.launch.recorded_cpu_launches`) while every tensor they
-        read or write keeps its address, shape and strides (:func:`_addresses`), i.e. while
+        read or write keeps its address, shape and strides (``launch_key``), i.e. while
         what their recorded arguments hold is what fresh ones would hold."""
         model = self.model
         batch, horizon, dof = act_seq.shape
@@ -283,8 +288,8 @@ class FusedRollout:
             )
         key = (
             self._version,
-            _addresses(act_seq, problem_index, model.traj_dt, slot_array, terms),
-            _addresses(*starts, *targets, *state_buffers, *vars(frames).values()),
+            launch_key(act_seq, problem_index, model.traj_dt, slot_array, terms),
+            launch_key(*starts, *targets, *state_buffers, *vars(frames).values()),
             None if pose is None else pose[1],
         )
         recorded = self._recorded.get(key)
@@ -395,7 +400,7 @@ class FusedRollout:
                 record_cmd=True,
             )
 
-        key = (_addresses(goal_position, goal_quaternion, schedule, eps, value), *codes[:3])
+        key = (launch_key(goal_position, goal_quaternion, schedule, eps, value), *codes[:3])
         return record, key
 
     def _world_cost(
@@ -447,9 +452,3 @@ def _nothing() -> None:
 def _rows(t: torch.Tensor) -> torch.Tensor:
     """``t`` with its last (joint) axis contiguous, as a kernel reads joint vectors."""
     return t if t.stride(-1) == 1 else t.contiguous()
-
-
-def _addresses(*tensors: torch.Tensor) -> tuple:
-    """What a Warp descriptor of each tensor holds (address, shape, strides): equal tuples,
-    equal launch arguments."""
-    return tuple((t.data_ptr(), t.shape, t.stride()) for t in tensors)

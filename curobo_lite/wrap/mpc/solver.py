@@ -60,12 +60,12 @@ import torch
 
 from curobo_lite.geom import WorldCollision, WorldConfig
 from curobo_lite.kernels import command_kernels
-from curobo_lite.kernels.pose_cost_kernels import pose_cost
+from curobo_lite.kernels.launch import launch_key, replayed
 from curobo_lite.opt import Mppi, MppiConfig, OptResult
 from curobo_lite.opt.cuda_graph import GraphedCall
 from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.rollout import ArmReacher, ArmReacherConfig, Goal, TaskConfig
-from curobo_lite.rollout.cost.pose_metric import PoseCostMetric, judged_pose_errors
+from curobo_lite.rollout.cost.pose_metric import PoseCostMetric
 from curobo_lite.types import (
     JointState,
     Pose,
@@ -77,9 +77,10 @@ from curobo_lite.types.errors import InputTypeError, InputValueError
 from curobo_lite.wrap.base.attach import HoldsObjects
 from curobo_lite.wrap.base.exclusive import exclusive
 from curobo_lite.wrap.base.offenders import check_within_limits
-from curobo_lite.wrap.base.pose_metric import active_metric, check_pose_metric
+from curobo_lite.wrap.base.pose_metric import check_pose_metric
 from curobo_lite.wrap.base.robot_world import as_world_collision
 from curobo_lite.wrap.mpc.config import MpcResult, MpcSolverConfig
+from curobo_lite.wrap.mpc.measured import MeasuredMetrics, step_metrics
 from curobo_lite.wrap.mpc.tracking import TrackedPlan
 
 
@@ -146,10 +147,8 @@ class MpcSolver(HoldsObjects):
         self._command_flags = self.tensor_args.zeros(1, 2)
         mode = self.dynamics_model.step_mode.value
         self._command_mode = mode if command_kernels.integrates(mode) else None
-        # the measured state's metrics: forward kinematics into kept buffers (with spheres or
-        # not), the pose errors' per-"step" weights [2, 2] (see _pose_error; [0, 1] is 0)
-        self._measured_frames: dict[bool, Any] = {}
-        self._error_schedule = torch.eye(2, **self.tensor_args.as_kwargs())
+        self._measured = MeasuredMetrics(rollout, self.kinematics)
+        self._command_replays: dict[tuple, Any] = {}  # recorded command launches (CPU)
         self.goal: Goal | None = None
         self._tracked: TrackedPlan | None = None
         self._task_activation: float | None = None  # the collision margin of the task file
@@ -450,15 +449,16 @@ class MpcSolver(HoldsObjects):
         # the measured state's metrics do not depend on the plan: an overlapped CPU rollout
         # computes them while its helper thread runs forward kinematics (else they follow)
         measured: list[tuple[list[str], list[torch.Tensor]]] = []
-        self.rollout.beside_kinematics = lambda: measured.append(self._state_metrics(state))
+        metrics = self._measured.state_metrics
+        self.rollout.beside_kinematics = lambda: measured.append(metrics(self.goal, state))
         try:
             result = self.mppi.optimize()
         finally:
             self.rollout.beside_kinematics = None
         if not measured:
-            measured.append(self._state_metrics(state))
+            measured.append(metrics(self.goal, state))
         command, flags = self._command(state, self.mppi.mean_action)
-        names, values = self._metrics(measured[0], result.best_cost, flags)
+        names, values = step_metrics(measured[0], result.best_cost, flags)
         return result, command, names, values
 
     def _command(self, state: JointState, action: torch.Tensor) -> tuple[JointState, torch.Tensor]:
@@ -470,10 +470,17 @@ class MpcSolver(HoldsObjects):
         model = self.dynamics_model
         start = (state.position, state.velocity, state.acceleration)
         out, flags = self._command_out, self._command_flags
-        if self._command_mode is not None:
-            command_kernels.integrated_command(
-                self._command_mode, start, action, model.traj_dt, self.config.shift_steps,
-                self._bounds, self.control_dt, out, flags,
+        if self._command_mode is not None:  # the same tensors every step: a recorded launch
+            steps, dt = self.config.shift_steps, self.control_dt
+            tensors = (*start, action, model.traj_dt, self._bounds, *out, flags)
+            replayed(
+                self._command_replays,
+                (launch_key(*tensors), self._command_mode, steps, dt),
+                lambda: command_kernels.integrated_command(
+                    self._command_mode, start, action, model.traj_dt, steps, self._bounds, dt,
+                    out, flags,
+                ),
+                action.device,
             )  # fmt: skip
         else:
             plan = model.get_robot_command(state, action, self.config.shift_steps)
@@ -543,80 +550,8 @@ class MpcSolver(HoldsObjects):
         goal (``nan`` for a joint goal)."""
         if self.goal is None or self.goal.goal_pose is None:
             return float("nan"), float("nan")
-        position_error, rotation_error = self._pose_error(state).tolist()
+        position_error, rotation_error = self._measured.pose_error(self.goal, state).tolist()
         return position_error, rotation_error
-
-    def _pose_error(
-        self, state: JointState, ee: tuple[torch.Tensor, torch.Tensor] | None = None
-    ) -> torch.Tensor:
-        """``[2]`` position and rotation error of ``state [1, D]`` to the pose goal (``ee``: its
-        end effector's position ``[1, 3]`` and quaternion ``[1, 4]``, when already computed)."""
-        goal = self.goal.goal_pose
-        if ee is None:
-            fk = self.kinematics.forward(
-                state.position.to(**self.tensor_args.as_kwargs()), spheres=False
-            )
-            ee = fk.ee_position, fk.ee_quaternion
-        # along the judged axes of the pose-cost metric, when there is one
-        metric = active_metric(self.rollout.pose_cost_metric, self.tensor_args)
-        if metric is not None:
-            return torch.cat(judged_pose_errors(metric, *ee, goal.position, goal.quaternion))
-        # the full distance and geodesic angle: the pose cost kernel over two "steps" of the
-        # same pose, weighted (1, 0) and (0, 1): one launch instead of ~15 torch ops
-        position, quaternion = (t[:, None].expand(1, 2, t.shape[-1]) for t in ee)
-        return pose_cost(
-            position, quaternion, goal.position, goal.quaternion, self._error_schedule, 0,
-            "L2", "GEODESIC", self._error_schedule[0, 1:],
-        )[0]  # fmt: skip
-
-    def _state_metrics(self, state: JointState) -> tuple[list[str], list[torch.Tensor]]:
-        """The metrics of the measured ``state [1, D]`` (:class:`MpcResult`): names and values
-        in :meth:`_metrics`' order, with ``None`` where the plan's ``cost`` and
-        ``limit_clamped`` go."""
-        names: list[str] = []
-        values: list[torch.Tensor | None] = []
-        # one forward kinematics for the pose errors and the clearances
-        spheres = self.rollout.needs_spheres()
-        out = self._measured_frames.get(spheres)
-        if out is None:
-            out = self._measured_frames[spheres] = self.kinematics.allocate_outputs(1, spheres)
-        fk = self.kinematics.forward(state.position[:, None], spheres=spheres, out=out)
-        if self.goal.goal_pose is not None:
-            names += ["position_error", "rotation_error"]
-            values.append(self._pose_error(state, (fk.ee_position[:, 0], fk.ee_quaternion[:, 0])))
-        if self.goal.goal_state is not None:
-            names.append("cspace_error")
-            values.append((state.position - self.goal.goal_state.position).norm()[None])
-        reference = self.rollout.reference
-        if reference is not None:
-            names.append("tracking_error")
-            values.append((state.position[0] - reference.position[0, 0]).norm()[None])
-        names += ["cost", "limit_clamped"]
-        values.append(None)
-        if spheres:
-            world_distance, self_distance = self.rollout.collision_distances(fk.link_spheres)
-            if world_distance is not None:
-                names.append("world_distance")
-                values.append(world_distance[:1].reshape(1))
-            if self_distance is not None:
-                names.append("self_distance")
-                values.append(self_distance[:1].reshape(1))
-        return names, values
-
-    def _metrics(
-        self,
-        measured: tuple[list[str], list[torch.Tensor | None]],
-        best_cost: torch.Tensor,
-        flags: torch.Tensor,
-    ) -> tuple[list[str], torch.Tensor]:
-        """The step's metrics (see :class:`MpcResult`): their names and one tensor of their
-        values, read to the host at once by :meth:`step`; ``measured``: :meth:`_state_metrics`
-        of the measured state; ``flags [2]``: the command's (clamped, limit violation)."""
-        names, values = measured
-        plan = torch.cat((best_cost[:1], flags[:1]))
-        values = [plan if value is None else value for value in values]
-        values.append(flags[1:])
-        return [*names, "limit_violation"], torch.cat(values)
 
     def __repr__(self) -> str:
         cfg = self.mppi.config
