@@ -5,8 +5,9 @@ Per problem: ``MotionGen.plan_single(start, goal_pose)`` in the problem's world,
 :func:`mbm.judge` (the exact mesh check, 5 mm / 0.05 rad), with the IK stage's wall time
 (``result.timings["ik"]``) and its CPU time (this process, ``time.process_time``: on a shared
 host with one torch thread it is what the IK costs, whatever the load), the IK solves it ran
-(``quick``: the pose-only phase; ``lbfgs``: the collision-aware phase; ``wide``: the second,
-wider pose-only phase) and the goal configurations handed to the roadmap. Problems: the first
+(``quick``: the pose-only phase; ``wide``: the second, wider pose-only phase, also the goal
+retry's; ``lbfgs``: the collision-aware phase, since 2026-11-27 after ``wide`` and only where it
+found nothing) and the goal configurations handed to the roadmap. Problems: the first
 ``--problems`` of each family, plus ``--extra family:i,j,...`` (indices into
 ``load_problems(family)``; the defaults are the IK failures of ``benchmarks/results/mbm.json``
 as of 2026-11-26).
@@ -19,6 +20,11 @@ collision-free seed, after 32-48 iterations of 32 seeds at ~15-20 ms each (the w
 distance and self-collision kernels and the backward pass), 0.5-1.1 s of the 0.5-1.4 s; the goal
 screening on the meshes and the contact seeds take < 15 ms. Tried: 16 L-BFGS seeds instead of 32
 (IK 0.3-0.5 s less) loses table_under_pick 13 and cage 28 (no goal or no valid plan).
+
+2026-11-27 (1 thread, load ~4): the wide phase now runs before the L-BFGS phase; on this
+list it gives the goals of bookshelf_small 30, cage 28 and 38 and table_under_pick 13 (IK
+0.18-0.29 -> 0.05-0.07 s), and the L-BFGS still runs for bookshelf_thin 98, box 7, cage 15 and
+table_under_pick 18 (+35-60 ms for the wide phase that found nothing).
 
 Usage::
 
