@@ -75,3 +75,27 @@ def test_replayed_step_launches_equal_fresh_ones(monkeypatch):
     # the replays ran: one recording each of the frames, the pose error and the command
     assert len(solvers[True]._measured._replays) == 2
     assert len(solvers[True]._command_replays) == 1
+
+
+def test_the_checked_state_is_written_in_place(monkeypatch):
+    """The step checks the measured state once and copies it (filtered) into the rollout's
+    start state; the same start states and commands as through ``update_start_state``."""
+    solvers = {in_place: MpcSolver.from_config(num_particles=60) for in_place in (True, False)}
+    state = JointState.from_position(solvers[True].robot_config.retract_config[None].clone())
+    address = None
+    for step in range(4):
+        state = JointState(state.position + 0.01 * step, torch.full_like(state.position, 0.1))
+        results = {}
+        for in_place, solver in solvers.items():
+            if step == 0:
+                solver.update_goal(Pose.from_list(GOALS[0]))
+            if not in_place:
+                monkeypatch.setattr(solver_module, "write_in_place", lambda *args: False)
+            results[in_place] = solver.step(state)
+            monkeypatch.undo()
+        starts = {k: s.rollout.start_state for k, s in solvers.items()}
+        for name in ("position", "velocity", "acceleration"):
+            assert torch.equal(getattr(starts[True], name), getattr(starts[False], name))
+            assert torch.equal(results[True].action.position, results[False].action.position)
+        address = address or starts[True].position.data_ptr()
+        assert starts[True].position.data_ptr() == address  # kept where a replay reads it

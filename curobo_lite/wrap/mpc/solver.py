@@ -66,6 +66,7 @@ from curobo_lite.opt.cuda_graph import GraphedCall
 from curobo_lite.robot import Kinematics, RobotConfig
 from curobo_lite.rollout import ArmReacher, ArmReacherConfig, Goal, TaskConfig
 from curobo_lite.rollout.cost.pose_metric import PoseCostMetric
+from curobo_lite.rollout.graph_buffers import JOINT_FIELDS, write_in_place
 from curobo_lite.types import (
     JointState,
     Pose,
@@ -404,7 +405,11 @@ class MpcSolver(HoldsObjects):
         if self.goal is None:
             raise InputValueError("step: call update_goal(...) first")
         state = self.dynamics_model.filter_robot_state(state)
-        self.rollout.update_start_state(state)
+        # checked above: copied into the rollout's start state without a second check
+        if write_in_place(self.rollout.start_state, state, JOINT_FIELDS):
+            self.rollout.start_state.joint_names = state.joint_names
+        else:
+            self.rollout.update_start_state(state)
         tracked = self._tracked
         if tracked is not None:  # the plan at this step's times, in place
             shift = self.config.shift_steps if self._steps > 0 else 0
