@@ -14,11 +14,19 @@ Judged independently of the planner: the final waypoint's forward kinematics wit
 clear); for one without, the world and self clearance of the spheres along the plan, densely
 resampled, not below -1 mm (reported for both).
 
+``--home-side``: the start is drawn instead (after the same goals) within the part of the joint
+space that the robot's retract configuration can reach (:meth:`JointBarriers.piece`: a UR5e's
+elbow within ``+-pi``, its shoulder lift above the base, as a real arm is); the uniform draw
+puts most UR5e starts past such a self-collision barrier, where some goal poses have no
+collision-free configuration within reach (MotionGen: ``IK_FAIL``, offenders of kind
+``"barrier"``). Robots without full-turn joints: the same draws.
+
 Reported per robot and world: success, plan time (median, p95, max), the motion's duration
 (median, max). Usage::
 
     python benchmarks/user_sweep.py [--robots franka ur5e iiwa] [--worlds table ...]
-        [--goals 20] [--seed 0] [--threads 2] [--json benchmarks/results/user_sweep.json]
+        [--goals 20] [--seed 0] [--threads 2] [--home-side]
+        [--json benchmarks/results/user_sweep.json]
 """
 
 from __future__ import annotations
@@ -34,15 +42,21 @@ from timing import write_json
 
 from curobo_lite.types import JointState, Pose, TensorDeviceType
 from curobo_lite.wrap import MotionGen, RobotWorld
+from curobo_lite.wrap.motion.joint_barriers import JointBarriers
 
 ROBOTS = ("franka", "ur5e", "iiwa")
 WORLDS = ("table", "bookshelf", "cubbies", "mixed")
 
 
-def valid_configs(checker: RobotWorld, count: int, generator: torch.Generator) -> torch.Tensor:
-    """``[count, D]`` configurations drawn uniformly within the limits that pass
-    :meth:`RobotWorld.validate`, in the order drawn."""
-    low, high = checker.kinematics.robot_config.joint_limits.position
+def valid_configs(
+    checker: RobotWorld,
+    count: int,
+    generator: torch.Generator,
+    box: tuple[torch.Tensor, torch.Tensor] | None = None,
+) -> torch.Tensor:
+    """``[count, D]`` configurations drawn uniformly within the limits (or ``box = (low [D],
+    high [D])`` within them) that pass :meth:`RobotWorld.validate`, in the order drawn."""
+    low, high = box or checker.kinematics.robot_config.joint_limits.position
     found: list[torch.Tensor] = []
     while len(found) < count:
         unit = torch.rand(256, low.shape[0], generator=generator, dtype=low.dtype)
@@ -67,6 +81,7 @@ def main() -> None:
     parser.add_argument("--goals", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--home-side", action="store_true", help="starts the retract reaches")
     parser.add_argument("--json", default="benchmarks/results/user_sweep.json")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -81,6 +96,7 @@ def main() -> None:
         motion_gen = MotionGen.from_config(robot, args.worlds[0], tensor_args=tensor_args)
         checker = RobotWorld.from_config(robot, args.worlds[0], tensor_args=tensor_args)
         meshes = checker.has_collision_geometry
+        home = JointBarriers(checker).piece(checker.robot_config.retract_config)
         for world in args.worlds:
             motion_gen.update_world(world)
             checker.update_world(world)
@@ -89,6 +105,8 @@ def main() -> None:
                 args.seed + 100 * ROBOTS.index(robot) + WORLDS.index(world)
             )
             configs = valid_configs(checker, args.goals + 1, generator)
+            if args.home_side and home is not None:
+                configs[0] = valid_configs(checker, 1, generator, home)[0]
             start = JointState.from_position(configs[:1])
             goals = checker.kinematics.forward(configs[1:], spheres=False)
             if not rows:  # warm-up: the first plan of a process loads the kernels
@@ -135,7 +153,13 @@ def main() -> None:
             )
     write_json(
         args.json,
-        {"goals": args.goals, "seed": args.seed, "threads": args.threads, "summary": summary},
+        {
+            "goals": args.goals,
+            "seed": args.seed,
+            "threads": args.threads,
+            "home_side": args.home_side,
+            "summary": summary,
+        },
         rows,
     )
 
