@@ -62,10 +62,10 @@ class GoalRetry:
         found = self._barriers.reachable_goals(
             self._goal_configs(ik, goal)[0], start, config.distinct_tolerance
         )
-        if found.shape[0] == 0 or tried.shape[0] == 0:
-            return found
-        far = torch.cdist(found, tried.to(found)).amin(dim=1) > config.distinct_tolerance
-        return self._mesh_clear_goals(found[far], goal)
+        if found.shape[0] and tried.shape[0]:
+            far = torch.cdist(found, tried.to(found)).amin(dim=1) > config.distinct_tolerance
+            found = found[far]
+        return self._mesh_clear_goals(found, goal)
 
     def _roadmap_retry(
         self, start: torch.Tensor, goal: Pose, tried: torch.Tensor, timings: dict[str, float]
