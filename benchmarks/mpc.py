@@ -14,9 +14,11 @@ bundled ``table`` world on both sides (``primitive_collision_cost``, 4 cm activa
 spheres of our forward kinematics). Ours and theirs are timed in five alternating rounds, and a
 speedup is the median of the rounds' ratios (with their range), so that a drift of the machine's
 speed during the run weighs on both sides alike. On a CPU our step runs as its task says
-(``mpc.cpu_torch_threads: 1`` during the step, ``mpc.cpu_overlap``: forward kinematics and the
-world cost on a helper thread), so pytorch_mppi's ``command`` is timed in the same rounds both
-with torch's threads and with one thread, and the step's ratio is to the faster of the two.
+(``mpc.cpu_torch_threads: 1`` during the step, ``mpc.cpu_overlap: auto``: forward kinematics and
+the world cost on a helper thread while it runs beside the calling thread; the measured
+parallelism is ``overlap_parallelism`` in the output), so pytorch_mppi's ``command`` is timed
+in the same rounds both with torch's threads and with one thread, and the step's ratio is to
+the faster of the two.
 The MPPI iteration runs on one torch thread too and is compared with the faster of the two.
 Also timed: ``MpcSolver.step`` with the bundled
 ``particle_mpc`` task (what the closed loop runs: knot sampling, stop and null-space costs), with
@@ -453,6 +455,13 @@ def main() -> None:
         f"{free['ours_mpc_step'] * 1e3:.2f} ms (target <= 5 ms){speedup}"
         + (f"; in CPU time {free['step_speedup_cpu']:.1f}x" if "step_speedup_cpu" in free else "")
     )
+    parallelism = overlap.GATE.parallelism
+    print(
+        "  helper thread of the CPU rollouts: parallelism "
+        + ("not measured" if parallelism is None else f"{parallelism:.2f}")
+        + " (both threads' CPU time / wall time; below "
+        + f"{overlap.MIN_PARALLELISM} mpc.cpu_overlap: auto runs them on the calling thread)"
+    )
     meta = {
         "load_average_at_start": list(load),
         "device": str(device),
@@ -462,6 +471,9 @@ def main() -> None:
         "mpc_task_particles": cfg.num_particles,
         "mpc_task_iters": cfg.n_iters,
         "overlap_pieces": overlap.PIECES,
+        # both threads' CPU time over the wall time of the shared rollouts (~2: side by side,
+        # ~1: taking turns on one core, where mpc.cpu_overlap: auto stops sharing)
+        "overlap_parallelism": overlap.GATE.parallelism,
         "unit": "seconds (median)",
     }
     write_json(args.out, meta, rows)
