@@ -69,9 +69,9 @@ _SUPPORTED = (*_JOINT_CLASSES.values(), PoseCost, PrimitiveCollisionCost, SelfCo
 
 #: the row chunks of a rollout shared by the two threads, as fractions of the rows in the order
 #: they are taken: the helper takes the first while the calling thread runs
-#: ``beside_kinematics`` (MpcSolver's state metrics, ~2.5 ms on the loaded 2-core host), then
-#: each takes the next as it finishes (each chunk costs ~0.15 ms of Python). None: ``PIECES``
-#: equal chunks
+#: ``beside_kinematics`` (MpcSolver's state metrics and MPPI's next normals, ~0.1 + 0.2 ms of
+#: the ~1.3 ms of kernels of a free-space rollout), then each takes the next as it finishes (a
+#: replayed chunk costs ~10 us of Python). None: ``PIECES`` equal chunks
 SHARES: tuple[float, ...] | None = (0.6, 0.4)
 PIECES = 2
 

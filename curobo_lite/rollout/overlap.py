@@ -51,7 +51,8 @@ OVERLAP_MIN_CONFIGS = 2048
 PIECES = 1
 
 #: shared sections whose threads ran side by side less than this (CPU time over wall time, 1 to
-#: 2 on two cores) say that the helper does not pay (a quiet 2-core host gives ~1.8)
+#: 2 on two cores) say that the helper does not pay (at most 1 where the threads share one
+#: core; near 2 where both stay busy side by side)
 MIN_PARALLELISM = 1.3
 #: while the helper does not pay, one rollout in this many is shared to measure again
 PROBE_EVERY = 50
