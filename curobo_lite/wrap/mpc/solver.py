@@ -51,6 +51,7 @@ particles clear of them.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -301,7 +302,7 @@ class MpcSolver(HoldsObjects):
         goal = check_pose(goal, "goal", self.tensor_args, batch=1)
         self._set_goal(Goal(goal_pose=goal))
         self._tracked = tracked
-        self._collision_margin(tracked.position if checked else None)
+        self._collision_margin(tracked if checked else None)
         self._free_plan_span(tracked.position)
 
     def _stop_following(self) -> None:
@@ -322,26 +323,40 @@ class MpcSolver(HoldsObjects):
         span = None if position is None else torch.stack(position.aminmax(dim=0))
         cost.config.free_position = span
 
-    def _collision_margin(self, plan: torch.Tensor | None) -> None:
-        """The world collision cost's activation distance: while the checked plan ``plan
-        [T, D]`` is followed, ``follow_activation_distance`` but no more than the plan's own
-        smallest sphere clearance, so the plan pays nothing where it passes close (a grasp a
-        few mm from its object is tracked to its end, not held back by the margin); the task's
-        otherwise (``None``; a changed config captures anew)."""
+    def _collision_margin(self, tracked: TrackedPlan | None) -> None:
+        """The world collision cost's activation distance: the task's (``tracked=None``), or
+        while the checked plan ``tracked`` is followed, ``follow_activation_distance`` but no
+        more than the plan's own smallest sphere clearance over the horizon ahead (its
+        ``margins``, set here, read each step): the plan pays nothing where it passes close (a
+        grasp a few mm from its object is tracked to its end, not held back by the margin),
+        and the margin is back where the plan is clear."""
         margin = self.config.follow_activation_distance
         cost = self.rollout.costs.get("primitive_collision_cost")
         if margin is None or cost is None:
             return
         if self._task_activation is None:
             self._task_activation = cost.config.activation_distance
-        wanted = self._task_activation
-        if plan is not None:
-            spheres = self.rollout.dynamics_model.kinematics.forward(plan).link_spheres
-            world, _ = self.rollout.collision_distances(
-                None if spheres is None else spheres[None], check_range=margin
-            )
-            clearance = margin if world is None else float(world[0])
-            wanted = min(margin, max(clearance, 0.0))
+        if tracked is not None:
+            tracked.margins = self._plan_margins(tracked, margin)
+        self._set_collision_margin(self._task_activation if tracked is None else tracked.margin())
+
+    def _plan_margins(self, tracked: TrackedPlan, margin: float) -> list[float]:
+        """Per plan sample: the smallest sphere clearance of the samples the horizon reaches
+        from there, within ``[0, margin]``, rounded down to 0.5 mm (fewer changes of the cost:
+        each one rebuilds its constants, and a CUDA graph captures again)."""
+        spheres = self.rollout.dynamics_model.kinematics.forward(tracked.position).link_spheres
+        world, _ = self.rollout.collision_distances(
+            None if spheres is None else spheres[:, None], check_range=margin
+        )
+        if world is None:
+            return [margin] * tracked.position.shape[0]
+        reach = math.ceil(float(tracked.offsets[-1]) / tracked.dt) + 1  # samples in a horizon
+        held = torch.cat((world, world[-1:].expand(reach - 1)))  # the plan holds its end
+        ahead = held.unfold(0, reach, 1).amin(1).clamp(0.0, margin)
+        return (torch.floor(ahead / 5e-4) * 5e-4).tolist()
+
+    def _set_collision_margin(self, wanted: float) -> None:
+        cost = self.rollout.costs["primitive_collision_cost"]
         if cost.config.activation_distance != wanted:
             cost.config.activation_distance = wanted
 
@@ -411,6 +426,8 @@ class MpcSolver(HoldsObjects):
         else:
             self.rollout.update_start_state(state)
         tracked = self._tracked
+        if tracked is not None and tracked.margins is not None:
+            self._set_collision_margin(tracked.margin())
         if tracked is not None:  # the plan at this step's times, in place
             shift = self.config.shift_steps if self._steps > 0 else 0
             delta = tracked.write(self.rollout, shift, self.mppi.config.base_action == "REPEAT")

@@ -36,6 +36,8 @@ class TrackedPlan:
         offsets: ``[H]`` seconds from the start state to each step of the MPC's horizon
             (from its ``traj_dt [H]``, whose entry 0 is unused).
         time: plan time (s) of the next control step's measured state.
+        margins: the world collision margin (m) to use while the plan time is at each sample
+            (``[T]`` floats, see :meth:`MpcSolver.follow`), or ``None``: the solver's own.
     """
 
     position: torch.Tensor
@@ -44,6 +46,7 @@ class TrackedPlan:
     dt: float
     offsets: torch.Tensor
     time: float = 0.0
+    margins: list[float] | None = None
 
     @classmethod
     def from_plan(
@@ -116,6 +119,12 @@ class TrackedPlan:
         velocity = torch.lerp(self.velocity[low], self.velocity[high], frac) * within
         acceleration = torch.lerp(self.acceleration[low], self.acceleration[high], frac) * within
         return position, velocity, acceleration
+
+    def margin(self) -> float | None:
+        """The collision margin at the current plan time (``None`` without ``margins``)."""
+        if self.margins is None:
+            return None
+        return self.margins[min(int(self.time / self.dt), len(self.margins) - 1)]
 
     def rest(self, from_time: float | None = None) -> torch.Tensor:
         """``[K, D]`` the plan's samples from ``from_time`` (default: now) to the end, the
