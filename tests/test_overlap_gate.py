@@ -26,9 +26,13 @@ def test_the_gate_closes_probes_and_reopens():
     gate.record(cpu_seconds=1.0e-3, wall_seconds=1.0e-3)  # the threads took turns
     assert gate.parallelism < MIN_PARALLELISM
     assert [gate.pays() for _ in range(PROBE_EVERY)] == [False] * (PROBE_EVERY - 1) + [True]
-    for _ in range(4):  # the probes find both threads busy side by side
-        gate.record(cpu_seconds=1.9e-3, wall_seconds=1.0e-3)
+    gate.record(cpu_seconds=1.9e-3, wall_seconds=1.0e-3)  # the probe: side by side again
     assert gate.pays() and gate.pays()
+    gate.record(cpu_seconds=1.0e-3, wall_seconds=1.0e-3)  # one section on one core: still open
+    assert gate.pays()
+    for _ in range(3):  # a few in a row close it
+        gate.record(cpu_seconds=1.0e-3, wall_seconds=1.0e-3)
+    assert not gate.pays()
 
 
 def _commands(cpu_overlap: bool | str, steps: int) -> list[torch.Tensor]:

@@ -80,7 +80,9 @@ CostTerms = Callable[[KinematicModelState, Collection[str]], dict[str, torch.Ten
 class HelperGate:
     """Whether sharing a rollout with the helper thread pays (module docstring): the running
     mean of the shared sections' parallelism (:meth:`record`) against ``MIN_PARALLELISM``,
-    with a probe every ``PROBE_EVERY`` rollouts while it does not."""
+    with a probe every ``PROBE_EVERY`` rollouts while it does not (a probe's measurement
+    replaces the mean: one section side by side reopens the gate, a few in a row that are
+    not close it)."""
 
     def __init__(self) -> None:
         self.parallelism: float | None = None  # None: not measured yet (share)
@@ -102,7 +104,10 @@ class HelperGate:
             return
         measured = cpu_seconds / wall_seconds
         previous = self.parallelism
-        self.parallelism = measured if previous is None else 0.7 * previous + 0.3 * measured
+        if previous is None or previous < MIN_PARALLELISM:  # first, or a probe: as measured
+            self.parallelism = measured
+        else:
+            self.parallelism = 0.7 * previous + 0.3 * measured
 
 
 #: the process's gate: whether it gets a second core is a property of the host and its load
