@@ -46,16 +46,9 @@ def _judge(result, world, pose: list[float]) -> None:
     assert bool(ok) and float(clearance) >= 0.0
 
 
-@pytest.fixture(scope="module")
-def motion_gen() -> MotionGen:
-    pytest.importorskip("coal")
-    return MotionGen.from_config("franka", WORLD)
-
-
-def test_roadmap_that_connects_no_first_goal_retries_with_other_goals(motion_gen, monkeypatch):
-    """The first roadmap is made to fail (as when every IK goal sits in a pocket): the plan
-    still comes from the roadmap, to a configuration away from every first goal. Without the
-    retry the optimizer answers instead (no roadmap waypoints, one of the first goals)."""
+def _first_roadmap_fails(monkeypatch) -> list[torch.Tensor]:
+    """Make the first roadmap connect nothing (as when every IK goal sits in a pocket); the
+    list returned fills with each roadmap's goals ``[G, D]``."""
     plan = RoadmapPlanner.plan
     calls: list[torch.Tensor] = []
 
@@ -66,6 +59,20 @@ def test_roadmap_that_connects_no_first_goal_retries_with_other_goals(motion_gen
         return plan(self, start, goal, segment_check)
 
     monkeypatch.setattr(RoadmapPlanner, "plan", first_fails)
+    return calls
+
+
+@pytest.fixture(scope="module")
+def motion_gen() -> MotionGen:
+    pytest.importorskip("coal")
+    return MotionGen.from_config("franka", WORLD)
+
+
+def test_roadmap_that_connects_no_first_goal_retries_with_other_goals(motion_gen, monkeypatch):
+    """The first roadmap is made to fail (as when every IK goal sits in a pocket): the plan
+    still comes from the roadmap, to a configuration away from every first goal. Without the
+    retry the optimizer answers instead (no roadmap waypoints, one of the first goals)."""
+    calls = _first_roadmap_fails(monkeypatch)
     start = JointState.from_position(motion_gen.robot_config.retract_config[None].clone())
     result = motion_gen.plan_single(start, Pose.from_list(GOAL))
     assert len(calls) >= 2 and "goal_retry" in result.timings
@@ -75,6 +82,37 @@ def test_roadmap_that_connects_no_first_goal_retries_with_other_goals(motion_gen
     assert float((calls[0] - end).norm(dim=-1).min()) > tolerance
     assert all(c.shape[0] == 1 for c in calls[1:])  # one goal per retried roadmap
     _judge(result, WORLD, GOAL)
+
+
+#: a goal set: out of reach, behind the wall (GOAL), left of it
+GOAL_SET = [
+    [2.5, 0.0, 0.4, 0.0, 1.0, 0.0, 0.0],
+    GOAL,
+    [0.45, 0.25, 0.45, 0.0, 1.0, 0.0, 0.0],
+]
+
+
+def test_goalset_roadmap_that_connects_no_first_goal_retries_with_other_goals(
+    motion_gen, monkeypatch
+):
+    """A goal set's first roadmap (to every reachable pose's configurations) is made to fail:
+    the plan still comes from the roadmap, to a configuration away from every first goal,
+    at the pose of the set it names (its reason empty). Without the retry the optimizer
+    answers instead (no roadmap waypoints)."""
+    calls = _first_roadmap_fails(monkeypatch)
+    start = JointState.from_position(motion_gen.robot_config.retract_config[None].clone())
+    values = torch.tensor(GOAL_SET)
+    poses = Pose(values[:, :3].contiguous(), values[:, 3:].contiguous())
+    result = motion_gen.plan_goalset(start, poses)
+    assert len(calls) >= 2 and "goal_retry" in result.timings
+    assert result.waypoints is not None  # the roadmap's path
+    assert all(c.shape[0] == 1 for c in calls[1:])  # one goal per retried roadmap
+    tolerance = motion_gen.ik_solver.config.distinct_tolerance
+    assert float((calls[0] - result.waypoints[-1]).norm(dim=-1).min()) > tolerance
+    index = result.goalset_index
+    assert index in (1, 2) and result.goalset_reasons[index] == ""
+    assert result.goalset_reasons[0].startswith("IK_FAIL")
+    _judge(result, WORLD, GOAL_SET[index])
 
 
 def test_retry_untouched_when_the_first_roadmap_connects(motion_gen, monkeypatch):

@@ -11,6 +11,12 @@ nearest the start first: with a single goal the roadmap's local, corridor and go
 samples all gather about that goal's way out instead of being spread over eight. Only the
 problems whose first roadmap failed pay for it.
 
+A goal set (:meth:`MotionGen.plan_goalset`, e.g. an object's grasps) whose one roadmap to every
+pose's configurations connects none retries the same way: one pose-only IK over the set's
+poses (the wide phase's seeds shared among them, at least the IK's ``dls_seeds`` each, so a
+pose whose first IK found nothing gets its chance too), the new goals of all poses nearest the
+start first, one roadmap each. A joint goal has no retry: its one configuration is the goal.
+
 Measured on MotionBenchMaker (``benchmarks/mbm.py``, 2026-11-27): bookshelf_thin 23 (a can on a
 thin shelf; backing the hand off from any of the IK's eight goals drives link 5 into the shelf
 above, and none connects, with 12 288 samples neither, nor each alone) goes from TRAJOPT_FAIL
@@ -28,11 +34,8 @@ import torch
 
 from curobo_lite.types import Pose
 from curobo_lite.wrap.motion.graph_planner import GraphPlanResult
+from curobo_lite.wrap.motion.ik_stage import DLS_SEEDS_WIDE, DLS_WIDE_ROTATION_WEIGHT
 
-#: the retry's pose-only IK: seeds and rotation weight (m per rad; MotionGen's wide IK phase
-#: uses the same: a grasp out of exact reach ends at other compromises within the thresholds)
-RETRY_DLS_SEEDS = 2048
-RETRY_ROTATION_WEIGHT = 0.03
 #: new goal configurations tried, one roadmap each (nearest the start first)
 RETRY_GOALS = 3
 
@@ -42,51 +45,64 @@ class GoalRetry:
     host supplies ``ik_solver``, ``_barriers``, ``_goal_configs``, ``_mesh_clear_goals`` and
     ``_roadmap_path``)."""
 
-    def _retry_goals(self, start: torch.Tensor, goal: Pose, tried: torch.Tensor) -> torch.Tensor:
-        """``[m, D]`` goal configurations of ``goal`` (batch 1) for a roadmap from ``start [D]``
-        that connected none of ``tried [G, D]``: distinct solutions of a pose-only IK from
-        :data:`RETRY_DLS_SEEDS` seeds (the rotation weighted :data:`RETRY_ROTATION_WEIGHT`),
-        ranked by distance to ``start``, at the full turns ``start`` can reach
+    def _retry_goals(
+        self, start: torch.Tensor, goal: Pose, tried: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Goal configurations ``[m, D]`` of the ``R`` poses ``goal`` (one pose, or a goal
+        set's) for a roadmap from ``start [D]`` that connected none of ``tried [G, D]``, and
+        the pose each reaches (``[m]``, index into ``goal``), nearest ``start`` first: distinct
+        solutions of one pose-only IK (the IK's wide phase: :data:`DLS_SEEDS_WIDE` seeds in
+        all, at least the IK's ``dls_seeds`` per pose, the rotation weighted
+        :data:`DLS_WIDE_ROTATION_WEIGHT`), at the full turns ``start`` can reach
         (:meth:`JointBarriers.reachable_goals`), farther than the IK's ``distinct_tolerance``
         from every tried goal and clear on the meshes (:meth:`_mesh_clear_goals`)."""
         config = self.ik_solver.config
+        R, D = goal.batch, start.shape[0]
         ik = self.ik_solver.solve_batch(
             goal,
-            seed_config=start[None, None],
-            rank_config=start[None],
+            seed_config=start.expand(R, 1, D),
+            rank_config=start.expand(R, D),
             lbfgs_fallback=False,
-            dls_seeds=max(RETRY_DLS_SEEDS, config.dls_seeds),
-            dls_rotation_weight=RETRY_ROTATION_WEIGHT,
+            dls_seeds=max(-(-DLS_SEEDS_WIDE // R), config.dls_seeds),
+            dls_rotation_weight=DLS_WIDE_ROTATION_WEIGHT,
         )
-        # at the turns the start can reach (full-turn joints; as they are without)
-        found = self._barriers.reachable_goals(
-            self._goal_configs(ik, goal)[0], start, config.distinct_tolerance
-        )
-        if found.shape[0] and tried.shape[0]:
-            far = torch.cdist(found, tried.to(found)).amin(dim=1) > config.distinct_tolerance
-            found = found[far]
-        return self._mesh_clear_goals(found, goal)
+        goals, owners = [], []
+        for r, configs in enumerate(self._goal_configs(ik, goal)):
+            # at the turns the start can reach (full-turn joints; as they are without)
+            found = self._barriers.reachable_goals(configs, start, config.distinct_tolerance)
+            if found.shape[0] and tried.shape[0]:
+                far = torch.cdist(found, tried.to(found)).amin(dim=1) > config.distinct_tolerance
+                found = found[far]
+            found = self._mesh_clear_goals(found, goal[r : r + 1])
+            goals.append(found)
+            owners.append(torch.full((found.shape[0],), r, dtype=torch.long))
+        found, owner = torch.cat(goals), torch.cat(owners).to(start.device)
+        if R > 1:  # each pose's rows come ranked; across a set's poses, nearest the start first
+            order = (found - start).norm(dim=-1).argsort(stable=True)
+            found, owner = found[order], owner[order]
+        return found, owner
 
     def _roadmap_retry(
         self, start: torch.Tensor, goal: Pose, tried: torch.Tensor, timings: dict[str, float]
-    ) -> tuple[GraphPlanResult | None, dict[str, float]]:
+    ) -> tuple[GraphPlanResult | None, int, dict[str, float]]:
         """After the roadmap from ``start [D]`` connected none of ``tried [G, D]`` (its stage
         timings ``timings``): one roadmap to each of the first :data:`RETRY_GOALS` new goals
-        (:meth:`_retry_goals`) until one connects. Returns its path (``None`` when none does)
-        and ``timings`` with the retry's time added to ``roadmap`` (and its own, ``goal_retry``;
+        of the poses ``goal [R]`` (:meth:`_retry_goals`) until one connects. Returns its path
+        (``None`` when none does), the index in ``goal`` of the pose it reaches (-1: none), and
+        ``timings`` with the retry's time added to ``roadmap`` (and its own, ``goal_retry``;
         its mesh checks' to ``exact_check``)."""
         t0 = time.perf_counter()
-        goals = self._retry_goals(start, goal, tried)
+        goals, owner = self._retry_goals(start, goal, tried)
         mesh_time = 0.0
-        found = None
-        for q in goals[:RETRY_GOALS]:
+        found, reached = None, -1
+        for q, r in zip(goals[:RETRY_GOALS], owner[:RETRY_GOALS].tolist()):
             graph, stage_timings = self._roadmap_path(start, q[None], timings)
             mesh_time += stage_timings.get("exact_check", 0.0)
             if graph.success:
-                found = graph
+                found, reached = graph, r
                 break
         retry = time.perf_counter() - t0
         timings = {**timings, "goal_retry": retry, "roadmap": timings["roadmap"] + retry}
         if "exact_check" in timings:
             timings["exact_check"] += mesh_time
-        return found, timings
+        return found, reached, timings

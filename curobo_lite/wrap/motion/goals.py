@@ -97,9 +97,12 @@ class MotionGenGoals:
             )
             result.goalset_reasons = reasons
             return result
-        result = self._goalset_roadmap(q0, goal, configs, reachable, t_start, timings)
+        allowed = [g for g in range(G) if off_hold[g] is None]
+        result = self._goalset_roadmap(q0, goal, configs, reachable, allowed, t_start, timings)
         if result is None:
             result = self._goalset_trajopt(start, goal, configs, reachable, t_start, timings)
+        if result.success:  # (the goal retry may reach a pose whose first IK found nothing)
+            reasons[result.goalset_index] = ""
         for g in reachable:
             if g != result.goalset_index:
                 reasons[g] = (
@@ -116,11 +119,14 @@ class MotionGenGoals:
         goal: Pose,
         configs: list[torch.Tensor],
         reachable: list[int],
+        allowed: list[int],
         t_start: float,
         timings: dict[str, float],
     ) -> MotionGenResult | None:
         """One roadmap search from ``start [D]`` to the configurations of every reachable
-        pose; ``None`` when it finds no plan (its time goes into ``timings``)."""
+        pose; where it connects none, the goal retry (:mod:`.goal_retry`: other
+        configurations of the poses ``allowed``, those a whole-motion hold does not refuse,
+        one roadmap each). ``None`` when neither finds a plan (its time goes into ``timings``)."""
         if not self._roadmap_on:
             return None
         owner = [g for g in reachable for _ in range(configs[g].shape[0])]
@@ -129,8 +135,14 @@ class MotionGenGoals:
         order = (targets - start).norm(dim=-1).argsort()
         targets, owner = targets[order], [owner[i] for i in order.tolist()]
         graph, stage_timings = self._roadmap_path(start, targets, timings)
+        g = owner[graph.goal_index] if graph.success else -1
+        if not graph.success:  # none connects: other configurations of the set's poses
+            rows = torch.tensor(allowed, device=start.device)
+            poses = Pose(goal.position[rows], goal.quaternion[rows])
+            retried, r, stage_timings = self._roadmap_retry(start, poses, targets, stage_timings)
+            if retried is not None:
+                graph, g = retried, allowed[r]
         if graph.success:
-            g = owner[graph.goal_index]
             result = self._from_path(graph, goal[g : g + 1], t_start, stage_timings)
             if result.success:
                 result.goalset_index = g

@@ -78,7 +78,9 @@ class RoadmapStage(GoalRetry):
             graph, stage_timings = self._roadmap_path(start[k], goals, timings)
             stage_timings["roadmap"] += screen
             if not graph.success:  # none connects: other goals of the pose (goal_retry.py)
-                retried, stage_timings = self._roadmap_retry(start[k], goal_k, goals, stage_timings)
+                retried, _, stage_timings = self._roadmap_retry(
+                    start[k], goal_k, goals, stage_timings
+                )
                 graph = retried if retried is not None else graph
             if graph.success:
                 result = self._from_path(graph, goal_k, t_start, stage_timings)
