@@ -85,6 +85,9 @@ from curobo_lite.wrap.mpc.config import MpcResult, MpcSolverConfig
 from curobo_lite.wrap.mpc.measured import MeasuredMetrics, step_metrics
 from curobo_lite.wrap.mpc.tracking import TrackedPlan
 
+# the world collision weight's largest gain while a margin narrower than the task's is used
+_MAX_WEIGHT_GAIN = 8.0
+
 
 class MpcSolver(HoldsObjects):
     """Reactive reaching with MPPI. Build with :meth:`from_config`.
@@ -153,7 +156,9 @@ class MpcSolver(HoldsObjects):
         self._command_replays: dict[tuple, Any] = {}  # recorded command launches (CPU)
         self.goal: Goal | None = None
         self._tracked: TrackedPlan | None = None
-        self._task_activation: float | None = None  # the collision margin of the task file
+        # the world collision cost's margin and weight of the task file
+        self._task_activation: float | None = None
+        self._task_weight: float | None = None
         # the change of the followed plan's accelerations in the MPPI mean, written each step
         self._feedforward: torch.Tensor | None = None
         self._steps = 0
@@ -336,6 +341,7 @@ class MpcSolver(HoldsObjects):
             return
         if self._task_activation is None:
             self._task_activation = cost.config.activation_distance
+            self._task_weight = cost.config.weight
         if tracked is not None:
             tracked.margins = self._plan_margins(tracked, margin)
         self._set_collision_margin(self._task_activation if tracked is None else tracked.margin())
@@ -356,9 +362,18 @@ class MpcSolver(HoldsObjects):
         return (torch.floor(ahead / 5e-4) * 5e-4).tolist()
 
     def _set_collision_margin(self, wanted: float) -> None:
+        """Margin ``wanted`` (m); the weight grows as the margin shrinks below the task's, so
+        the cost at contact (``weight * margin / 2``, the smooth hinge) stays the task's: a
+        narrow margin is no cheaper to cross (at most ``_MAX_WEIGHT_GAIN`` times steeper)."""
         cost = self.rollout.costs["primitive_collision_cost"]
+        task = self._task_activation
+        gain = task / max(wanted, task / _MAX_WEIGHT_GAIN) if wanted < task else 1.0
+        weight = self._task_weight * gain
+        # field assignments (the config object stays: replayed launches hold its tensors)
         if cost.config.activation_distance != wanted:
             cost.config.activation_distance = wanted
+        if cost.config.weight != weight:
+            cost.config.weight = weight
 
     @property
     def following(self) -> TrackedPlan | None:

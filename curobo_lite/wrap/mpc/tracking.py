@@ -126,6 +126,11 @@ class TrackedPlan:
             return None
         return self.margins[min(int(self.time / self.dt), len(self.margins) - 1)]
 
+    def strayed(self, position: torch.Tensor) -> float:
+        """Joint-space distance (rad) of ``position [1, D]`` to the plan's sample of now."""
+        reference = self.sample(position.new_tensor([self.time]))[0]
+        return float((position - reference).norm())
+
     def rest(self, from_time: float | None = None) -> torch.Tensor:
         """``[K, D]`` the plan's samples from ``from_time`` (default: now) to the end, the
         interpolated state at that time first."""

@@ -15,7 +15,10 @@ Each :meth:`ReactivePlanner.step`:
    replans when it is blocked;
 3. replans when the measured state is farther than ``max_deviation`` (rad, joint-space norm)
    from every remaining sample of the plan (the MPC strayed, e.g. pushed off by an obstacle),
-   at the earliest ``retry_interval`` steps after the last plan;
+   at the earliest ``retry_interval`` steps after the last plan; and when the robot came to
+   rest (every joint slower than ``stall_speed`` rad/s) farther than ``stall_deviation`` rad
+   from the plan's sample of now (the MPC held off it in a local minimum of its costs; the
+   plan's clock waits for a robot off the plan, :meth:`MpcSolver.follow`);
 4. runs one MPC step that tracks the plan (:meth:`MpcSolver.follow`) with its collision costs.
 
 When the rest of the plan is blocked, or planning fails (e.g. the goal is blocked for now, or
@@ -90,6 +93,8 @@ class ReactivePlannerConfig(CheckedOptions):
     section = _SECTION
 
     max_deviation: float = 0.3
+    stall_deviation: float = 0.05
+    stall_speed: float = 0.05
     check_resolution: float = 0.02
     retry_interval: int = 10
     plan_speed: float = 0.7
@@ -103,6 +108,9 @@ class ReactivePlannerConfig(CheckedOptions):
         self.max_deviation = as_float(
             _SECTION, "max_deviation", self.max_deviation, low=0.0, low_open=True
         )
+        for name in ("stall_deviation", "stall_speed"):
+            value = as_float(_SECTION, name, getattr(self, name), low=0.0, low_open=True)
+            setattr(self, name, value)
         self.check_resolution = as_float(
             _SECTION, "check_resolution", self.check_resolution, low=0.0, low_open=True
         )
@@ -145,7 +153,7 @@ class ReactiveStepResult:
             robot's own links, the smaller (negative in contact; ``nan`` without spheres).
         replanned: this step made a new plan (successful or not: see ``plan_status``).
         replan_reason: why it planned (``"goal"``, ``"blocked"``, ``"deviation"``,
-            ``"retry"``), ``""`` when it did not.
+            ``"stalled"``, ``"retry"``), ``""`` when it did not.
         plan_status: the last planning attempt's :class:`MotionGenStatus` (``None`` before
             any, or with ``use_plan`` off).
         following: a plan is being tracked (``False``: MPC alone, a replan pending).
@@ -370,7 +378,8 @@ class ReactivePlanner:
         """One control step from the measured ``state [1, D]``: plan or replan when needed,
         then one MPC step; returns the command and the step's metrics."""
         t_start = time.perf_counter()
-        position = self.mpc._check_state(state).position  # the argument is named first
+        measured = self.mpc._check_state(state)  # the argument is named first
+        position = measured.position
         if self.goal is None:
             raise InputValueError("step: call set_goal(pose) first")
         if self._background is not None and self._background.closed:
@@ -381,7 +390,8 @@ class ReactivePlanner:
             pending = False
         reason = ""
         if self.config.use_plan and (not pending or self._needs_plan):
-            reason = self._replan_reason(position)  # while a plan is made: only a new goal
+            # while a plan is made: only a new goal
+            reason = self._replan_reason(position, measured.velocity)
         if reason:
             self._replan(position, reason)
             pending = self._background is not None
@@ -409,8 +419,9 @@ class ReactivePlanner:
             plan_pending=pending,
         )
 
-    def _replan_reason(self, position: torch.Tensor) -> str:
-        """Why this step must plan (``""``: it need not)."""
+    def _replan_reason(self, position: torch.Tensor, velocity: torch.Tensor) -> str:
+        """Why this step must plan (``""``: it need not), from the measured ``position`` and
+        ``velocity`` ``[1, D]``."""
         if self._needs_plan:
             return self._needs_plan
         tracked = self.mpc.following
@@ -428,6 +439,13 @@ class ReactivePlanner:
         rest = tracked.rest()
         if float((rest - position).norm(dim=-1).min()) > self.config.max_deviation:
             return "deviation"
+        # the MPC came to rest off the plan (held in a local minimum of its costs, e.g. against
+        # the object of a grasp, the plan's clock waiting for it): a plan from rest, here
+        if (
+            float(velocity.abs().max()) < self.config.stall_speed
+            and tracked.strayed(position) > self.config.stall_deviation
+        ):
+            return "stalled"
         return ""
 
     @torch.no_grad()
@@ -494,6 +512,10 @@ class ReactivePlanner:
                 self.goal,
                 speed=self.config.plan_speed,
             )
+            # a new plan starts at rest where the robot may be moving: the MPPI spread, shrunk
+            # on the old plan (to mppi.min_cov), could not brake onto it (a deviation replan at
+            # 0.8 rad/s coasted 2 cm into a shelf at constant speed)
+            self._explore()
         else:
             self._failures += 1
             self._hold(position)
@@ -503,8 +525,12 @@ class ReactivePlanner:
         if self.mpc.following is not None and self.mpc.following.position.shape[0] == 1:
             return  # holding already
         self.mpc.follow(JointState.from_position(position.clone()), None, self.goal, checked=False)
+        self._explore()  # the spread shrank on the plan: find the way out of a margin
+
+    def _explore(self) -> None:
+        """Restore the MPPI spread (``mppi.init_cov``)."""
         mppi = self.mpc.mppi
-        mppi.cov_action.copy_(mppi._init_cov)  # explore again: the spread shrank on the plan
+        mppi.cov_action.copy_(mppi._init_cov)
 
     # --- background planning ----------------------------------------------------------------------
 
