@@ -145,6 +145,25 @@ def test_mbm_bookshelf_thin_23_is_solved_by_the_retry():
     _judge(result, problem.world, problem.goal_pose)
 
 
+def test_mbm_bookshelf_thin_23_as_a_goal_set_is_solved_by_the_retry():
+    """The same can as a goal set, with a pose out of reach beside it (a grasp set's IK
+    shares its seeds): the set's roadmap connects none of the first goals either; the goal
+    retry's goal of the reachable pose does (before the retry: TRAJOPT_FAIL)."""
+    pytest.importorskip("coal")
+    data = REPO / "benchmarks" / "data" / "mbm" / "bookshelf_thin.yml"
+    problem = MbmProblem.from_dict(yaml.safe_load(data.read_text())["problems"][23])
+    motion_gen = MotionGen.from_config("franka", problem.world)
+    start = JointState.from_position(torch.tensor(problem.start)[None])
+    pose_set = [GOAL_SET[0], problem.goal_pose]
+    values = torch.tensor(pose_set)
+    result = motion_gen.plan_goalset(
+        start, Pose(values[:, :3].contiguous(), values[:, 3:].contiguous())
+    )
+    assert "goal_retry" in result.timings and result.waypoints is not None
+    assert result.goalset_index == 1 and result.goalset_reasons[0].startswith("IK_FAIL")
+    _judge(result, problem.world, pose_set[1])
+
+
 def test_wide_pose_phase_serves_before_the_collision_aware_phase(monkeypatch):
     """MBM table_under_pick 13: no seed of the first pose-only phase is clear; the wider one
     (2048 seeds, rotation weighted less) finds goals, so the collision-aware L-BFGS phase
