@@ -6,8 +6,9 @@ anything".
 1. **Start check**: the start state must be at rest, within the position limits and free of
    world and self-collision (else ``INVALID_START_STATE_*``, no exception, and
    :attr:`MotionGenResult.offenders` names the joints, links and obstacles at fault).
-2. **IK** (pose goals): :class:`~curobo_lite.wrap.IKSolver`, collision-free, ranked by
-   distance to the start: first damped least-squares steps on the pose alone from every seed
+2. **IK** (pose goals; :mod:`curobo_lite.wrap.motion.ik_stage`):
+   :class:`~curobo_lite.wrap.IKSolver`, collision-free, ranked by distance to the start:
+   first damped least-squares steps on the pose alone from every seed
    (``ik={"dls_iterations": 16}``, :mod:`curobo_lite.wrap.ik.dls`), kept where collision-free;
    only when none is, the collision-aware L-BFGS solve, which stops as soon as one seed is
    precise (``ik={"stop_after": 1}``); no solution gives ``IK_FAIL`` (the offenders: what
@@ -28,7 +29,9 @@ anything".
    segment by segment (:func:`~curobo_lite.wrap.motion.path_timing.time_polyline`: minimum-jerk, at
    rest at each waypoint, within the velocity/acceleration/jerk limits), so the plan never
    leaves the checked segments. Options: ``roadmap`` (:class:`RoadmapConfig` keys, e.g.
-   ``{"time_limit": 2.0}``). When it finds no path in its time, the optimizer takes over:
+   ``{"time_limit": 2.0}``). When it connects none of the goals (of one pose or of a goal
+   set), other goal configurations of the pose(s) get one roadmap each
+   (:mod:`curobo_lite.wrap.motion.goal_retry`). When it finds no path, the optimizer takes over:
 4. **Trajectory optimization**: :class:`~curobo_lite.wrap.TrajOptSolver` with seeds aimed at
    several distinct IK solutions (straight lines in joint space, minimum-jerk timed), all in
    one batch; the optimizer's collision costs bend them around obstacles; retimed to the
