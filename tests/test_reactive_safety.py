@@ -101,3 +101,32 @@ def test_a_robot_at_rest_off_a_finished_plan_is_replanned_from_where_it_is(plann
     assert float((reached.ee_position - goal.position).norm()) < 0.01  # FK of the plan's end
     with pytest.raises(ValueError, match="stall_deviation"):
         ReactivePlanner.from_config("franka", None, stall_deviation=-1.0)
+
+
+def test_the_mean_closes_the_error_to_the_plan_critically_damped_and_only_brakes_far_off():
+    from curobo_lite.types import TensorDeviceType
+    from curobo_lite.wrap.mpc.tracking import FEEDBACK_RATE, FEEDBACK_REACH, TrackedPlan
+
+    f64 = TensorDeviceType(dtype=torch.float64)
+    traj_dt = torch.full((30,), 0.02, dtype=torch.float64)
+    plan = JointState.from_position(torch.zeros(2, 7, dtype=torch.float64))
+    tracked = TrackedPlan.from_plan(plan, 0.01, 7, f64, traj_dt)
+    generator = torch.Generator().manual_seed(0)
+    error = torch.randn(7, generator=generator, dtype=torch.float64)
+    rate = torch.randn(7, generator=generator, dtype=torch.float64) * 0.3
+    reference = torch.zeros(7, dtype=torch.float64)
+
+    def error_at(t: float, e0: torch.Tensor, de0: torch.Tensor) -> torch.Tensor:
+        w = FEEDBACK_RATE
+        return (e0 + (de0 + w * e0) * t) * math.exp(-w * t)
+
+    for scale, kept in ((0.03, 1.0), (0.3, 0.0)):  # within the reach; far off: braking only
+        e0 = error / error.norm() * scale
+        start = JointState(e0[None], rate[None], torch.zeros(1, 7, dtype=torch.float64))
+        got = tracked.correction(start, reference, reference)
+        h = 1e-4  # the second derivative by central differences
+        for k, t in enumerate(tracked.offsets.tolist()):
+            e = [error_at(t + d, e0 * kept, rate) for d in (-h, 0.0, h)]
+            want = (e[0] - 2 * e[1] + e[2]) / h**2
+            torch.testing.assert_close(got[k], want, atol=1e-4, rtol=1e-5)
+    assert FEEDBACK_REACH[0] >= 0.03 and FEEDBACK_REACH[1] <= 0.3  # the cases as built

@@ -25,6 +25,13 @@ import torch
 from curobo_lite.types import JointState, TensorDeviceType, check_joint_state
 from curobo_lite.types.errors import InputValueError
 
+# rate (1/s) at which the MPPI mean's nominal part closes the error to the plan (critically
+# damped: a time constant of 0.25 s, 1.6 rad/s^2 for 0.1 rad)
+FEEDBACK_RATE = 4.0
+# joint-space distance (rad) to the plan's sample of now up to which the position error is fed
+# back in full, and from which it is not at all (the velocity error always is)
+FEEDBACK_REACH = (0.05, 0.1)
+
 
 @dataclass
 class TrackedPlan:
@@ -126,6 +133,27 @@ class TrackedPlan:
             return None
         return self.margins[min(int(self.time / self.dt), len(self.margins) - 1)]
 
+    def correction(
+        self, start: JointState, position: torch.Tensor, velocity: torch.Tensor
+    ) -> torch.Tensor:
+        """``[H, D]`` accelerations that take the start state's error to the plan's sample of
+        now (``position``, ``velocity`` ``[D]``) to zero along the horizon, critically damped
+        at ``FEEDBACK_RATE``: ``e(t) = (e0 + (de0 + w e0) t) exp(-w t)``, its second
+        derivative (the position error faded out between the ``FEEDBACK_REACH`` distances).
+        Added to the plan's accelerations in the MPPI mean's nominal part, it
+        closes the loop that the plan's accelerations alone leave open: a robot off the plan
+        (by the particles' noise, a plan started at rest under a moving robot) is brought
+        back without the particles' spread, which shrinks near a settled plan."""
+        w = FEEDBACK_RATE
+        error = start.position[0] - position
+        # far off the plan the way back may be blocked (the plan goes around what lies between):
+        # the position part fades out (a replan's business), the braking part stays
+        low, high = FEEDBACK_REACH
+        error = error * min(max((high - float(error.norm())) / (high - low), 0.0), 1.0)
+        slope = start.velocity[0] - velocity + w * error
+        t = self.offsets[:, None]
+        return torch.exp(-w * t) * (w * w * (error + slope * t) - 2.0 * w * slope)
+
     def strayed(self, position: torch.Tensor) -> float:
         """Joint-space distance (rad) of ``position [1, D]`` to the plan's sample of now."""
         reference = self.sample(position.new_tensor([self.time]))[0]
@@ -147,6 +175,7 @@ class TrackedPlan:
         is shifted this step. The previous reference of another plan counts (a replan swaps
         the nominal part); one that did not exist counts as zero."""
         position, velocity, acceleration = self.sample(self.time + self.offsets)
+        acceleration = acceleration + self.correction(rollout.start_state, position[0], velocity[0])
         reference = rollout.reference
         if reference is None:
             previous = torch.zeros_like(acceleration)

@@ -16,7 +16,7 @@ Each :meth:`ReactivePlanner.step`:
 3. replans when the measured state is farther than ``max_deviation`` (rad, joint-space norm)
    from every remaining sample of the plan (the MPC strayed, e.g. pushed off by an obstacle),
    at the earliest ``retry_interval`` steps after the last plan; and when the robot came to
-   rest (every joint slower than ``stall_speed`` rad/s) farther than ``stall_deviation`` rad
+   rest (every joint slower than ``rest_speed`` rad/s) farther than ``stall_deviation`` rad
    from the plan's sample of now (the MPC held off it in a local minimum of its costs; the
    plan's clock waits for a robot off the plan, :meth:`MpcSolver.follow`);
 4. runs one MPC step that tracks the plan (:meth:`MpcSolver.follow`) with its collision costs.
@@ -94,7 +94,8 @@ class ReactivePlannerConfig(CheckedOptions):
 
     max_deviation: float = 0.3
     stall_deviation: float = 0.05
-    stall_speed: float = 0.05
+    rest_speed: float = 0.05
+    max_brake_steps: int = 50
     check_resolution: float = 0.02
     retry_interval: int = 10
     plan_speed: float = 0.7
@@ -108,13 +109,14 @@ class ReactivePlannerConfig(CheckedOptions):
         self.max_deviation = as_float(
             _SECTION, "max_deviation", self.max_deviation, low=0.0, low_open=True
         )
-        for name in ("stall_deviation", "stall_speed"):
+        for name in ("stall_deviation", "rest_speed"):
             value = as_float(_SECTION, name, getattr(self, name), low=0.0, low_open=True)
             setattr(self, name, value)
         self.check_resolution = as_float(
             _SECTION, "check_resolution", self.check_resolution, low=0.0, low_open=True
         )
         self.retry_interval = as_int(_SECTION, "retry_interval", self.retry_interval, minimum=1)
+        self.max_brake_steps = as_int(_SECTION, "max_brake_steps", self.max_brake_steps, minimum=0)
         self.plan_speed = as_float(
             _SECTION, "plan_speed", self.plan_speed, low=0.0, low_open=True, high=1.0
         )
@@ -243,6 +245,7 @@ class ReactivePlanner:
         self.replans = 0
         self._plan_status: MotionGenStatus | None = None
         self._needs_plan = ""  # the reason of the next plan ("" none)
+        self._braking = ""  # the reason of the plan made once the robot is at rest ("" none)
         self._steps_since_attempt = 0
         self._failures = 0  # failed plans in a row
         self._checked_revision = self.world_collision.revision
@@ -350,6 +353,7 @@ class ReactivePlanner:
         self.mpc.update_goal(goal)  # MPC alone until the plan exists
         self.goal = goal
         self._needs_plan = "goal"
+        self._braking = ""
 
     # what run_closed_loop (curobo_lite.sim) reads of a solver
     update_goal = set_goal
@@ -392,6 +396,12 @@ class ReactivePlanner:
         if self.config.use_plan and (not pending or self._needs_plan):
             # while a plan is made: only a new goal
             reason = self._replan_reason(position, measured.velocity)
+        moving = float(measured.velocity.abs().max()) >= self.config.rest_speed
+        if reason in ("blocked", "deviation") and moving and not self._braking:
+            # MotionGen plans from rest: a plan from a moving robot is overshot (braking onto
+            # it, off it, through what it goes around); brake first, plan at rest
+            self._hold(position)
+            self._braking, self._steps_since_attempt, reason = reason, 0, ""
         if reason:
             self._replan(position, reason)
             pending = self._background is not None
@@ -424,6 +434,10 @@ class ReactivePlanner:
         ``velocity`` ``[1, D]``."""
         if self._needs_plan:
             return self._needs_plan
+        if self._braking:  # plan once at rest (or after max_brake_steps)
+            at_rest = float(velocity.abs().max()) < self.config.rest_speed
+            waited = self._steps_since_attempt >= self.config.max_brake_steps
+            return self._braking if at_rest or waited else ""
         tracked = self.mpc.following
         if tracked is None or tracked.position.shape[0] == 1:  # a replan pending: retry
             # each failed attempt doubles the wait (a plan takes ~100 control periods on a CPU)
@@ -442,7 +456,7 @@ class ReactivePlanner:
         # the MPC came to rest off the plan (held in a local minimum of its costs, e.g. against
         # the object of a grasp, the plan's clock waiting for it): a plan from rest, here
         if (
-            float(velocity.abs().max()) < self.config.stall_speed
+            float(velocity.abs().max()) < self.config.rest_speed
             and tracked.strayed(position) > self.config.stall_deviation
         ):
             return "stalled"
@@ -478,6 +492,7 @@ class ReactivePlanner:
         and let MPC alone drive (a replan pending) when planning fails."""
         self.replans += 1
         self._needs_plan = ""
+        self._braking = ""
         self._steps_since_attempt = 0
         self._checked_revision = self.world_collision.revision
         if reason == "blocked" or self._background is not None:
@@ -512,10 +527,6 @@ class ReactivePlanner:
                 self.goal,
                 speed=self.config.plan_speed,
             )
-            # a new plan starts at rest where the robot may be moving: the MPPI spread, shrunk
-            # on the old plan (to mppi.min_cov), could not brake onto it (a deviation replan at
-            # 0.8 rad/s coasted 2 cm into a shelf at constant speed)
-            self._explore()
         else:
             self._failures += 1
             self._hold(position)
