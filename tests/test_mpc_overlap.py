@@ -14,6 +14,7 @@ from forked_child import check_in_forked_child
 
 from curobo_lite.geom import WorldConfig
 from curobo_lite.rollout import ArmReacher, Goal, TaskConfig
+from curobo_lite.rollout import overlap as overlap_module
 from curobo_lite.rollout.overlap import OVERLAP_MIN_CONFIGS
 from curobo_lite.types import JointState, Pose, TensorDeviceType
 from curobo_lite.types.errors import InputValueError
@@ -42,7 +43,7 @@ def _reacher(self_collision: bool) -> ArmReacher:
 
 
 @pytest.mark.parametrize("self_collision", [False, True])
-def test_overlapped_rollout_equals_the_sequential_one(self_collision):
+def test_overlapped_rollout_equals_the_sequential_one(self_collision, monkeypatch):
     reacher = _reacher(self_collision)
     horizon, dof = reacher.dynamics_model.horizon, reacher.robot_config.dof
     # a tracked plan too, so every kind of term is there
@@ -61,6 +62,19 @@ def test_overlapped_rollout_equals_the_sequential_one(self_collision):
         return forward(*args, **kwargs)
 
     kinematics.forward = recorded
+    # the overlapped rollout's chunks (replayed launches call no Python forward kinematics)
+    real_init = overlap_module.SharedPass.__init__
+
+    def recording_init(self, row_pass, *args, **kwargs):
+        run = row_pass.run
+
+        def recorded_run(begin: int, end: int) -> None:
+            fk_threads[True].add(threading.get_ident())
+            run(begin, end)
+
+        real_init(self, row_pass._replace(run=recorded_run), *args, **kwargs)
+
+    monkeypatch.setattr(overlap_module.SharedPass, "__init__", recording_init)
     results = {}
     with torch.no_grad():
         # the overlapped rollout offers its forward kinematics to the helper thread, and this

@@ -74,3 +74,35 @@ def test_on_one_core_the_rollouts_stay_on_the_calling_thread():
         check_in_forked_child(check, "MPC steps on one core")
     finally:
         torch.set_num_threads(threads)
+
+
+def test_a_call_sites_first_passes_run_on_the_calling_thread_alone(monkeypatch):
+    """Its first launches load the kernels' Warp modules: two threads launching a kernel whose
+    module is still loading race inside Warp. Later calls share the rows with the helper."""
+    import threading
+
+    from curobo_lite.rollout.cost.collision_cost import RowPass
+
+    seen: list[tuple[int, int, int]] = []
+
+    def run(begin: int, end: int) -> None:
+        seen.append((threading.get_ident(), begin, end))
+
+    submitted = []
+    real_submit = overlap._submit
+
+    def counting_submit(fn, *args):
+        submitted.append(fn)
+        return real_submit(fn, *args)
+
+    monkeypatch.setattr(overlap, "_submit", counting_submit)
+    monkeypatch.setattr(overlap, "GATE", HelperGate())  # the tiny sections' measure stays here
+    me = threading.get_ident()
+    for call in range(2):
+        seen.clear()
+        pieces = [overlap.SharedPass(RowPass(8, run, lambda: None), 4)]
+        assert overlap.shared(pieces, lambda: "done") == "done"
+        assert sorted((b, e) for _, b, e in seen) == [(0, 2), (2, 4), (4, 6), (6, 8)]
+        if call == 0:  # the first: no helper, every row on this thread
+            assert not submitted and {t for t, _, _ in seen} == {me}
+    assert len(submitted) == 1  # the second call handed rows to the helper

@@ -171,10 +171,17 @@ class SharedPass:
             self.row_pass.run(begin, end)
 
 
+#: call sites (the code of a pass's ``run``) that have run once: their Warp modules are loaded
+_LOADED_SITES: set[Any] = set()
+
+
 def shared(passes: list[SharedPass], calling_thread_work: Callable[[], Any]) -> Any:
     """Run ``passes`` on the helper while this thread runs ``calling_thread_work()``, then
     help drain them; returns once every chunk has run (the helper never outlives the call:
-    it writes buffers the caller reads)."""
+    it writes buffers the caller reads). A call site's first passes run on this thread alone:
+    their first launches load the kernels' Warp modules, and two threads launching a kernel
+    whose module is still loading race inside Warp (an ``AttributeError`` on the half-built
+    kernel, seen on a fresh process's first MPC step)."""
 
     def drain_all() -> None:
         for piece in passes:
@@ -182,6 +189,12 @@ def shared(passes: list[SharedPass], calling_thread_work: Callable[[], Any]) -> 
 
     if not passes:
         return calling_thread_work()
+    sites = {getattr(piece.row_pass.run, "__code__", piece.row_pass.run) for piece in passes}
+    if not sites <= _LOADED_SITES:
+        value = calling_thread_work()
+        drain_all()
+        _LOADED_SITES.update(sites)
+        return value
     wall, cpu = time.perf_counter(), time.thread_time()
     helper = _submit(drain_all)
     try:
