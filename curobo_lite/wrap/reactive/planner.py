@@ -393,11 +393,12 @@ class ReactivePlanner:
             self._adopt(*finished)
             pending = False
         reason = ""
+        # every joint slower than rest_speed (read once: a device sync on CUDA)
+        at_rest = float(measured.velocity.abs().max()) < self.config.rest_speed
         if self.config.use_plan and (not pending or self._needs_plan):
             # while a plan is made: only a new goal
-            reason = self._replan_reason(position, measured.velocity)
-        moving = float(measured.velocity.abs().max()) >= self.config.rest_speed
-        if reason in ("blocked", "deviation") and moving and not self._braking:
+            reason = self._replan_reason(position, at_rest)
+        if reason in ("blocked", "deviation") and not at_rest and not self._braking:
             # MotionGen plans from rest: a plan from a moving robot is overshot (braking onto
             # it, off it, through what it goes around); brake first, plan at rest
             self._hold(position)
@@ -429,13 +430,12 @@ class ReactivePlanner:
             plan_pending=pending,
         )
 
-    def _replan_reason(self, position: torch.Tensor, velocity: torch.Tensor) -> str:
-        """Why this step must plan (``""``: it need not), from the measured ``position`` and
-        ``velocity`` ``[1, D]``."""
+    def _replan_reason(self, position: torch.Tensor, at_rest: bool) -> str:
+        """Why this step must plan (``""``: it need not), from the measured ``position [1, D]``
+        and whether the robot is at rest (every joint slower than ``rest_speed``)."""
         if self._needs_plan:
             return self._needs_plan
         if self._braking:  # plan once at rest (or after max_brake_steps)
-            at_rest = float(velocity.abs().max()) < self.config.rest_speed
             waited = self._steps_since_attempt >= self.config.max_brake_steps
             return self._braking if at_rest or waited else ""
         tracked = self.mpc.following
@@ -455,10 +455,7 @@ class ReactivePlanner:
             return "deviation"
         # the MPC came to rest off the plan (held in a local minimum of its costs, e.g. against
         # the object of a grasp, the plan's clock waiting for it): a plan from rest, here
-        if (
-            float(velocity.abs().max()) < self.config.rest_speed
-            and tracked.strayed(position) > self.config.stall_deviation
-        ):
+        if at_rest and tracked.strayed(position) > self.config.stall_deviation:
             return "stalled"
         return ""
 
@@ -536,12 +533,8 @@ class ReactivePlanner:
         if self.mpc.following is not None and self.mpc.following.position.shape[0] == 1:
             return  # holding already
         self.mpc.follow(JointState.from_position(position.clone()), None, self.goal, checked=False)
-        self._explore()  # the spread shrank on the plan: find the way out of a margin
-
-    def _explore(self) -> None:
-        """Restore the MPPI spread (``mppi.init_cov``)."""
         mppi = self.mpc.mppi
-        mppi.cov_action.copy_(mppi._init_cov)
+        mppi.cov_action.copy_(mppi._init_cov)  # explore again: the spread shrank on the plan
 
     # --- background planning ----------------------------------------------------------------------
 
