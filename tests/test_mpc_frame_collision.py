@@ -72,7 +72,7 @@ def _cost(tensor_args, world: WorldConfig, broad_phase: str = "auto") -> Primiti
     return cost
 
 
-@pytest.mark.parametrize("broad_phase", ["loop", "bvh"])
+@pytest.mark.parametrize("broad_phase", ["loop", "bvh", "grid"])
 def test_frames_cost_matches_dense_reference(setup, broad_phase, device):
     _, host_kinematics, q = setup
     world = WorldConfig.load(WORLD)

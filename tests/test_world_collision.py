@@ -564,7 +564,7 @@ def test_query_validation():
         ),
         (lambda: WorldCollision(cache={"prim": 3}), ValueError, "cache"),
         (lambda: WorldCollision(cache={"mesh": -1}), ValueError, "cache.mesh"),
-        (lambda: WorldCollision(broad_phase="grid"), ValueError, "broad_phase"),
+        (lambda: WorldCollision(broad_phase="octree"), ValueError, "broad_phase"),
         (lambda: WorldCollision([Sphere("s", 0.1)]), TypeError, "world"),
     ]
     for call, error, match in cases:

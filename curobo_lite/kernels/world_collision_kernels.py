@@ -1,41 +1,24 @@
 """Warp kernels: signed distance and collision penalty of spheres against a world of obstacles.
 
 One thread per query sphere. Generic over the scalar type (float32 / float64); the gradient with
-respect to the sphere (centre and radius) is computed in the forward pass, analytically.
+respect to the sphere (centre and radius) is computed in the forward pass, analytically. The
+world tables (the :data:`WORLD_TABLES` struct) and one slot's signed distance are
+:mod:`curobo_lite.kernels.world_slots`'.
 
-World tables (``P`` primitive slots, ``M`` mesh slots; see ``curobo_lite.geom.world_tables``),
-the fields of one :data:`WORLD_TABLES` struct:
+Broad phase (``broad_phase``: 0 the loop, 1 the BVH, 2 the grid):
 
-- ``prim_type [P]`` (``CUBOID``, ``SPHERE``, ``CAPSULE``, ``CYLINDER``), ``prim_enabled [P]``
-  (0 for a disabled obstacle or an empty slot).
-- ``prim_frame [P, 12]``: rotation ``R`` (row-major, world <- obstacle) then translation ``t``;
-  a world point maps to the obstacle frame as ``R^T (p - t)``, a local gradient back as ``R g``.
-- ``prim_params [P, 8]``: cuboid half extents ``(hx, hy, hz)``; sphere ``(radius)``; capsule
-  ``(radius, base xyz, tip xyz)``; cylinder ``(radius, half height)``; their signed distances
-  are :mod:`curobo_lite.kernels.primitive_sdf`'s.
-- ``mesh_ids [M]`` (``wp.Mesh.id``, vertices already scaled), ``mesh_enabled [M]``,
-  ``mesh_frame [M, 12]``.
-- ``active_slots``: the enabled slots (primitives ``0..P-1``, meshes ``P..``) in its first
-  ``num_active`` entries; ``world_lo``, ``world_hi``: the bounds of the enabled obstacles;
-  ``slot_lo``, ``slot_hi`` ``[P + M]``: each slot's world AABB (the BVH's leaves).
-- ``bvh_id``: a ``wp.Bvh`` over the ``P + M`` slots' world AABBs (primitives first), inflated so
-  float32 rounding never drops a candidate; disabled and empty slots sit far away.
-
-Broad phase (``use_bvh``): the box of half-width ``R`` around the query point is tested against
-the BVH. An obstacle whose AABB misses the box is farther than ``R``, so after a pass the best
-candidate is the true nearest obstacle once its signed distance is ``<= R``; otherwise ``R`` grows
-4x and the query repeats, until that holds, ``R`` reaches ``radius + max_distance`` or the box
-covers the world bounds. The first ``R`` is at least ``radius + activation``, so the first pass
-sees every obstacle that contributes to the cost. Without the BVH every active slot is visited,
-but one whose AABB lies farther than ``radius + max(activation, max_distance)`` from the point on
-some axis is skipped before its SDF (it can neither be nearer than ``max_distance`` nor add
-cost): with a finite ``max_distance`` (the costs' case) most spheres evaluate no SDF at all.
-
-Meshes: ``wp.mesh_query_point_sign_winding_number`` in float32 (``wp.Mesh`` is float32): the
-unsigned distance is the exact distance to the triangle set (closest point on the nearest face),
-negative where the generalised winding number exceeds 0.5 (inside a closed, outward-wound mesh;
-robust to small holes). The gradient is ``sign * (p - closest) / |p - closest|`` (the face normal
-on the surface).
+- the loop (:func:`_query_loop`) visits every enabled slot, skipping one whose AABB is out of
+  reach before its SDF: with a finite ``max_distance`` (the costs' case) most spheres evaluate
+  no SDF at all;
+- the BVH: the box of half-width ``R`` around the query point is tested against the BVH. An
+  obstacle whose AABB misses the box is farther than ``R``, so after a pass the best candidate
+  is the true nearest obstacle once its signed distance is ``<= R``; otherwise ``R`` grows 4x
+  and the query repeats, until that holds, ``R`` reaches ``radius + max_distance`` or the box
+  covers the world bounds. The first ``R`` is at least ``radius + activation``, so the first
+  pass sees every obstacle that contributes to the cost;
+- the grid (:mod:`curobo_lite.kernels.world_grid_kernels`): one read of a lower bound of the
+  static obstacles' distance per point, then only the obstacles listed near its cell, and the
+  obstacles moved since the grid was built. The same results as the loop.
 """
 
 from __future__ import annotations
@@ -44,206 +27,32 @@ from typing import Any
 
 import warp as wp
 
-from curobo_lite.kernels.collision_common import (
-    clear_row,
-    smooth_hinge,
-    smooth_hinge_grad,
-    store4,
-    sweep_samples,
-)
-from curobo_lite.kernels.primitive_sdf import (
-    slot_primitive_sdf,
-    to_local,
-    to_world,
-)
+from curobo_lite.kernels.collision_common import clear_row, store4, sweep_samples
 from curobo_lite.kernels.warp_types import (  # noqa: F401 (SCALAR_TYPES: read from here too)
     SCALAR_TYPES,
     Array1,
     Array2,
     scalar_overloads,
 )
+from curobo_lite.kernels.world_grid_kernels import BVH, GRID, _query_grid
+from curobo_lite.kernels.world_slots import (  # noqa: F401 (re-exported for the kernels)
+    WORLD_TABLES,
+    _accumulate,
+    _box_cover,
+    _boxes_overlap,
+    _no_obstacle,
+    _obstacle_sdf,
+    _query_loop,
+    _within_box,
+)
 
 wp.config.log_level = 30  # WARNING
 # gradients are computed analytically in the forward kernel
 wp.set_module_options({"enable_backward": False})
 
-#: winding-number sign: accuracy of the fast (dipole) approximation and the inside threshold
-WINDING_ACCURACY = 2.0
-WINDING_THRESHOLD = 0.5
 #: growth factor of the broad-phase search box between passes
 RANGE_GROWTH = 4.0
 MAX_PASSES = 64
-
-
-def _world_tables_struct(scalar: type) -> type:
-    """The ``wp.struct`` of the world tables (module docstring) for ``scalar`` (float32 /
-    float64: a struct's array fields need a concrete dtype). ``WorldCollision`` fills one when
-    it allocates its tables and updates its counts and bounds on each upload, so a launch
-    passes the whole world as one argument."""
-    fields = {
-        "prim_type": wp.array(dtype=wp.int32),
-        "prim_enabled": wp.array(dtype=wp.int32),
-        "prim_frame": wp.array2d(dtype=scalar),
-        "prim_params": wp.array2d(dtype=scalar),
-        "mesh_ids": wp.array(dtype=wp.uint64),
-        "mesh_enabled": wp.array(dtype=wp.int32),
-        "mesh_frame": wp.array2d(dtype=scalar),
-        "active_slots": wp.array(dtype=wp.int32),
-        "slot_lo": wp.array(dtype=wp.vec3f),
-        "slot_hi": wp.array(dtype=wp.vec3f),
-        "num_active": int,
-        "bvh_id": wp.uint64,
-        "world_lo": wp.vec3f,
-        "world_hi": wp.vec3f,
-    }
-    name = f"WorldTables_{scalar.__name__}"
-    namespace = {"__annotations__": fields, "__module__": __name__, "__qualname__": name}
-    return wp.struct(type(name, (), namespace))
-
-
-#: the world-tables struct type of each scalar type
-WORLD_TABLES = {scalar: _world_tables_struct(scalar) for scalar in (wp.float32, wp.float64)}
-
-
-@wp.func
-def _obstacle_sdf(slot: int, p: Any, world: Any):
-    """``(valid, sdf, world gradient)`` of world point ``p`` against slot ``slot`` of the
-    world tables ``world``."""
-    zero = p[0] - p[0]
-    d = zero
-    g = wp.vector(zero, zero, zero)
-    valid = wp.int32(0)
-    num_prim = world.prim_type.shape[0]
-    if slot < num_prim:
-        if world.prim_enabled[slot] != 0:
-            valid = 1
-            d, g = slot_primitive_sdf(slot, p, world.prim_type, world.prim_frame, world.prim_params)
-    else:
-        m = slot - num_prim
-        mesh_frame = world.mesh_frame
-        if world.mesh_enabled[m] != 0:
-            q = to_local(mesh_frame, m, p)
-            mesh = world.mesh_ids[m]
-            q32 = wp.vec3f(wp.float32(q[0]), wp.float32(q[1]), wp.float32(q[2]))
-            hit = wp.mesh_query_point_sign_winding_number(
-                mesh, q32, wp.float32(1.0e30), wp.float32(WINDING_ACCURACY),
-                wp.float32(WINDING_THRESHOLD),
-            )  # fmt: skip
-            if hit.result:
-                valid = 1
-                c = wp.mesh_eval_position(mesh, hit.face, hit.u, hit.v)
-                v = q - wp.vector(type(zero)(c[0]), type(zero)(c[1]), type(zero)(c[2]))
-                n = wp.length(v)
-                s = type(zero)(1.0)
-                if hit.sign < wp.float32(0.0):
-                    s = type(zero)(-1.0)
-                d = s * n
-                if n > zero:
-                    g = v * (s / n)
-                else:
-                    fn = wp.mesh_eval_face_normal(mesh, hit.face)
-                    g = wp.vector(type(zero)(fn[0]), type(zero)(fn[1]), type(zero)(fn[2]))
-                g = to_world(mesh_frame, m, g)
-    return valid, d, g
-
-
-@wp.func
-def _box_cover(p: Any, lo: wp.vec3f, hi: wp.vec3f):
-    """Half-width of the smallest box around ``p`` that contains the box ``[lo, hi]``."""
-    zero = p[0] - p[0]
-    cover = zero
-    for i in range(3):
-        cover = wp.max(cover, wp.max(p[i] - type(zero)(lo[i]), type(zero)(hi[i]) - p[i]))
-    return cover
-
-
-@wp.func
-def _within_box(p: Any, lo: wp.vec3f, hi: wp.vec3f, reach: Any):
-    """Whether ``p`` lies within ``reach`` of the box ``[lo, hi]`` on every axis (a point
-    outside that slab box is farther than ``reach`` from anything inside the box)."""
-    inside = True
-    for i in range(3):
-        if p[i] < type(reach)(lo[i]) - reach or p[i] > type(reach)(hi[i]) + reach:
-            inside = False
-    return inside
-
-
-@wp.func
-def _accumulate(
-    valid: int,
-    sdf: Any,
-    g: Any,
-    radius: Any,
-    activation: Any,
-    with_cost: int,
-    best: Any,
-    best_g: Any,
-    best_r: Any,
-    cost: Any,
-    cost_g: Any,
-    cost_r: Any,
-):
-    """Fold one obstacle's ``(valid, sdf, gradient)`` into a sphere's running nearest distance
-    ``(best, best_g, best_r)`` and, with ``with_cost``, its summed activation cost
-    ``(cost, cost_g, cost_r)``; returns the six updated values."""
-    if valid != 0:
-        dist = sdf - radius
-        if dist < best:
-            best = dist
-            best_g = g
-            best_r = type(radius)(-1.0)
-        if with_cost != 0:
-            x = activation - dist
-            h = smooth_hinge_grad(x, activation)
-            cost = cost + smooth_hinge(x, activation)
-            cost_g = cost_g - h * g
-            cost_r = cost_r + h
-    return best, best_g, best_r, cost, cost_g, cost_r
-
-
-@wp.func
-def _no_obstacle(max_distance: Any):
-    """The query result with no obstacle in reach: ``max_distance``, no cost, zero
-    gradients (the six values of :func:`_query_loop`)."""
-    zero = type(max_distance)(0.0)  # not max_distance - max_distance: it may be inf
-    g = wp.vector(zero, zero, zero)
-    return max_distance, g, zero, zero, g, zero
-
-
-@wp.func
-def _query_loop(p: Any, radius: Any, activation: Any, max_distance: Any, world: Any):
-    """Distance, its gradient and the cost of one sphere (centre ``p``) against the obstacles
-    in the first ``num_active`` entries of ``active_slots`` (the enabled slots) of the world
-    tables ``world``.
-
-    Returns ``(distance, grad_distance_centre, grad_distance_radius, cost, grad_cost_centre,
-    grad_cost_radius)``; the distance is clamped at ``max_distance`` (zero gradient there).
-    """
-    zero = radius - radius
-    best, best_g, best_r, cost, cost_g, cost_r = _no_obstacle(max_distance)
-    reach = radius + wp.max(activation, max_distance)
-    slot_lo = world.slot_lo
-    slot_hi = world.slot_hi
-    active_slots = world.active_slots
-    prim_type = world.prim_type
-    prim_frame = world.prim_frame
-    prim_params = world.prim_params
-    num_prim = prim_type.shape[0]
-    for i in range(world.num_active):
-        slot = active_slots[i]
-        if _within_box(p, slot_lo[slot], slot_hi[slot], reach):
-            # active slots are enabled: a primitive needs no enabled check
-            valid = wp.int32(1)
-            sdf = zero
-            g = best_g
-            if slot < num_prim:
-                sdf, g = slot_primitive_sdf(slot, p, prim_type, prim_frame, prim_params)
-            else:
-                valid, sdf, g = _obstacle_sdf(slot, p, world)
-            best, best_g, best_r, cost, cost_g, cost_r = _accumulate(
-                valid, sdf, g, radius, activation, 1, best, best_g, best_r, cost, cost_g, cost_r
-            )
-    return best, best_g, best_r, cost, cost_g, cost_r
 
 
 @wp.func
@@ -287,8 +96,8 @@ def _query_bvh(
     return best, best_g, best_r, cost, cost_g, cost_r
 
 
-@wp.func
-def _segment_in_reach(a: Any, c: Any, radius: Any, reach: Any, world: Any, use_bvh: int):
+@wp.func(inline=True)
+def _segment_in_reach(a: Any, c: Any, radius: Any, reach: Any, world: Any, broad_phase: int):
     """Whether an obstacle's bounds come within ``radius + reach`` of the segment ``a``-``c``
     on every axis (False: every sample of the segment is out of reach of every obstacle, its
     query result is :func:`_no_obstacle`'s). One box test per enabled obstacle, or one BVH
@@ -298,7 +107,7 @@ def _segment_in_reach(a: Any, c: Any, radius: Any, reach: Any, world: Any, use_b
     margin = radius + reach
     lo = wp.min(a, c) - wp.vector(margin, margin, margin)
     hi = wp.max(a, c) + wp.vector(margin, margin, margin)
-    if use_bvh == 0:
+    if broad_phase != BVH:
         slot_lo = world.slot_lo
         slot_hi = world.slot_hi
         active_slots = world.active_slots
@@ -316,16 +125,6 @@ def _segment_in_reach(a: Any, c: Any, radius: Any, reach: Any, world: Any, use_b
     return wp.bvh_query_next(query, slot)
 
 
-@wp.func
-def _boxes_overlap(lo: Any, hi: Any, box_lo: wp.vec3f, box_hi: wp.vec3f):
-    """Whether the box ``[lo, hi]`` meets the float32 box ``[box_lo, box_hi]``."""
-    overlap = True
-    for i in range(3):
-        if lo[i] > type(lo[i])(box_hi[i]) or hi[i] < type(lo[i])(box_lo[i]):
-            overlap = False
-    return overlap
-
-
 @wp.kernel
 def sphere_world_distance(
     spheres: Array2,
@@ -338,7 +137,7 @@ def sphere_world_distance(
     sweep_spacing: Any,
     max_sweep_samples: int,
     world: Any,
-    use_bvh: int,
+    broad_phase: int,
     row_offset: int,
     write_grad: int,
     distance: Array1,
@@ -386,7 +185,11 @@ def sphere_world_distance(
                 samples = sweep_samples(length, sweep_spacing * wp.min(r, rp), max_sweep_samples)
                 count = samples + 1
     reach = wp.max(activation, max_distance)
-    if r < zero or not _segment_in_reach(a, c, wp.max(r, ra), reach, world, use_bvh):
+    # the grid's own first read is a cheaper exit than the box test for a point
+    in_reach = True
+    if broad_phase != GRID or count > 1:
+        in_reach = _segment_in_reach(a, c, wp.max(r, ra), reach, world, broad_phase)
+    if r < zero or not in_reach:
         # a disabled sphere, or no obstacle within reach of any sample of its segment (most
         # spheres): skip the per-sample queries
         clear_row(
@@ -415,7 +218,9 @@ def sphere_world_distance(
         cst = zero
         gc = vzero
         gcr = zero
-        if use_bvh == 0:
+        if broad_phase == GRID:
+            d, gd, gdr, cst, gc, gcr = _query_grid(p, rr, activation, max_distance, world)
+        elif broad_phase != BVH:
             d, gd, gdr, cst, gc, gcr = _query_loop(p, rr, activation, max_distance, world)
         else:
             d, gd, gdr, cst, gc, gcr = _query_bvh(

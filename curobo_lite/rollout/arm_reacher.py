@@ -300,14 +300,14 @@ class ArmReacher:
     def graph_key(self) -> tuple:
         """What a captured CUDA graph of :meth:`rollout_fn` depends on besides tensor values:
         the addresses and shapes of the start state, the goal and the time steps, the world's
-        identity and revision, which costs run and with which configuration (a cost's
+        identity, revision and grid builds, which costs run and with which configuration (a cost's
         ``update_weight`` replaces its configuration; a field assignment increments its
         ``revision``), and whether spheres are needed. Equal keys: a graph captured under one
         replays correctly under the other."""
         world = self.world_collision
         start, goal = self.start_state, self.goal
         return (
-            None if world is None else (id(world), world.revision),
+            None if world is None else (id(world), world.revision, world.grid_builds),
             self.needs_spheres(),
             active_session() is not None,
             tensor_addresses(start, JOINT_FIELDS),
