@@ -28,6 +28,11 @@ MPPI spread restored so that it finds the way out of an obstacle's margin) until
 found; a new plan is tried after ``retry_interval`` steps, the
 wait doubling with each failure in a row (up to 16 times).
 
+A goal or start with no sphere-clear configuration (a grasp: the finger spheres in the object,
+the meshes clear) is planned with MotionGen's exact band and followed at half speed where its
+spheres dip, the MPC's spheres relieved as deep as the plan's, each command guarded by the
+exact mesh check (:mod:`~curobo_lite.wrap.reactive.band_relief`; synchronous planning only).
+
 By default replans run inside :meth:`step` (synchronously): that step takes the planning time
 too (0.1-0.7 s on a CPU, 5 to 35 periods of a 50 Hz loop). With ``background_planning`` a
 second MotionGen, on its own copy of the obstacles, plans beside the loop: in a child process
@@ -78,10 +83,16 @@ from curobo_lite.wrap.base.attach import ATTACHED_LINK, AttachedObjects, solver_
 from curobo_lite.wrap.base.exclusive import exclusive
 from curobo_lite.wrap.base.robot_world import as_world_collision, as_world_config
 from curobo_lite.wrap.motion.config import MotionGenResult, MotionGenStatus
-from curobo_lite.wrap.motion.motion_gen import MotionGen
+from curobo_lite.wrap.motion.motion_gen import EXACT_BAND, MotionGen
 from curobo_lite.wrap.mpc.solver import MpcResult, MpcSolver
 from curobo_lite.wrap.reactive.background import BackgroundPlanner, PlanJob
 from curobo_lite.wrap.reactive.background_process import ProcessPlanner
+from curobo_lite.wrap.reactive.band_relief import (
+    BAND_SPEED,
+    BandRelief,
+    guard_command,
+    plan_with_band,
+)
 
 _SECTION = "reactive"
 
@@ -166,6 +177,8 @@ class ReactiveStepResult:
         plan_time: seconds of the tracked plan elapsed (``nan`` while not following).
         solve_time: seconds in :meth:`ReactivePlanner.step` (planning included).
         mpc: the MPC step's :class:`MpcResult` (its plan ``[1, H, D]`` and metrics).
+        guarded: the MPC's command failed the exact check that guards a plan made with the
+            exact band (its meshes would touch): ``action`` is a stop where the robot is.
     """
 
     action: JointState
@@ -181,6 +194,7 @@ class ReactiveStepResult:
     solve_time: float
     mpc: MpcResult = field(repr=False)
     plan_pending: bool = False
+    guarded: bool = False
 
     @property
     def metrics(self) -> dict[str, float]:
@@ -250,6 +264,10 @@ class ReactivePlanner:
         self._failures = 0  # failed plans in a row
         self._checked_revision = self.world_collision.revision
         self._band = motion_gen.exact_band if motion_gen.exact_check else 0.0
+        self._plan_band = self._band  # the band of the followed plan's checks
+        self._relief = BandRelief(
+            mpc.rollout.dynamics_model.kinematics, self.world_collision, EXACT_BAND
+        )
         self._background = background
 
     @classmethod
@@ -408,14 +426,19 @@ class ReactivePlanner:
             pending = self._background is not None
         else:
             self._steps_since_attempt += 1
+        if self._relief.update(self.mpc.following):
+            self.mpc._plan_revision += 1  # the radii changed: a captured plan captures again
         result = self.mpc.step(state)
+        stop = None
+        if self._relief.active:  # the exact check guards what the relieved spheres allow
+            stop = guard_command(self.motion_gen.checker, measured, result.action, self._plan_band)
         metrics = result.metrics
         tracked = self.mpc.following
         clearance = min(
             metrics.get("world_distance", math.inf), metrics.get("self_distance", math.inf)
         )
         return ReactiveStepResult(
-            action=result.action,
+            action=result.action if stop is None else stop,
             position_error=metrics["position_error"],
             rotation_error=metrics["rotation_error"],
             clearance=clearance if math.isfinite(clearance) else float("nan"),
@@ -428,6 +451,7 @@ class ReactivePlanner:
             solve_time=time.perf_counter() - t_start,
             mpc=result,
             plan_pending=pending,
+            guarded=stop is not None,
         )
 
     def _replan_reason(self, position: torch.Tensor, at_rest: bool) -> str:
@@ -475,12 +499,13 @@ class ReactivePlanner:
             keep.append(path.shape[0] - 1)
         path = path[keep]
         checker = self.motion_gen.checker
-        if not bool(checker.validate(path[:1], self._band)[0]):
+        band = self._plan_band
+        if not bool(checker.validate(path[:1], band)[0]):
             return False
         if path.shape[0] == 1:
             return True
         free = checker.validate_segments(
-            path[:-1], path[1:], self.config.check_resolution, exact_band=self._band
+            path[:-1], path[1:], self.config.check_resolution, exact_band=band
         )
         return bool(free.all())
 
@@ -503,27 +528,32 @@ class ReactivePlanner:
             )
             return
         start = JointState.from_position(position.clone())
-        self._take(self.motion_gen.plan_single(start, self.goal), position)
+        self._take(*plan_with_band(self.motion_gen, start, self.goal), position)
 
     def _adopt(self, job: PlanJob, result: MotionGenResult) -> None:
         """Take a background plan: the world may have changed since its snapshot (the next
         check of :meth:`_replan_reason` then sweeps the rest against the world of now)."""
         self._steps_since_attempt = 0
         self._checked_revision = job.revision
-        self._take(result, job.start)
+        self._take(result, self._band, job.start)
 
-    def _take(self, result: MotionGenResult, position: torch.Tensor) -> None:
-        """Follow a successful plan; hold ``position [1, D]`` after a failed one."""
+    def _take(self, result: MotionGenResult, band: float, position: torch.Tensor) -> None:
+        """Follow a successful plan (made with exact ``band`` m: its spheres are relieved where
+        they dip, see :mod:`~curobo_lite.wrap.reactive.band_relief`); hold ``position [1, D]``
+        after a failed one."""
         self.last_plan = result
         self._plan_status = result.status
         if result.success:
             self._failures = 0
-            self.mpc.follow(
-                result.interpolated_plan,
-                result.interpolation_dt,
-                self.goal,
-                speed=self.config.plan_speed,
-            )
+            self._plan_band = band
+            plan, dt = result.interpolated_plan, result.interpolation_dt
+            if band > self._band:  # slower where the spheres dip
+                plan = self._relief.slowed(plan, dt, BAND_SPEED)
+            self.mpc.follow(plan, dt, self.goal, speed=self.config.plan_speed)
+            if band > self._band:
+                self._relief.start(self.mpc.following)
+            else:
+                self._relief.stop()
         else:
             self._failures += 1
             self._hold(position)
@@ -533,6 +563,12 @@ class ReactivePlanner:
         if self.mpc.following is not None and self.mpc.following.position.shape[0] == 1:
             return  # holding already
         self.mpc.follow(JointState.from_position(position.clone()), None, self.goal, checked=False)
+        self._relief.stop()
+        band = self._plan_band
+        if band > self._band and bool(self.motion_gen.checker.validate(position, band)[0]):
+            # held where a banded plan left it, spheres dipping, meshes clear: the spheres
+            # would push the hand about (into the meshes), relieved they hold it
+            self._relief.start(self.mpc.following)
         mppi = self.mpc.mppi
         mppi.cov_action.copy_(mppi._init_cov)  # explore again: the spread shrank on the plan
 
