@@ -6,10 +6,12 @@ Per problem (``benchmarks/data/mbm``, the first ``--problems`` of each family) a
 
 - ``static``: from the problem's start to its grasp pose, nothing moves;
 - ``moved``: at period ``--move-at`` a 5 cm cube (parked out of reach until then) is put on the
-  rest of the followed plan: centred on one of the robot's spheres at the plan's configuration
-  60 % of the way from there to its end, chosen (seeded) among those whose cube keeps 3 cm from
-  the robot where it is, along the first 30 % of the rest (the robot cannot stop at once) and
-  at the plan's end. The planner must see the blocked plan, replan and still reach the grasp.
+  rest of the followed plan: on one of the robot's spheres (centred, or 3 cm off along an axis
+  with the sphere still 1 cm inside the cube) at one of the plan's configurations, the nearest
+  to 60 % of the rest first (spheres in seeded order), the first cube that keeps 3 cm from the
+  robot where it is, along the next 0.4 s of the plan (the robot cannot stop at once: a hold
+  from 1.5 rad/s overshoots ~0.07 rad within 0.15 s) and at the plan's end (the grasp stays
+  reachable). The planner must see the blocked plan, replan and still reach the grasp.
 
 Franka on an ideal tracker, 20 ms control period, ``plan+mpc`` (the replan runs inside the
 step), at most ``--steps`` periods. Success: the goal held within 1 cm / 0.05 rad at rest
@@ -41,7 +43,13 @@ from curobo_lite.wrap import ReactivePlanner, RobotWorld
 
 CUBE = 0.05  # edge of the moved cube (m)
 PARKED = [3.0, 3.0, 3.0, 1.0, 0.0, 0.0, 0.0]  # out of reach until it moves
-KEEP_CLEAR = 0.03  # the cube's distance to the robot now and at the plan's end
+KEEP_CLEAR = 0.03  # the cube's distance to the robot now, over the next KEEP_CLEAR_S and at the end
+KEEP_CLEAR_S = 0.4  # seconds of the plan ahead that the cube keeps clear of
+BLOCK_DEPTH = 0.01  # how far the sphere it is put on reaches into the cube (m)
+# cube centres relative to the sphere's: on it, then 3 cm off along each axis
+OFFSETS = torch.cat((torch.zeros(1, 3), torch.eye(3), -torch.eye(3))) * torch.tensor(
+    [[0.0]] + [[0.03]] * 6
+)
 
 
 def with_cube(world: WorldConfig, pose: list[float]) -> WorldConfig:
@@ -51,25 +59,45 @@ def with_cube(world: WorldConfig, pose: list[float]) -> WorldConfig:
     return WorldConfig.from_dict(raw)
 
 
+def cube_distance(centres: torch.Tensor, spheres: torch.Tensor) -> torch.Tensor:
+    """Signed distance (m) from axis-aligned cubes of edge ``CUBE`` at ``centres [..., 3]`` to
+    the surfaces of ``spheres [..., 4]`` (centre, radius; broadcast); negative: overlap."""
+    offset = (spheres[..., :3] - centres).abs() - CUBE / 2
+    outside = offset.clamp(min=0.0).norm(dim=-1) + offset.amax(-1).clamp(max=0.0)
+    return outside - spheres[..., 3]
+
+
 def blocking_pose(
     planner: ReactivePlanner, position: torch.Tensor, generator: torch.Generator
 ) -> list[float] | None:
-    """A cube pose on the rest of the followed plan, clear of the robot at ``position [1, D]``,
-    along the first 30 % of the rest and at its end (``None``: no such sphere)."""
-    rest = planner.mpc.following.rest()
-    if rest.shape[0] < 2:
+    """A cube pose on the rest of the followed plan (see the module docstring) clear of the
+    robot at ``position [1, D]``, over the plan's next ``KEEP_CLEAR_S`` and at its end
+    (``None``: no such pose, or too little of the plan left)."""
+    tracked = planner.mpc.following
+    rest = tracked.rest()
+    kept = min(int(KEEP_CLEAR_S / tracked.dt) + 1, rest.shape[0])
+    if rest.shape[0] - 1 <= kept:
         return None
     checker = planner.motion_gen.checker
-    ahead = rest[int(0.6 * (rest.shape[0] - 1))][None]
-    spheres = checker.get_world_spheres(ahead)[0]
-    centres = spheres[spheres[:, 3] > 0, :3]
-    probe = RobotWorld.from_config(checker.kinematics.robot_config, None, checker.tensor_args)
-    keep = torch.cat((position, rest[: int(0.3 * (rest.shape[0] - 1)) + 1], rest[-1:]))
-    for k in torch.randperm(centres.shape[0], generator=generator).tolist():
-        pose = [*centres[k].tolist(), 1.0, 0.0, 0.0, 0.0]
-        probe.update_world({"cuboid": {"intruder": {"dims": [CUBE] * 3, "pose": pose}}})
-        if float(probe.collision_distance(keep).min()) >= KEEP_CLEAR:
-            return pose
+    spheres = checker.get_world_spheres(torch.cat((position, rest)))  # [1 + K, S, 4]
+    guard = torch.cat((spheres[: 1 + kept], spheres[-1:])).reshape(-1, 4)
+    guard = guard[guard[:, 3] > 0]
+    offsets = OFFSETS.to(spheres)
+    target = int(0.6 * (rest.shape[0] - 1))
+    for index in sorted(range(kept, rest.shape[0] - 1), key=lambda k: (abs(k - target), k)):
+        own = spheres[1 + index]
+        own = own[own[:, 3] > 0]
+        own = own[torch.randperm(own.shape[0], generator=generator)]
+        centres = (own[:, None, :3] + offsets[None]).reshape(-1, 3)  # [N x 7, 3]
+        owners = own.repeat_interleave(offsets.shape[0], 0)
+        depth = cube_distance(centres, owners)
+        # the cube lies between its inscribed and circumscribed balls: the centres' distance
+        # to the guard less the inscribed radius bounds its clearance from above (the exact
+        # distance only for the few that this bound leaves)
+        bound = (torch.cdist(centres, guard[:, :3]) - guard[:, 3]).amin(1) - CUBE / 2
+        for k in ((depth <= -BLOCK_DEPTH) & (bound >= KEEP_CLEAR)).nonzero()[:, 0].tolist():
+            if float(cube_distance(centres[k], guard).min()) >= KEEP_CLEAR:
+                return [*centres[k].tolist(), 1.0, 0.0, 0.0, 0.0]
     return None
 
 

@@ -17,7 +17,8 @@ an op); one thread per row does it here:
 3. ``clamped``: whether the limited state differs from the command (``isclose`` with rtol 1e-5 /
    atol 1e-6 on the position, 1e-4 / 1e-5 on the velocity, over every joint of the row); if not,
    the row keeps the command's own numbers;
-4. ``violation``: the largest excess of the written state over the limits (0 when within).
+4. a position past a limit by no more than that rounding is put on the limit;
+5. ``violation``: the largest excess of the written state over the limits (0 when within).
 
 Outputs: the state ``out_* [B, D]`` and ``flags [B, 2] = (clamped as 0/1, violation)``. Generic
 over float32 and float64; any device (CUDA: torch's current stream, so a captured CUDA graph
@@ -93,6 +94,20 @@ def _limit(x0: Any, v0: Any, x: Any, v: Any, a: Any, bounds: Array3, d: int, dt:
         velocity, v, bounds.dtype(1.0e-4), bounds.dtype(1.0e-5)
     )
     return position, velocity, acceleration, close
+
+
+@wp.func
+def _onto_limits(x: Any, low: Any, high: Any):
+    # a position past a limit by rounding only (isclose, as ``clamped`` compares) is put on it:
+    # the command's own numbers, or the braking step, 1-2 ulp past a joint held at its limit
+    # (a grasp at joint 5's -2.8973) fail a strict limit check; a real overshoot stays
+    tolerance_r, tolerance_a = x.dtype(1.0e-5), x.dtype(1.0e-6)
+    out = x
+    if x > high and _close(x, high, tolerance_r, tolerance_a):
+        out = high
+    if x < low and _close(x, low, tolerance_r, tolerance_a):
+        out = low
+    return out
 
 
 #: ``mode`` codes of the kernel: a given command, then the step rules of the control spaces
@@ -197,6 +212,7 @@ def command_limit(
             la = ca
             if mode != 0 or has_jerk != 0:
                 lj = cj
+        lx = _onto_limits(lx, bounds[0, 0, d], bounds[0, 1, d])
         out_position[b, d] = lx
         out_velocity[b, d] = lv
         out_acceleration[b, d] = la

@@ -284,10 +284,10 @@ class MpcSolver(HoldsObjects):
         the world collision margin is ``mpc.follow_activation_distance``, capped at the plan's
         own smallest sphere clearance; ``False`` keeps the task's (e.g. a "hold here" plan
         while a replan is pending). The position-bound margin leaves the plan's joint span
-        free (a plan may end at a joint limit). ``plan=None`` stops
-        following (the goal stays). The collision costs stay on; the task needs a
-        ``tracking_cost`` section. :meth:`update_goal` alone drops a followed plan. A plan
-        whose velocities are all zero while it moves gets finite-difference velocities."""
+        free (a plan may end at a joint limit). ``plan=None`` stops following (the goal stays).
+        The collision costs stay on; the task needs a ``tracking_cost`` section.
+        :meth:`update_goal` alone drops a followed plan. Velocities all zero on a moving plan:
+        finite differences. Off the plan its clock slows, the margin widens (TrackedPlan)."""
         if plan is None:
             self._stop_following()
             return
@@ -343,7 +343,7 @@ class MpcSolver(HoldsObjects):
             self._task_activation = cost.config.activation_distance
             self._task_weight = cost.config.weight
         if tracked is not None:
-            tracked.margins = self._plan_margins(tracked, margin)
+            tracked.margins, tracked.off_plan_margin = self._plan_margins(tracked, margin), margin
         self._set_collision_margin(self._task_activation if tracked is None else tracked.margin())
 
     def _plan_margins(self, tracked: TrackedPlan, margin: float) -> list[float]:
@@ -441,9 +441,10 @@ class MpcSolver(HoldsObjects):
         else:
             self.rollout.update_start_state(state)
         tracked = self._tracked
-        if tracked is not None and tracked.margins is not None:
-            self._set_collision_margin(tracked.margin())
-        if tracked is not None:  # the plan at this step's times, in place
+        if tracked is not None:  # the plan at this step's times, in place; the margin here
+            tracked.observe(state.position)  # (widened, the clock slowed, off the plan)
+            if tracked.margins is not None:
+                self._set_collision_margin(tracked.margin())
             shift = self.config.shift_steps if self._steps > 0 else 0
             delta = tracked.write(self.rollout, shift, self.mppi.config.base_action == "REPEAT")
             if self._feedforward is None or self._feedforward.shape != delta.shape:
@@ -459,7 +460,7 @@ class MpcSolver(HoldsObjects):
             result, command, names, values = self._plan_and_command()
         self._steps += 1
         if tracked is not None:
-            tracked.time += self.control_dt
+            tracked.advance(self.control_dt)
         # a replayed graph rewrites its outputs on the next step: copy what the result keeps
         numbers = dict(zip(names, values.tolist()))
         metrics = {
@@ -549,13 +550,9 @@ class MpcSolver(HoldsObjects):
             ``(command, clamped)``; ``command`` is returned unchanged when nothing had to move.
         """
         state = check_joint_state(
-            state,
-            "state",
-            self.dynamics_model.d_action,
-            self.tensor_args,
-            batch=1,
+            state, "state", self.dynamics_model.d_action, self.tensor_args, batch=1,
             exact_batch=True,
-        )
+        )  # fmt: skip
         given = check_joint_state(
             command, "command", self.dynamics_model.d_action, self.tensor_args, batch=1,
             exact_batch=True,

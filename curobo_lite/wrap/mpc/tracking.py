@@ -32,6 +32,11 @@ FEEDBACK_RATE = 8.0
 # joint-space distance (rad) to the plan's sample of now up to which the position error is fed
 # back in full, and from which it is not at all (the velocity error always is)
 FEEDBACK_REACH = (0.05, 0.1)
+# the same distances slow the plan's clock down and widen the collision margin: a clock that
+# ran on while the robot lagged 0.25 rad behind a fast stretch (feedback faded out) led the
+# pose and tracking costs to cut a corner 12 mm (spheres) into a table under a margin capped
+# at the plan's own 0.5 mm clearance, which says nothing about the robot's off the plan
+# (MBM table_under_pick_0_0001)
 
 
 @dataclass
@@ -46,6 +51,10 @@ class TrackedPlan:
         time: plan time (s) of the next control step's measured state.
         margins: the world collision margin (m) to use while the plan time is at each sample
             (``[T]`` floats, see :meth:`MpcSolver.follow`), or ``None``: the solver's own.
+        off_plan_margin: the margin (m) that ``margins`` widen to as the robot strays from
+            the plan (:meth:`margin`).
+        strayed_now: joint-space distance (rad) of the position last given to :meth:`observe`
+            to the plan's sample of now.
     """
 
     position: torch.Tensor
@@ -55,6 +64,8 @@ class TrackedPlan:
     offsets: torch.Tensor
     time: float = 0.0
     margins: list[float] | None = None
+    off_plan_margin: float = 0.0
+    strayed_now: float = 0.0
 
     @classmethod
     def from_plan(
@@ -128,11 +139,32 @@ class TrackedPlan:
         acceleration = torch.lerp(self.acceleration[low], self.acceleration[high], frac) * within
         return position, velocity, acceleration
 
+    def observe(self, position: torch.Tensor) -> None:
+        """Note how far the measured ``position [1, D]`` is from the plan's sample of now
+        (``strayed_now``, read by :meth:`margin` and :meth:`advance`)."""
+        self.strayed_now = self.strayed(position) if self.position.shape[0] > 1 else 0.0
+
+    def off_plan(self) -> float:
+        """0 while the robot is within ``FEEDBACK_REACH[0]`` of the plan's sample of now, 1
+        from ``FEEDBACK_REACH[1]`` on, linear between."""
+        low, high = FEEDBACK_REACH
+        return min(max((self.strayed_now - low) / (high - low), 0.0), 1.0)
+
     def margin(self) -> float | None:
-        """The collision margin at the current plan time (``None`` without ``margins``)."""
+        """The collision margin at the current plan time (``None`` without ``margins``): the
+        plan's, widened towards ``off_plan_margin`` as the robot strays (:meth:`off_plan`;
+        rounded down to 0.5 mm as the plan's are)."""
         if self.margins is None:
             return None
-        return self.margins[min(int(self.time / self.dt), len(self.margins) - 1)]
+        on_plan = self.margins[min(int(self.time / self.dt), len(self.margins) - 1)]
+        wanted = on_plan + (max(self.off_plan_margin, on_plan) - on_plan) * self.off_plan()
+        return on_plan if wanted == on_plan else math.floor(wanted / 5e-4) * 5e-4
+
+    def advance(self, seconds: float) -> None:
+        """Move the plan's clock on by ``seconds`` while the robot keeps up, slower as it
+        strays, not at all from ``FEEDBACK_REACH[1]`` off (:meth:`off_plan`): the reference
+        waits where the tracking's position feedback still reaches the robot."""
+        self.time += seconds * (1.0 - self.off_plan())
 
     def correction(
         self, start: JointState, position: torch.Tensor, velocity: torch.Tensor
