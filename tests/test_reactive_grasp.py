@@ -47,13 +47,16 @@ def planner() -> ReactivePlanner:
 
 def _run(planner: ReactivePlanner, steps: int) -> torch.Tensor:
     """Closed loop on an ideal tracker from the retract pose until the goal is held (1 cm,
-    0.05 rad, nearly at rest); the measured positions ``[T, D]``."""
+    0.05 rad, nearly at rest); the measured positions ``[T, D]``. A background plan is waited
+    for (the first step asks for it)."""
     start = JointState.from_position(planner.mpc.robot_config.retract_config[None].clone())
     tracker = IdealTracker(start)
     planner.set_goal(Pose.from_list(GOAL))
     positions = [start.position[0]]
     for _ in range(steps):
         result = planner.step(tracker.state)
+        if result.plan_pending:
+            assert planner.wait_for_plan(120.0)
         state = tracker.step(result.action)
         positions.append(state.position[0])
         held = result.position_error <= 0.008 and result.rotation_error <= 0.04
@@ -62,11 +65,9 @@ def _run(planner: ReactivePlanner, steps: int) -> torch.Tensor:
     return torch.stack(positions)
 
 
-def test_a_grasp_without_sphere_clear_ik_is_reached_without_mesh_contact(planner):
-    start = JointState.from_position(planner.mpc.robot_config.retract_config[None].clone())
-    spheres_only = planner.motion_gen.plan_single(start, Pose.from_list(GOAL))
-    assert spheres_only.status == MotionGenStatus.IK_FAIL  # the premise
-    path = _run(planner, 300)
+def _assert_reached_without_mesh_contact(path: torch.Tensor) -> None:
+    """The last of ``path [T, D]`` at the goal (forward kinematics), its spheres dipping into
+    the object; the whole path clear by the exact mesh check (a checker of its own)."""
     fk = Kinematics(RobotConfig.load("franka")).forward(path[-1:])
     goal = Pose.from_list(GOAL)
     assert float((fk.ee_position - goal.position).norm()) <= 0.01
@@ -75,6 +76,25 @@ def test_a_grasp_without_sphere_clear_ik_is_reached_without_mesh_contact(planner
     assert float(judge.collision_distance(path[-1:]).min()) < 0.0  # the spheres dip at the end
     clear, clearance = judge.trajectory_mesh_report(path)
     assert bool(clear), f"mesh contact {float(clearance) * 1e3:.2f} mm"
+
+
+def test_a_grasp_without_sphere_clear_ik_is_reached_without_mesh_contact(planner):
+    start = JointState.from_position(planner.mpc.robot_config.retract_config[None].clone())
+    spheres_only = planner.motion_gen.plan_single(start, Pose.from_list(GOAL))
+    assert spheres_only.status == MotionGenStatus.IK_FAIL  # the premise
+    _assert_reached_without_mesh_contact(_run(planner, 300))
+
+
+@pytest.mark.parametrize("worker", ["thread", pytest.param("process", marks=pytest.mark.slow)])
+def test_a_background_planner_reaches_the_grasp_too(worker):
+    planner = ReactivePlanner.from_config(
+        "franka", WORLD, background_planning=True, background_worker=worker, mpc=FEW
+    )
+    try:
+        _assert_reached_without_mesh_contact(_run(planner, 300))
+        assert planner._plan_band == EXACT_BAND  # told by the plan's spheres
+    finally:
+        planner.close()
 
 
 def test_reliefs_are_each_spheres_deepest_contact_over_the_horizon_and_come_back(planner):

@@ -29,6 +29,7 @@ from curobo_lite.types import JointState, Pose
 from curobo_lite.wrap.base.attach import AttachedObjects
 from curobo_lite.wrap.motion.config import MotionGenResult
 from curobo_lite.wrap.motion.motion_gen import MotionGen
+from curobo_lite.wrap.reactive.band_relief import plan_with_band
 
 #: nice value added to the worker thread on Linux (0: as the caller)
 WORKER_NICENESS = 10
@@ -127,7 +128,8 @@ class BackgroundPlanner(JobSlot):
             self.motion_gen.update_world(world)
             self._loaded_revision = job.revision
         apply_held(self.motion_gen, job.held)
-        return self.motion_gen.plan_single(JointState.from_position(job.start), job.goal)
+        # (a plan that needed the exact band is told by its spheres: ReactivePlanner._adopt)
+        return plan_with_band(self.motion_gen, JointState.from_position(job.start), job.goal)[0]
 
     def poll(self) -> tuple[PlanJob, MotionGenResult] | None:
         """The finished job and its result (then no job is pending), or ``None`` while it

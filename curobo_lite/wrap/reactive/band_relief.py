@@ -112,9 +112,9 @@ class BandRelief:
     def depth(self, position: torch.Tensor) -> torch.Tensor:
         """``[T, S]`` metres each sphere of the robot file's radii reaches into the obstacles
         at ``position [T, D]`` (0 where clear), at most ``band``."""
-        self._restore()
         kinematics = self.kinematics
-        spheres = kinematics.world_spheres(kinematics.forward(position).link_spheres)
+        spheres = kinematics.world_spheres(kinematics.forward(position).link_spheres).clone()
+        spheres[..., 3] += self._applied  # the robot file's radii (disabled ones have none)
         distance = self.world_collision.sphere_distance(spheres, max_distance=1e-3).distance
         return (-distance).clamp(0.0, self.band)
 

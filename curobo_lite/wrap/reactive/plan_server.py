@@ -40,6 +40,7 @@ def serve(conn: Connection) -> None:
     from curobo_lite.types import JointState, Pose, TensorDeviceType
     from curobo_lite.wrap.motion.motion_gen import MotionGen
     from curobo_lite.wrap.reactive.background import apply_held
+    from curobo_lite.wrap.reactive.band_relief import plan_with_band
 
     setup = receive(conn)
     if setup is None:
@@ -76,7 +77,7 @@ def serve(conn: Connection) -> None:
                 loaded = revision
             if held is not None:  # what the robot holds changed
                 apply_held(motion_gen, held)
-            result = motion_gen.plan_single(JointState.from_position(start), goal)
+            result = plan_with_band(motion_gen, JointState.from_position(start), goal)[0]
             send(conn, (job_id, result, None))
         except Exception as error:
             send(conn, (job_id, None, error))

@@ -31,7 +31,7 @@ wait doubling with each failure in a row (up to 16 times).
 A goal or start with no sphere-clear configuration (a grasp: the finger spheres in the object,
 the meshes clear) is planned with MotionGen's exact band and followed at half speed where its
 spheres dip, the MPC's spheres relieved as deep as the plan's, each command guarded by the
-exact mesh check (:mod:`~curobo_lite.wrap.reactive.band_relief`; synchronous planning only).
+exact mesh check (:mod:`~curobo_lite.wrap.reactive.band_relief`).
 
 By default replans run inside :meth:`step` (synchronously): that step takes the planning time
 too (0.1-0.7 s on a CPU, 5 to 35 periods of a 50 Hz loop). With ``background_planning`` a
@@ -535,7 +535,10 @@ class ReactivePlanner:
         check of :meth:`_replan_reason` then sweeps the rest against the world of now)."""
         self._steps_since_attempt = 0
         self._checked_revision = job.revision
-        self._take(result, self._band, job.start)
+        band = self._band
+        if result.success and bool(self._relief.depth(result.interpolated_plan.position).any()):
+            band = EXACT_BAND  # its spheres dip: the worker planned it with the band
+        self._take(result, band, job.start)
 
     def _take(self, result: MotionGenResult, band: float, position: torch.Tensor) -> None:
         """Follow a successful plan (made with exact ``band`` m: its spheres are relieved where
