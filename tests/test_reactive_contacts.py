@@ -16,6 +16,7 @@ judged independently:
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import math
 import sys
@@ -115,40 +116,77 @@ def test_the_plan_clock_waits_and_the_margin_widens_as_the_robot_strays():
     assert tracked.margin() == pytest.approx(0.02)
 
 
+def _block_under_the_hand(mpc: MpcSolver, gap: float) -> tuple[torch.Tensor, RobotWorld]:
+    """A wide block ``gap`` m under the retract hand's lowest sphere, in ``mpc``'s world and in
+    a checker's; and a plan ``[101, D]`` at 1 rad/s that spins the last joint (the hand turns
+    about its vertical axis over the block)."""
+    retract = mpc.robot_config.retract_config.clone()
+    checker = RobotWorld.from_config("franka", None)
+    spheres = checker.get_world_spheres(retract[None])[0]
+    hand = checker.kinematics.forward(retract[None]).ee_position[0]
+    near = ((spheres[:, :2] - hand[:2]).norm(dim=-1) < 0.12) & (spheres[:, 3] > 0)
+    top = float((spheres[near, 2] - spheres[near, 3]).min()) - gap
+    pose = [float(hand[0]), float(hand[1]), top - 0.05, 1, 0, 0, 0]
+    world = WorldConfig.from_dict({"cuboid": {"block": {"dims": [0.3, 0.3, 0.1], "pose": pose}}})
+    mpc.update_world(world)
+    checker.update_world(world)
+    position = retract[None].repeat(101, 1)
+    position[:, 6] += 0.01 * torch.arange(101, dtype=position.dtype)
+    return position, checker
+
+
 def test_a_stuck_robot_holds_the_plan_clock_and_gets_the_follow_margin_back():
     mpc = MpcSolver.from_config(robot="franka", num_particles=50)
     follow_margin = mpc.config.follow_activation_distance
     cost = mpc.rollout.costs["primitive_collision_cost"]
-    retract = mpc.robot_config.retract_config.clone()
-    checker = RobotWorld.from_config("franka", None)
-    # a block 3 mm under the hand's lowest sphere; the plan spins the last joint (the hand
-    # turns about its vertical axis, the block stays 2-4 mm below it)
-    spheres = checker.get_world_spheres(retract[None])[0]
-    hand = checker.kinematics.forward(retract[None]).ee_position[0]
-    near = ((spheres[:, :2] - hand[:2]).norm(dim=-1) < 0.12) & (spheres[:, 3] > 0)
-    top = float((spheres[near, 2] - spheres[near, 3]).min()) - 0.003
-    block = {
-        "dims": [0.3, 0.3, 0.1],
-        "pose": [float(hand[0]), float(hand[1]), top - 0.05, 1, 0, 0, 0],
-    }
-    world = WorldConfig.from_dict({"cuboid": {"block": block}})
-    mpc.update_world(world)
-    checker.update_world(world)
-    steps, dt, speed = 101, 0.01, 1.0
-    position = retract[None].repeat(steps, 1)
-    position[:, 6] += speed * dt * torch.arange(steps, dtype=position.dtype)
+    position, checker = _block_under_the_hand(mpc, 0.003)
     clearance = checker.collision_distance(position)
     assert float(clearance.max()) < 0.006 and float(clearance.min()) > 0.0  # the case as built
     mpc.update_goal(JointState.from_position(position[-1:].clone()))
-    mpc.follow(JointState.from_position(position), dt)
+    mpc.follow(JointState.from_position(position), 0.01)
     assert cost.config.activation_distance < 0.006  # capped at the plan's clearance
-    stuck = JointState.from_position(retract[None].clone())
+    stuck = JointState.from_position(position[:1].clone())
     for _ in range(40):  # the robot never moves: 0.8 s of plan time before the change
         mpc.step(stuck)
-    # the clock stops where the plan's sample is FEEDBACK_REACH[1] rad away (at most a step on)
-    assert mpc.following.time <= FEEDBACK_REACH[1] / speed + 0.02 + 1e-9
-    assert mpc.following.time >= FEEDBACK_REACH[0] / speed
+    # the clock stops where the plan's sample (1 rad/s) is FEEDBACK_REACH[1] rad away (at
+    # most a step past it)
+    assert FEEDBACK_REACH[0] <= mpc.following.time <= FEEDBACK_REACH[1] + 0.02 + 1e-9
     assert cost.config.activation_distance == pytest.approx(follow_margin)
+
+
+def test_update_weight_between_steps_while_following_lasts_and_costs_what_it_says():
+    mpc = MpcSolver.from_config(robot="franka", num_particles=50)
+    cost = mpc.rollout.costs["primitive_collision_cost"]
+    task_margin = cost.config.activation_distance
+    position, checker = _block_under_the_hand(mpc, 0.003)
+    mpc.update_goal(JointState.from_position(position[-1:].clone()))
+    mpc.follow(JointState.from_position(position), 0.01)
+    state = JointState.from_position(position[:1].clone())
+    for step in range(12):
+        if step in (3, 7):  # a new configuration object each time (dataclasses.replace)
+            cost.update_weight(weight=1000.0 * step)
+            gc.collect()  # the replaced one is gone: nothing may still read it
+        result = mpc.step(state)
+        state = JointState(
+            result.action.position, result.action.velocity, result.action.acceleration
+        )
+    assert all(math.isfinite(v) for v in result.metrics.values())
+    margin = cost.config.activation_distance
+    gain = min(task_margin / margin, 8.0)
+    assert cost.config.weight == pytest.approx(7000.0 * gain)  # the user's weight, scaled
+    # the cost of probe spheres against the block's top (clearance by the checker's kernel)
+    probe = checker.get_world_spheres(position[:1])[0]
+    probe = probe[probe[:, 3] > 0][None, None]
+    probe[..., 2] -= 0.004  # the lowest 1 mm into the block, others within the margin
+    distance = checker.world_collision.sphere_distance(probe).distance
+    hinge = torch.clamp(margin - distance, min=0.0)
+    hinge = torch.where(hinge < margin, hinge * hinge / (2.0 * margin), hinge - 0.5 * margin)
+    expected = float(7000.0 * gain * hinge.sum())
+    assert float(distance.min()) < 0.0 and expected > 0.0  # the probe as built
+    assert float(cost(probe.to(**mpc.tensor_args.as_kwargs()))) == pytest.approx(expected, rel=1e-3)
+    mpc.follow(None)  # the user's weight is the task's now
+    assert cost.config.weight == pytest.approx(7000.0)
+    assert cost.config.activation_distance == pytest.approx(task_margin)
 
 
 def _load_reactive_mbm():

@@ -51,7 +51,6 @@ particles clear of them.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -82,11 +81,9 @@ from curobo_lite.wrap.base.offenders import check_within_limits
 from curobo_lite.wrap.base.pose_metric import check_pose_metric
 from curobo_lite.wrap.base.robot_world import as_world_collision
 from curobo_lite.wrap.mpc.config import MpcResult, MpcSolverConfig
+from curobo_lite.wrap.mpc.margin import CollisionMargin, plan_margins
 from curobo_lite.wrap.mpc.measured import MeasuredMetrics, step_metrics
 from curobo_lite.wrap.mpc.tracking import TrackedPlan
-
-# the world collision weight's largest gain while a margin narrower than the task's is used
-_MAX_WEIGHT_GAIN = 8.0
 
 
 class MpcSolver(HoldsObjects):
@@ -156,9 +153,8 @@ class MpcSolver(HoldsObjects):
         self._command_replays: dict[tuple, Any] = {}  # recorded command launches (CPU)
         self.goal: Goal | None = None
         self._tracked: TrackedPlan | None = None
-        # the world collision cost's margin and weight of the task file
-        self._task_activation: float | None = None
-        self._task_weight: float | None = None
+        # the world collision cost's margin and weight (made at the first follow)
+        self._margin: CollisionMargin | None = None
         # the change of the followed plan's accelerations in the MPPI mean, written each step
         self._feedforward: torch.Tensor | None = None
         self._steps = 0
@@ -339,41 +335,12 @@ class MpcSolver(HoldsObjects):
         cost = self.rollout.costs.get("primitive_collision_cost")
         if margin is None or cost is None:
             return
-        if self._task_activation is None:
-            self._task_activation = cost.config.activation_distance
-            self._task_weight = cost.config.weight
+        if self._margin is None:
+            self._margin = CollisionMargin(cost)
         if tracked is not None:
-            tracked.margins, tracked.off_plan_margin = self._plan_margins(tracked, margin), margin
-        self._set_collision_margin(self._task_activation if tracked is None else tracked.margin())
-
-    def _plan_margins(self, tracked: TrackedPlan, margin: float) -> list[float]:
-        """Per plan sample: the smallest sphere clearance of the samples the horizon reaches
-        from there, within ``[0, margin]``, rounded down to 0.5 mm (fewer changes of the cost:
-        each one rebuilds its constants, and a CUDA graph captures again)."""
-        spheres = self.rollout.dynamics_model.kinematics.forward(tracked.position).link_spheres
-        world, _ = self.rollout.collision_distances(
-            None if spheres is None else spheres[:, None], check_range=margin
-        )
-        if world is None:
-            return [margin] * tracked.position.shape[0]
-        reach = math.ceil(float(tracked.offsets[-1]) / tracked.dt) + 1  # samples in a horizon
-        held = torch.cat((world, world[-1:].expand(reach - 1)))  # the plan holds its end
-        ahead = held.unfold(0, reach, 1).amin(1).clamp(0.0, margin)
-        return (torch.floor(ahead / 5e-4) * 5e-4).tolist()
-
-    def _set_collision_margin(self, wanted: float) -> None:
-        """Margin ``wanted`` (m); the weight grows as the margin shrinks below the task's, so
-        the cost at contact (``weight * margin / 2``, the smooth hinge) stays the task's: a
-        narrow margin is no cheaper to cross (at most ``_MAX_WEIGHT_GAIN`` times steeper)."""
-        cost = self.rollout.costs["primitive_collision_cost"]
-        task = self._task_activation
-        gain = task / max(wanted, task / _MAX_WEIGHT_GAIN) if wanted < task else 1.0
-        weight = self._task_weight * gain
-        # field assignments (the config object stays: replayed launches hold its tensors)
-        if cost.config.activation_distance != wanted:
-            cost.config.activation_distance = wanted
-        if cost.config.weight != weight:
-            cost.config.weight = weight
+            tracked.margins = plan_margins(self.rollout, tracked, margin)
+            tracked.off_plan_margin = margin
+        self._margin.set(None if tracked is None else tracked.margin())
 
     @property
     def following(self) -> TrackedPlan | None:
@@ -444,7 +411,7 @@ class MpcSolver(HoldsObjects):
         if tracked is not None:  # the plan at this step's times, in place; the margin here
             tracked.observe(state.position)  # (widened, the clock slowed, off the plan)
             if tracked.margins is not None:
-                self._set_collision_margin(tracked.margin())
+                self._margin.set(tracked.margin())
             shift = self.config.shift_steps if self._steps > 0 else 0
             delta = tracked.write(self.rollout, shift, self.mppi.config.base_action == "REPEAT")
             if self._feedforward is None or self._feedforward.shape != delta.shape:

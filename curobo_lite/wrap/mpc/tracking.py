@@ -37,6 +37,9 @@ FEEDBACK_REACH = (0.05, 0.1)
 # pose and tracking costs to cut a corner 12 mm (spheres) into a table under a margin capped
 # at the plan's own 0.5 mm clearance, which says nothing about the robot's off the plan
 # (MBM table_under_pick_0_0001)
+# margins are rounded down to this (m): fewer changes of the cost, each of which rebuilds its
+# constants (and a CUDA graph captures again)
+MARGIN_STEP = 5e-4
 
 
 @dataclass
@@ -153,12 +156,12 @@ class TrackedPlan:
     def margin(self) -> float | None:
         """The collision margin at the current plan time (``None`` without ``margins``): the
         plan's, widened towards ``off_plan_margin`` as the robot strays (:meth:`off_plan`;
-        rounded down to 0.5 mm as the plan's are)."""
+        rounded down to ``MARGIN_STEP`` as the plan's are)."""
         if self.margins is None:
             return None
         on_plan = self.margins[min(int(self.time / self.dt), len(self.margins) - 1)]
         wanted = on_plan + (max(self.off_plan_margin, on_plan) - on_plan) * self.off_plan()
-        return on_plan if wanted == on_plan else math.floor(wanted / 5e-4) * 5e-4
+        return on_plan if wanted == on_plan else math.floor(wanted / MARGIN_STEP) * MARGIN_STEP
 
     def advance(self, seconds: float) -> None:
         """Move the plan's clock on by ``seconds`` while the robot keeps up, slower as it
