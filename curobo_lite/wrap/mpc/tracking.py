@@ -191,9 +191,13 @@ class TrackedPlan:
         return torch.exp(-w * t) * (w * w * (error + slope * t) - 2.0 * w * slope)
 
     def strayed(self, position: torch.Tensor) -> float:
-        """Joint-space distance (rad) of ``position [1, D]`` to the plan's sample of now."""
-        reference = self.sample(position.new_tensor([self.time]))[0]
-        return float((position - reference).norm())
+        """Joint-space distance (rad) of ``position [1, D]`` to the plan's sample of now
+        (interpolated as :meth:`sample` does; the index on the host: read every step)."""
+        last = self.position.shape[0] - 1
+        s = min(max(self.time / self.dt, 0.0), float(last))
+        low = min(int(s), max(last - 1, 0))
+        reference = torch.lerp(self.position[low], self.position[min(low + 1, last)], s - low)
+        return float((position[0] - reference).norm())
 
     def rest(self, from_time: float | None = None) -> torch.Tensor:
         """``[K, D]`` the plan's samples from ``from_time`` (default: now) to the end, the
