@@ -25,7 +25,7 @@ from curobo_lite.types import JointState, Pose, quat_angle_error
 from curobo_lite.wrap import ReactivePlanner, RobotWorld
 from curobo_lite.wrap.motion.config import MotionGenStatus
 from curobo_lite.wrap.motion.motion_gen import EXACT_BAND
-from curobo_lite.wrap.reactive.band_relief import BAND_SPEED, RELIEF_STEP, SLOW_REACH
+from curobo_lite.wrap.reactive.band_relief import BAND_SPEED, MIN_RADIUS, RELIEF_STEP, SLOW_REACH
 
 pytest.importorskip("coal")
 
@@ -169,3 +169,24 @@ def test_a_banded_plan_runs_at_band_speed_where_its_spheres_dip_and_at_full_spee
     # every sample on the line: its offset from q0 is a multiple of the direction
     offsets = slowed - q0
     torch.testing.assert_close(offsets, offsets[:, :1].expand_as(offsets))
+
+
+def test_a_relief_leaves_every_sphere_a_radius(planner, monkeypatch):
+    """Contact as deep as the band everywhere: each relief is the band, or the sphere's radius
+    less MIN_RADIUS where that is smaller (no sphere disabled by a negative radius)."""
+    start = JointState.from_position(planner.mpc.robot_config.retract_config[None].clone())
+    planner.set_goal(Pose.from_list(GOAL))
+    planner.step(start)  # a plan to relieve
+    relief = planner._relief
+    relief.stop()
+    radii = planner.mpc.rollout.dynamics_model.kinematics.tables.sphere_local[:, 3].clone()
+    tracked = planner.mpc.following
+    monkeypatch.setattr(
+        relief, "depth", lambda position: torch.full((position.shape[0], radii.shape[0]), 0.015)
+    )
+    expected = torch.minimum(torch.full_like(radii, 0.015), (radii - MIN_RADIUS).clamp(min=0.0))
+    got = relief.plan_relief(tracked)
+    torch.testing.assert_close(got, expected.expand_as(got))
+    enabled = radii > 0.0  # (reserved spheres with nothing held: radius -1, no relief)
+    assert bool((radii - got[0] >= MIN_RADIUS - 1e-7)[enabled].all())
+    assert not bool(got[:, ~enabled].any())

@@ -39,6 +39,7 @@ from curobo_lite.wrap.mpc.tracking import TrackedPlan
 # m: reliefs are rounded up to this step (fewer changes of the radii: each one recomputes the
 # rollout's per-link bounds)
 RELIEF_STEP = 5e-4
+MIN_RADIUS = 1e-3  # m: what a relieved sphere keeps at least
 # plans made with the band are followed this much slower where their spheres dip (and within
 # SLOW_REACH seconds of it): the MPC lags a plan by its speed, and there the plan passes a few
 # millimetres from the meshes
@@ -122,12 +123,16 @@ class BandRelief:
         """``[T, S]`` metres each sphere's radius gives up while the plan time is at each of
         ``tracked``'s samples: its deepest contact over the samples the horizon reaches from
         there (the plan holds its end), within ``[0, band]``, rounded up to
-        :data:`RELIEF_STEP` (zero for a plan whose spheres are clear)."""
+        :data:`RELIEF_STEP` (zero for a plan whose spheres are clear), and leaving every
+        sphere at least ``MIN_RADIUS`` (a sphere disabled by a negative radius would pay
+        nothing at any depth)."""
         depth = self.depth(tracked.position)
         reach = math.ceil(float(tracked.offsets[-1]) / tracked.dt) + 1  # samples in a horizon
         held = torch.cat((depth, depth[-1:].expand(reach - 1, -1)))
         ahead = held.unfold(0, reach, 1).amax(-1)
-        return torch.ceil(ahead / RELIEF_STEP - 1e-6).clamp(min=0.0) * RELIEF_STEP
+        relief = torch.ceil(ahead / RELIEF_STEP - 1e-6).clamp(min=0.0) * RELIEF_STEP
+        radii = self.kinematics.tables.sphere_local[:, 3] + self._applied  # the robot file's
+        return torch.minimum(relief, (radii - MIN_RADIUS).clamp(min=0.0).to(relief))
 
     @torch.no_grad()
     def slowed(self, plan: JointState, dt: float, speed: float) -> JointState:
@@ -137,6 +142,8 @@ class BandRelief:
         accelerations zero (:meth:`MpcSolver.follow` takes finite differences)."""
         position = plan.position
         steps = position.shape[0]
+        if steps < 2:
+            return JointState.from_position(position.clone())
         contact = self.depth(position).amax(-1) > 0.0
         reach = max(1, round(SLOW_REACH / dt))
         near = torch.nn.functional.max_pool1d(
