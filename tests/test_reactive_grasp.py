@@ -190,3 +190,25 @@ def test_a_relief_leaves_every_sphere_a_radius(planner, monkeypatch):
     enabled = radii > 0.0  # (reserved spheres with nothing held: radius -1, no relief)
     assert bool((radii - got[0] >= MIN_RADIUS - 1e-7)[enabled].all())
     assert not bool(got[:, ~enabled].any())
+
+
+def test_replans_to_a_goal_that_needed_the_band_plan_with_it_at_once(planner, monkeypatch):
+    """The bands MotionGen plans with, read at each call: the spheres alone, then the band for
+    a new goal; the band alone for a replan to it; both again after a new goal."""
+    motion_gen = planner.motion_gen
+    bands, plan_single = [], motion_gen.plan_single
+
+    def recorded(*args, **kwargs):
+        bands.append(motion_gen.exact_band)
+        return plan_single(*args, **kwargs)
+
+    monkeypatch.setattr(motion_gen, "plan_single", recorded)
+    position = planner.mpc.robot_config.retract_config[None].clone()
+    planner.set_goal(Pose.from_list(GOAL))
+    planner.step(JointState.from_position(position))
+    assert bands == [0.0, EXACT_BAND]
+    planner._replan(position, "retry")
+    assert bands == [0.0, EXACT_BAND, EXACT_BAND]
+    planner.set_goal(Pose.from_list(GOAL))
+    planner.step(JointState.from_position(position))
+    assert bands == [0.0, EXACT_BAND, EXACT_BAND, 0.0, EXACT_BAND]

@@ -51,26 +51,29 @@ _BAND_MENDS = (MotionGenStatus.IK_FAIL, MotionGenStatus.INVALID_START_STATE_WORL
 
 
 def plan_with_band(
-    motion_gen: MotionGen, start: JointState, goal: Pose
+    motion_gen: MotionGen, start: JointState, goal: Pose, band_first: bool = False
 ) -> tuple[MotionGenResult, float]:
     """``motion_gen.plan_single(start, goal)`` with its own band (the spheres alone in
     :class:`~curobo_lite.wrap.ReactivePlanner`), and when that fails for want of a sphere-clear
     goal or start (``IK_FAIL``, ``INVALID_START_STATE_WORLD_COLLISION``) once more with
-    :data:`EXACT_BAND` (needs the exact check). Returns the result (the first one's when both
-    fail) and the band it was planned with (m)."""
-    result = motion_gen.plan_single(start, goal)
+    :data:`EXACT_BAND` (needs the exact check). ``band_first``: with the band at once (a goal
+    known to need it: the spheres-only IK that fails takes as long as a plan). Returns the
+    result (the first one's when both fail) and the band it was planned with (m)."""
     band = motion_gen.exact_band
-    if result.success or result.status not in _BAND_MENDS or not motion_gen.exact_check:
-        return result, band
-    if motion_gen.roadmap is None or band >= EXACT_BAND:
-        return result, band
+    banded = motion_gen.exact_check and motion_gen.roadmap is not None and band < EXACT_BAND
+    if not band_first or not banded:
+        result = motion_gen.plan_single(start, goal)
+        if result.success or result.status not in _BAND_MENDS or not banded:
+            return result, band
     roadmap = motion_gen.roadmap.config
     roadmap.exact_band = EXACT_BAND  # (read by every check of the plan: IK, roadmap, trajopt)
     try:
-        banded = motion_gen.plan_single(start, goal)
+        with_band = motion_gen.plan_single(start, goal)
     finally:
         roadmap.exact_band = band
-    return (banded, EXACT_BAND) if banded.success else (result, band)
+    if with_band.success or band_first:
+        return with_band, EXACT_BAND
+    return result, band
 
 
 @torch.no_grad()

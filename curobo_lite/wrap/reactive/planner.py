@@ -265,6 +265,7 @@ class ReactivePlanner:
         self._checked_revision = self.world_collision.revision
         self._band = motion_gen.exact_band if motion_gen.exact_check else 0.0
         self._plan_band = self._band  # the band of the followed plan's checks
+        self._goal_band = False
         self._relief = BandRelief(
             mpc.rollout.dynamics_model.kinematics, self.world_collision, EXACT_BAND
         )
@@ -370,6 +371,7 @@ class ReactivePlanner:
         goal = check_pose(goal, "goal", self.mpc.tensor_args, batch=1)
         self.mpc.update_goal(goal)  # MPC alone until the plan exists
         self.goal = goal
+        self._goal_band = False  # the goal's last plan needed the exact band
         self._needs_plan = "goal"
         self._braking = ""
 
@@ -528,7 +530,9 @@ class ReactivePlanner:
             )
             return
         start = JointState.from_position(position.clone())
-        self._take(*plan_with_band(self.motion_gen, start, self.goal), position)
+        result, band = plan_with_band(self.motion_gen, start, self.goal, self._goal_band)
+        self._goal_band = result.success and band > self._band  # replans: the band at once
+        self._take(result, band, position)
 
     def _adopt(self, job: PlanJob, result: MotionGenResult) -> None:
         """Take a background plan: the world may have changed since its snapshot (the next
@@ -567,11 +571,9 @@ class ReactivePlanner:
             return  # holding already
         self.mpc.follow(JointState.from_position(position.clone()), None, self.goal, checked=False)
         self._relief.stop()
-        band = self._plan_band
+        band = self._plan_band  # where a banded plan left the spheres dipping, meshes clear:
         if band > self._band and bool(self.motion_gen.checker.validate(position, band)[0]):
-            # held where a banded plan left it, spheres dipping, meshes clear: the spheres
-            # would push the hand about (into the meshes), relieved they hold it
-            self._relief.start(self.mpc.following)
+            self._relief.start(self.mpc.following)  # relieved, they hold the hand still
         mppi = self.mpc.mppi
         mppi.cov_action.copy_(mppi._init_cov)  # explore again: the spread shrank on the plan
 
