@@ -10,6 +10,10 @@ judged independently:
   0.25 rad behind a fast stretch, the corner cut 12 mm into the table under a 0.5 mm margin):
   the rule by hand on a straight plan, and a stuck robot under a real MpcSolver whose plan
   passes 3 mm over a block (the clearance by the world's own analytic box distance);
+- ``cost.update_weight`` between steps while following lasts (the next step wrote the task's
+  weight back over it), and a narrow margin scales the collision weight and the tracking
+  position weight by the same gain (by hand), the cost of probe spheres checked against the
+  smooth hinge on the world kernel's distances;
 - the moved variant's cube placement (benchmarks/reactive_mbm.py) measures its clearances by
   the same distance as the world's box kernel.
 """
@@ -154,18 +158,25 @@ def test_a_stuck_robot_holds_the_plan_clock_and_gets_the_follow_margin_back():
     assert cost.config.activation_distance == pytest.approx(follow_margin)
 
 
-def test_update_weight_between_steps_while_following_lasts_and_costs_what_it_says():
+def test_update_weight_while_following_lasts_and_the_narrow_margin_scales_both_weights():
     mpc = MpcSolver.from_config(robot="franka", num_particles=50)
     cost = mpc.rollout.costs["primitive_collision_cost"]
+    tracking = mpc.rollout.costs["tracking_cost"]
     task_margin = cost.config.activation_distance
+    task_tracking = tracking.config.position_weight
     position, checker = _block_under_the_hand(mpc, 0.003)
     mpc.update_goal(JointState.from_position(position[-1:].clone()))
     mpc.follow(JointState.from_position(position), 0.01)
+    # a plan 2-4 mm over the block: the narrow margin's gain on both weights, by hand
+    gain = min(task_margin / cost.config.activation_distance, 8.0)
+    assert gain > 1.0 and tracking.config.position_weight == pytest.approx(task_tracking * gain)
     state = JointState.from_position(position[:1].clone())
     for step in range(12):
         if step in (3, 7):  # a new configuration object each time (dataclasses.replace)
             cost.update_weight(weight=1000.0 * step)
             gc.collect()  # the replaced one is gone: nothing may still read it
+        if step == 5:
+            tracking.update_weight(position_weight=3000.0)
         result = mpc.step(state)
         state = JointState(
             result.action.position, result.action.velocity, result.action.acceleration
@@ -174,6 +185,7 @@ def test_update_weight_between_steps_while_following_lasts_and_costs_what_it_say
     margin = cost.config.activation_distance
     gain = min(task_margin / margin, 8.0)
     assert cost.config.weight == pytest.approx(7000.0 * gain)  # the user's weight, scaled
+    assert tracking.config.position_weight == pytest.approx(3000.0 * gain)
     # the cost of probe spheres against the block's top (clearance by the checker's kernel)
     probe = checker.get_world_spheres(position[:1])[0]
     probe = probe[probe[:, 3] > 0][None, None]
@@ -187,6 +199,7 @@ def test_update_weight_between_steps_while_following_lasts_and_costs_what_it_say
     mpc.follow(None)  # the user's weight is the task's now
     assert cost.config.weight == pytest.approx(7000.0)
     assert cost.config.activation_distance == pytest.approx(task_margin)
+    assert tracking.config.position_weight == pytest.approx(3000.0)
 
 
 def _load_reactive_mbm():

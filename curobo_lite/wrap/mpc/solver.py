@@ -278,10 +278,12 @@ class MpcSolver(HoldsObjects):
         runs at its joints' limits, where the task's ``bound_cost`` already pushes back, so
         the MPC lags it at full speed. ``checked``: the plan was checked against the world, so
         the world collision margin is ``mpc.follow_activation_distance``, capped at the plan's
-        own smallest sphere clearance; ``False`` keeps the task's (e.g. a "hold here" plan
-        while a replan is pending). The position-bound margin leaves the plan's joint span
-        free (a plan may end at a joint limit). ``plan=None`` stops following (the goal stays).
-        The collision costs stay on; the task needs a ``tracking_cost`` section.
+        own smallest sphere clearance (the world collision and tracking weights scaled up as it
+        narrows: :mod:`~curobo_lite.wrap.mpc.margin`); ``False`` keeps the task's (e.g. a
+        "hold here" plan while a replan is pending). The position-bound margin leaves the
+        plan's joint span free (a plan may end at a joint limit). ``plan=None`` stops
+        following (the goal stays). The collision costs stay on; the task needs a
+        ``tracking_cost`` section.
         :meth:`update_goal` alone drops a followed plan. Velocities all zero on a moving plan:
         finite differences. Off the plan its clock slows, the margin widens (TrackedPlan)."""
         if plan is None:
@@ -336,7 +338,7 @@ class MpcSolver(HoldsObjects):
         if margin is None or cost is None:
             return
         if self._margin is None:
-            self._margin = CollisionMargin(cost)
+            self._margin = CollisionMargin(cost, self.rollout.costs.get("tracking_cost"))
         if tracked is not None:
             tracked.margins = plan_margins(self.rollout, tracked, margin)
             tracked.off_plan_margin = margin
