@@ -84,7 +84,7 @@ def main() -> None:
                 times[phase].append(timeit(step, tensor_args.device, 0.3))
         step_ms = {phase: statistics.median(t) * 1e3 for phase, t in times.items()}
         collision.broad_phase = "auto"
-        auto = {0: "loop", 1: "bvh", 2: "grid"}[collision.query_tables(0.04)[1]]
+        auto = {0: "loop", 1: "bvh", 2: "grid"}[collision.query_tables(0.04)[2]]
         # a fresh build, timed alone
         fresh = WorldCollision(world, tensor_args, broad_phase="grid")
         t0 = time.perf_counter()

@@ -68,7 +68,7 @@ def _family_rows(family: str, batch: int, tensor_args: TensorDeviceType) -> list
         return collision.sphere_distance(spheres, max_distance=reach).distance.amin(-1)
 
     def verdict(reach: float, deep: float) -> torch.Tensor:
-        tables, _ = collision.query_tables(reach)
+        tables = collision.world_tables
         return link_world_distance(spheres, groups, tables, tables.num_active, reach, deep).amin(-1)
 
     rows = []

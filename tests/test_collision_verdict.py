@@ -60,7 +60,7 @@ def test_link_distance_matches_coal_on_primitives(device, reach, deep):
     reference = np.stack([per_sphere[:, e - n : e].min(1) for n, e in zip(LINKS, ends)], 1)
 
     collision = WorldCollision(world, TensorDeviceType(device=device, dtype=F64))
-    tables, _ = collision.query_tables(reach)
+    tables = collision.world_tables
     out = (
         link_world_distance(
             torch.as_tensor(spheres, dtype=F64, device=device),

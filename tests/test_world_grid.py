@@ -64,7 +64,7 @@ def box_reference(world: WorldConfig, points: torch.Tensor) -> torch.Tensor:
 
 def grid_world(world, device, dtype=F64) -> WorldCollision:
     collision = WorldCollision(world, _args(device, dtype), broad_phase="grid")
-    assert collision.query_tables(0.05)[1] == wgk.GRID  # built, and the grid is what runs
+    assert collision.query_tables(0.05)[2] == wgk.GRID  # built, and the grid is what runs
     return collision
 
 
@@ -129,9 +129,9 @@ def test_cell_lower_bound_is_below_the_true_distance():
     world = WorldConfig(cuboid=open_box_world().cuboid)
     collision = grid_world(world, torch.device("cpu"))
     grid = collision._grid
-    tables = collision._tables
+    tables = collision._grid.tables
     lower = wgk_lower_bounds(collision)
-    origin = np.array([tables.grid_origin[i] for i in range(3)])
+    origin = np.array([tables.origin[i] for i in range(3)])
     dims = np.array(grid.dims)
     rng = np.random.default_rng(3)
     points = origin + rng.uniform(0, 1, (20000, 3)) * dims * grid.cell_size
@@ -147,7 +147,7 @@ def test_cell_lower_bound_is_below_the_true_distance():
 
 
 def wgk_lower_bounds(collision: WorldCollision) -> np.ndarray:
-    return collision._tables.grid_lb.numpy().astype(np.float64)
+    return collision._grid.tables.lower_bound.numpy().astype(np.float64)
 
 
 def test_edits_after_the_build_stay_exact(device):
@@ -170,7 +170,7 @@ def test_edits_after_the_build_stay_exact(device):
     spheres = near_surface_spheres(world, 400, rng)
     out = collision.sphere_distance(torch.tensor(spheres, device=device), 0.04, 0.05)
     assert collision.grid_builds == builds  # moved, added, disabled: dynamic, no rebuild
-    assert 0 < collision._tables.grid_num_dynamic <= StaticGrid.MAX_DYNAMIC
+    assert 0 < collision._grid.tables.num_dynamic <= StaticGrid.MAX_DYNAMIC
     loop = WorldCollision(world, _args(device), broad_phase="loop")
     expected = loop.sphere_distance(torch.tensor(spheres, device=device), 0.04, 0.05)
     torch.testing.assert_close(out.distance, expected.distance, atol=1e-12, rtol=0)
@@ -198,7 +198,7 @@ def test_many_moves_rebuild_the_grid(device):
     spheres = random_spheres(world, 300, rng)
     out = collision.sphere_distance(torch.tensor(spheres, device=device), 0.04, 0.05)
     assert collision.grid_builds == builds + 1
-    assert collision._tables.grid_num_dynamic == 0
+    assert collision._grid.tables.num_dynamic == 0
     reference = np.minimum(coal_distances(world, spheres).min(1), 0.05)
     np.testing.assert_allclose(out.distance.cpu().numpy(), reference, atol=1e-5)
 
@@ -219,9 +219,13 @@ def test_capacity_growth_rebuilds_on_the_new_tables(device):
     np.testing.assert_allclose(out.distance.cpu().numpy(), reference, atol=1e-5)
 
 
-def test_auto_takes_the_grid_in_cluttered_worlds_only():
+def test_auto_takes_the_grid_for_mppi_in_cluttered_worlds_only():
     box = WorldCollision(open_box_world())
-    assert box.query_tables(0.04)[1] == wgk.GRID
-    assert box.query_tables(math.inf)[1] != wgk.GRID  # an unclamped query takes the loop/BVH
+    spheres = torch.tensor([[0.5, 0.0, 0.3, 0.05]])
+    box.sphere_distance(spheres, 0.04, 0.04)  # a per-query call (IK, trajopt): no build
+    assert box.grid_builds == 0
+    assert box.query_tables(0.04)[2] == wgk.GRID  # MPPI's world cost
+    assert box.grid_builds == 1
+    assert box.query_tables(math.inf)[2] != wgk.GRID  # an unclamped query takes the loop/BVH
     table = WorldCollision(WorldConfig.load("table"))
-    assert table.query_tables(0.04)[1] != wgk.GRID
+    assert table.query_tables(0.04)[2] != wgk.GRID

@@ -60,8 +60,12 @@ class WorldCollision(WorldTables):
             obstacles (narrow gap) and 0.80 vs 1.06 ms at 9 (cubbies). ``"grid"``: a grid
             over the obstacles as built (:mod:`curobo_lite.geom.world_grid`; obstacles edited
             since are visited like the loop's), for queries reaching at most
-            ``StaticGrid.BUILD_REACH``; ``"auto"`` takes it from :attr:`GRID_MIN_OBSTACLES`
-            obstacles with ``max_distance <= GRID_MAX_DISTANCE``. A whole MPC step (400 x 30
+            ``StaticGrid.BUILD_REACH``; ``"auto"`` takes it for MPPI's world cost
+            (:meth:`query_tables`: millions of spheres a call in a world that stays) from
+            :attr:`GRID_MIN_OBSTACLES` obstacles with ``max_distance <= GRID_MAX_DISTANCE``,
+            not for the other queries (IK, trajopt, checks: MotionGen meets a new world per
+            problem, and a build per world cost MotionBenchMaker's bookshelf_thin 0.04 s of
+            median plan time). A whole MPC step (400 x 30
             Franka configurations, 2-core CPU): MotionBenchMaker's box 62 ms with the loop,
             9.9 ms with the grid; bookshelf_thin 69 vs 3.9 ms; the bundled table (2
             obstacles) 2.4 vs 3.2 ms, narrow gap (6) 3.4 vs 3.4 ms, cubbies (10) 4.6 vs 3.8 ms.
@@ -280,13 +284,21 @@ class WorldCollision(WorldTables):
 
     _check_ranges = staticmethod(check_ranges)
 
-    def query_tables(self, max_distance: float) -> tuple[Any, int]:
-        """``(tables, broad_phase)``: the world-tables struct and the broad-phase code
-        (``kernels.world_grid_kernels``' ``LOOP``, ``BVH`` or ``GRID``) this world's own sphere
-        queries use at ``max_distance``, for kernels that query it themselves
-        (``kernels.frame_world_kernels``). The struct reads the world's buffers in place: valid
-        until the next obstacle update."""
-        return self._tables, self._broad_phase_code(max_distance)
+    def query_tables(self, max_distance: float) -> tuple[Any, Any, int]:
+        """``(tables, grid, broad_phase)``: the world-tables struct, the grid's
+        (``kernels.world_grid_kernels.GridTables``, built first when ``broad_phase`` is
+        ``GRID``) and the broad-phase code (``LOOP``, ``BVH`` or ``GRID``) for a sampling
+        optimizer's kernel that queries this world itself at ``max_distance``
+        (``kernels.frame_world_kernels``). The structs read the world's buffers in place:
+        valid until the next obstacle update."""
+        code = self._broad_phase_code(max_distance, sampling=True)
+        return self._tables, self._grid.tables, code
+
+    @property
+    def world_tables(self) -> Any:
+        """The world-tables struct (``kernels.world_slots.WORLD_TABLES``) for kernels with a
+        broad phase of their own (the verdict kernel); valid until the next obstacle update."""
+        return self._tables
 
     @property
     def grid_builds(self) -> int:
@@ -294,12 +306,16 @@ class WorldCollision(WorldTables):
         of a query depends on (a build replaces the grid's arrays in the tables' struct)."""
         return self._grid.builds
 
-    def _broad_phase_code(self, max_distance: float) -> int:
-        """The kernels' broad-phase code at ``max_distance``; builds a stale grid first."""
+    def _broad_phase_code(self, max_distance: float, sampling: bool = False) -> int:
+        """The kernels' broad-phase code at ``max_distance``; builds a stale grid first.
+        ``sampling``: a sampling optimizer's call (MPPI's world cost, ``query_tables``), the
+        only one ``"auto"`` gives the grid (class docstring)."""
         mode = self._broad_phase
         if mode == "auto":
-            if max_distance <= self.GRID_MAX_DISTANCE and (
-                self._num_enabled >= self.GRID_MIN_OBSTACLES
+            if (
+                sampling
+                and max_distance <= self.GRID_MAX_DISTANCE
+                and self._num_enabled >= self.GRID_MIN_OBSTACLES
             ):
                 mode = "grid"
             elif max_distance < math.inf:
@@ -371,6 +387,7 @@ class WorldCollision(WorldTables):
                 sweep_spacing,
                 max_sweep_samples,
                 tables,
+                self._grid.tables,
                 phase,
                 b0,
                 int(write_grad),

@@ -2,9 +2,10 @@
 
 :class:`StaticGrid` builds :mod:`curobo_lite.kernels.world_grid_kernels`' grid (per cell: a
 lower bound of the obstacles' distance and the obstacles that may come near) over a
-:class:`~curobo_lite.geom.world_tables.WorldTables`' enabled obstacles, and writes it into the
-tables' struct. After each edit of the tables it compares every slot with the slot as built:
-the slots that changed (moved, enabled, disabled, replaced, added) turn *dynamic*, which every
+:class:`~curobo_lite.geom.world_tables.WorldTables`' enabled obstacles into a struct beside the
+world tables (the kernels read both). After each edit of the tables it compares every slot
+with the slot as built: the slots that changed (moved, enabled, disabled, replaced, added)
+turn *dynamic*, which every
 query visits with the loop's box test, so an obstacle moved each control step costs no rebuild.
 Past :attr:`StaticGrid.MAX_DYNAMIC` of them the grid is stale and the next query that wants it
 builds it again (lazily: edits come in bursts, a query once per control step).
@@ -46,6 +47,8 @@ class StaticGrid:
 
     def __init__(self, device: torch.device) -> None:
         self._device = device
+        #: the kernels' view of the grid (``kernels.world_grid_kernels.GridTables``)
+        self.tables = wgk.GridTables()
         self._struct: Any = None
         self._snapshot: np.ndarray | None = None
         self._tables: tuple[torch.Tensor, ...] = ()
@@ -82,8 +85,7 @@ class StaticGrid:
         """After an upload of ``world``'s tables: mark the slots that changed since the build
         dynamic (or the grid stale past :attr:`MAX_DYNAMIC`, or when the tables were
         reallocated)."""
-        struct = world._tables
-        if self.stale or struct is not self._struct:
+        if self.stale or world._tables is not self._struct:
             self.stale = True
             return
         states = self.slot_states(world)
@@ -98,11 +100,11 @@ class StaticGrid:
             return
         self._static.copy_(torch.from_numpy((~changed).astype(np.int32)))
         self._dynamic[: len(dynamic)].copy_(torch.from_numpy(dynamic))
-        struct.grid_num_dynamic = len(dynamic)
+        self.tables.num_dynamic = len(dynamic)
 
     def build(self, world: Any) -> bool:
-        """Build the grid over ``world``'s enabled obstacles into its tables' struct; False
-        when it has none (nothing to build)."""
+        """Build the grid over ``world``'s enabled obstacles into :attr:`tables`; False when
+        it has none (nothing to build)."""
         enabled = world._h_lowers[:, 0] < 1.0e29
         if not enabled.any():
             return False
@@ -149,17 +151,18 @@ class StaticGrid:
             self._static = torch.empty(num_slots, dtype=torch.int32, device=self._device)
             self._dynamic = torch.zeros(num_slots, dtype=torch.int32, device=self._device)
         self._static.fill_(1)
-        struct.grid_lb = wp.from_torch(lower_bound)
-        struct.grid_count = wp.from_torch(count)
-        struct.grid_slots = wp.from_torch(slots)
-        struct.grid_static = wp.from_torch(self._static)
-        struct.grid_dynamic = wp.from_torch(self._dynamic)
-        struct.grid_num_dynamic = 0
-        struct.grid_origin = wp.vec3f(*origin.tolist())
-        struct.grid_inv_cell = 1.0 / cell
-        struct.grid_dims = wp.vec3i(*dims.tolist())
+        grid = self.tables
+        grid.lower_bound = wp.from_torch(lower_bound)
+        grid.count = wp.from_torch(count)
+        grid.slots = wp.from_torch(slots)
+        grid.unmoved = wp.from_torch(self._static)
+        grid.dynamic = wp.from_torch(self._dynamic)
+        grid.num_dynamic = 0
+        grid.origin = wp.vec3f(*origin.tolist())
+        grid.inv_cell = 1.0 / cell
+        grid.dims = wp.vec3i(*dims.tolist())
         # rounding slack: a point a hair outside its cell stays covered by its lists
-        struct.grid_reach = reach - 1.0e-4
+        grid.reach = reach - 1.0e-4
         self._struct = struct
         self._snapshot = self.slot_states(world)
         self.stale = False

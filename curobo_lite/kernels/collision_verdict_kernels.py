@@ -118,7 +118,7 @@ def link_world_distance(
     Args:
         spheres: ``[B, N, 4]`` centres and radii (radius < 0: disabled), contiguous.
         groups: ``[G, 2]`` int32 ``[begin, end)`` sphere range of each link.
-        tables: the world-tables struct (``WorldCollision.query_tables``), same scalar type.
+        tables: the world-tables struct (``WorldCollision.world_tables``), same scalar type.
         num_active: its enabled obstacles (0: every link reads ``reach``).
         reach, deep: thresholds (m), ``deep <= reach``.
     """

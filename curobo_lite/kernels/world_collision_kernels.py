@@ -34,7 +34,7 @@ from curobo_lite.kernels.warp_types import (  # noqa: F401 (SCALAR_TYPES: read f
     Array2,
     scalar_overloads,
 )
-from curobo_lite.kernels.world_grid_kernels import BVH, GRID, _query_grid
+from curobo_lite.kernels.world_grid_kernels import BVH, GRID, GridTables, _query_grid
 from curobo_lite.kernels.world_slots import (  # noqa: F401 (re-exported for the kernels)
     WORLD_TABLES,
     _accumulate,
@@ -137,6 +137,7 @@ def sphere_world_distance(
     sweep_spacing: Any,
     max_sweep_samples: int,
     world: Any,
+    grid: GridTables,
     broad_phase: int,
     row_offset: int,
     write_grad: int,
@@ -219,7 +220,7 @@ def sphere_world_distance(
         gc = vzero
         gcr = zero
         if broad_phase == GRID:
-            d, gd, gdr, cst, gc, gcr = _query_grid(p, rr, activation, max_distance, world)
+            d, gd, gdr, cst, gc, gcr = _query_grid(p, rr, activation, max_distance, world, grid)
         elif broad_phase != BVH:
             d, gd, gdr, cst, gc, gcr = _query_loop(p, rr, activation, max_distance, world)
         else:
@@ -250,7 +251,7 @@ def _signature(scalar) -> list:
     a1, a2 = wp.array(dtype=scalar), wp.array2d(dtype=scalar)
     return [
         a2, scalar, scalar, scalar, int, int, int, scalar, int,
-        WORLD_TABLES[scalar], int, int, int,
+        WORLD_TABLES[scalar], GridTables, int, int, int,
         a1, a1, a2, a2, a2, a2,
     ]  # fmt: skip
 

@@ -4,29 +4,27 @@ Among large obstacles near the arm (shelf boards, the walls of an open box, turn
 vertical so that their axis-aligned boxes cover the space between them) the loop's box test
 (:func:`~curobo_lite.kernels.world_slots._query_loop`) lets most spheres through to most
 obstacles' exact SDFs, though few spheres are near any surface. A uniform grid over the
-obstacles (edge ``h``, cells ``[nx, ny, nz]`` from ``grid_origin``) holds per cell:
+obstacles (edge ``h``, cells ``[nx, ny, nz]`` from ``origin``) holds per cell:
 
-- ``grid_lb [C]``: a lower bound of the signed distance from any point of the cell to the
+- ``lower_bound [C]``: a lower bound of the signed distance from any point of the cell to the
   static obstacles: the smallest obstacle SDF at the cell's centre, less the half diagonal
   ``h * sqrt(3) / 2`` (an SDF changes by at most the distance moved), less a rounding slack;
-- ``grid_slots [C, K]``, ``grid_count [C]``: the obstacles whose SDF may fall below
-  ``grid_reach`` somewhere in the cell (SDF at the centre less the half diagonal
-  ``<= grid_reach``); ``grid_count = -1`` when more than ``K`` are (the query then visits every
-  obstacle).
+- ``slots [C, K]``, ``count [C]``: the obstacles whose SDF may fall below the grid's reach
+  ``R`` (``GridTables.reach``) somewhere in the cell (SDF at the centre less the half diagonal
+  ``<= R``); ``count = -1`` when more than ``K`` are (the query then visits every obstacle).
 
 A query of a sphere (centre ``p``, radius ``r``) that reaches ``reach = r + max(activation,
-max_distance)`` reads its cell: with ``grid_lb >= reach`` no static obstacle is in reach (the
-loop would skip them all); otherwise, when ``reach <= grid_reach``, only the cell's listed
-obstacles can be (an unlisted one is farther than ``grid_reach`` from every point of the cell).
-A point outside the grid is farther than ``grid_reach`` from every static obstacle's box (the
-grid covers their boxes grown by ``grid_reach``). A larger reach, a full cell or a non-finite
-point take the loop. The result equals the loop's, exactly: each obstacle the grid skips is one
-the loop skips or one that adds nothing.
+max_distance) <= R`` reads its cell: with ``lower_bound >= reach`` no static obstacle is in
+reach (the loop would skip them all); otherwise only the cell's listed obstacles can be (an
+unlisted one is farther than ``R`` from every point of the cell). A point outside the grid is
+farther than ``R`` from every static obstacle's box (the grid covers their boxes grown by
+``R``). A larger reach, a full cell or a non-finite point take the loop. The result equals the
+loop's, exactly: each obstacle the grid skips is one the loop skips or one that adds nothing.
 
-Obstacles edited after the build (moved, enabled, added) are *dynamic*: ``grid_static [P + M]``
+Obstacles edited after the build (moved, enabled, added) are *dynamic*: ``unmoved [P + M]``
 is 0 for them, the cell lists skip them, and every query visits the first
-``grid_num_dynamic`` entries of ``grid_dynamic`` with the loop's box test. A disabled or moved
-obstacle keeps its part in ``grid_lb``, which stays a lower bound (of fewer obstacles).
+``num_dynamic`` entries of ``dynamic`` with the loop's box test. A disabled or moved
+obstacle keeps its part in ``lower_bound``, which stays a lower bound (of fewer obstacles).
 """
 
 from __future__ import annotations
@@ -54,15 +52,34 @@ SLOTS_PER_CELL = 8
 LOOP, BVH, GRID = 0, 1, 2
 
 
+@wp.struct
+class GridTables:
+    """The grid of one world (module docstring), a kernel argument of its own beside the
+    world's tables: a CPU kernel copies its struct arguments once per thread, so the world
+    tables stay as small as the queries without a grid need them (the verdict kernel, the
+    BVH)."""
+
+    lower_bound: wp.array(dtype=wp.float32)
+    count: wp.array(dtype=wp.int32)
+    slots: wp.array2d(dtype=wp.int32)
+    unmoved: wp.array(dtype=wp.int32)
+    dynamic: wp.array(dtype=wp.int32)
+    num_dynamic: int
+    origin: wp.vec3f
+    inv_cell: wp.float32
+    dims: wp.vec3i
+    reach: wp.float32
+
+
 @wp.func(inline=True)
-def _grid_cell(p: Any, world: Any):
+def _grid_cell(p: Any, grid: GridTables):
     """The flat index of the grid cell holding ``p``, or -1 outside the grid (and for a
     non-finite ``p``: every comparison with NaN fails)."""
-    dims = world.grid_dims
-    inv = type(p[0])(world.grid_inv_cell)
+    dims = grid.dims
+    inv = type(p[0])(grid.inv_cell)
     index = wp.int32(0)
     for a in range(3):
-        x = (p[a] - type(p[0])(world.grid_origin[a])) * inv
+        x = (p[a] - type(p[0])(grid.origin[a])) * inv
         if x >= type(x)(0.0) and x < type(x)(dims[a]):
             if index >= 0:
                 index = index * dims[a] + wp.int32(x)
@@ -72,30 +89,32 @@ def _grid_cell(p: Any, world: Any):
 
 
 @wp.func(inline=True)
-def _query_grid(p: Any, radius: Any, activation: Any, max_distance: Any, world: Any):
+def _query_grid(
+    p: Any, radius: Any, activation: Any, max_distance: Any, world: Any, grid: GridTables
+):
     """:func:`~curobo_lite.kernels.world_slots._query_loop`'s six values, the static obstacles
     found through the grid (module docstring), the dynamic ones by the loop's box test."""
     reach = radius + wp.max(activation, max_distance)
-    if not (reach <= type(reach)(world.grid_reach)):  # also inf / NaN
+    if not (reach <= type(reach)(grid.reach)):  # also inf / NaN
         return _query_loop(p, radius, activation, max_distance, world)
-    cell = _grid_cell(p, world)
+    cell = _grid_cell(p, grid)
     count = wp.int32(0)
     if cell >= 0:
-        count = world.grid_count[cell]
+        count = grid.count[cell]
         if count < 0:
             return _query_loop(p, radius, activation, max_distance, world)
-        if not (type(reach)(world.grid_lb[cell]) < reach):
+        if not (type(reach)(grid.lower_bound[cell]) < reach):
             count = 0
     best, best_g, best_r, cost, cost_g, cost_r = _no_obstacle(max_distance)
     # the cell's static obstacles, then the dynamic ones: the loop's body on each
-    for k in range(count + world.grid_num_dynamic):
+    for k in range(count + grid.num_dynamic):
         slot = wp.int32(0)
         if k < count:
-            slot = world.grid_slots[cell, k]
-            if world.grid_static[slot] == 0:  # moved since the build: among the dynamic ones
+            slot = grid.slots[cell, k]
+            if grid.unmoved[slot] == 0:  # moved since the build: among the dynamic ones
                 slot = -1
         else:
-            slot = world.grid_dynamic[k - count]
+            slot = grid.dynamic[k - count]
         if slot >= 0:
             best, best_g, best_r, cost, cost_g, cost_r = _fold_slot(
                 slot, p, radius, activation, reach, world, best, best_g, best_r, cost, cost_g,
@@ -105,22 +124,22 @@ def _query_grid(p: Any, radius: Any, activation: Any, max_distance: Any, world: 
 
 
 @wp.func(inline=True)
-def _grid_near(c: Any, radius: Any, reach: Any, world: Any):
+def _grid_near(c: Any, radius: Any, reach: Any, world: Any, grid: GridTables):
     """Whether the sphere ``(c, radius)`` may come within ``reach`` of an obstacle (False: it
     is farther from every one): the cell's lower bound for the static obstacles, the box test
     for the dynamic ones."""
     margin = radius + reach
-    cell = _grid_cell(c, world)
+    cell = _grid_cell(c, grid)
     near = True
     if cell >= 0:
-        near = type(margin)(world.grid_lb[cell]) < margin
-    elif margin <= type(margin)(world.grid_reach):
+        near = type(margin)(grid.lower_bound[cell]) < margin
+    elif margin <= type(margin)(grid.reach):
         near = False
     if not near:
         slot_lo = world.slot_lo
         slot_hi = world.slot_hi
-        for k in range(world.grid_num_dynamic):
-            slot = world.grid_dynamic[k]
+        for k in range(grid.num_dynamic):
+            slot = grid.dynamic[k]
             if _within_box(c, slot_lo[slot], slot_hi[slot], margin):
                 near = True
     return near

@@ -17,7 +17,6 @@ The world's obstacles live in device tables (``P`` primitive slots, ``M`` mesh s
   ``slot_lo``, ``slot_hi`` ``[P + M]``: each slot's world AABB (the BVH's leaves).
 - ``bvh_id``: a ``wp.Bvh`` over the ``P + M`` slots' world AABBs (primitives first), inflated so
   float32 rounding never drops a candidate; disabled and empty slots sit far away.
-- ``grid_*``: the static obstacles' distance grid (:mod:`curobo_lite.kernels.world_grid_kernels`).
 
 Meshes: ``wp.mesh_query_point_sign_winding_number`` in float32 (``wp.Mesh`` is float32): the
 unsigned distance is the exact distance to the triangle set (closest point on the nearest face),
@@ -67,17 +66,6 @@ def _world_tables_struct(scalar: type) -> type:
         "bvh_id": wp.uint64,
         "world_lo": wp.vec3f,
         "world_hi": wp.vec3f,
-        # the static obstacles' grid (kernels.world_grid_kernels; unset until one is built)
-        "grid_lb": wp.array(dtype=wp.float32),
-        "grid_count": wp.array(dtype=wp.int32),
-        "grid_slots": wp.array2d(dtype=wp.int32),
-        "grid_static": wp.array(dtype=wp.int32),
-        "grid_dynamic": wp.array(dtype=wp.int32),
-        "grid_num_dynamic": int,
-        "grid_origin": wp.vec3f,
-        "grid_inv_cell": wp.float32,
-        "grid_dims": wp.vec3i,
-        "grid_reach": wp.float32,
     }
     name = f"WorldTables_{scalar.__name__}"
     namespace = {"__annotations__": fields, "__module__": __name__, "__qualname__": name}

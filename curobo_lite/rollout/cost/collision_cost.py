@@ -213,7 +213,7 @@ class PrimitiveCollisionCost(CostBase[PrimitiveCollisionCostConfig]):
         position = position.reshape(rows, *position.shape[2:]).contiguous()
         quaternion = quaternion.reshape(rows, *quaternion.shape[2:]).contiguous()
         cost = torch.empty(rows, **kw) if out is None else out.view(rows)
-        tables, use_bvh = world.query_tables(reach)
+        tables, grid, broad_phase = world.query_tables(reach)
         constants = [
             as_warp(t) for t in (local, world_mask, group_start, group_frame, bounds, frame_end)
         ]
@@ -228,7 +228,8 @@ class PrimitiveCollisionCost(CostBase[PrimitiveCollisionCostConfig]):
                 reach,
                 world.initial_range,
                 tables,
-                use_bvh,
+                grid,
+                broad_phase,
                 per_thread,
                 as_warp(cost[b0:b1]),
             ]

@@ -395,7 +395,7 @@ class RobotWorld:
             return distance.amin(-1)
         if self._verdict_groups is None:
             self._verdict_groups = self.kinematics.sphere_groups.to(torch.int32).contiguous()
-        tables, _ = collision.query_tables(reach)
+        tables = collision.world_tables
         flat = world_spheres.reshape(-1, *world_spheres.shape[-2:])
         if deep is None:  # any deeper: fails either way
             deep = 0.0 if world_range is None else -world_range
