@@ -172,6 +172,14 @@ def run(
         checker.update_world(part_world)
         ok, low = checker.trajectory_mesh_report(part)
         clear, clearance = clear and bool(ok), min(clearance, float(low))
+    # why a judge failed: the joint limits (a plant overshoots them) or the robot's own spheres
+    lower, upper = checker.kinematics.robot_config.joint_limits.position
+    overshoot = torch.maximum(path - upper.to(path), lower.to(path) - path).clamp(min=0.0)
+    self_model = checker.self_collision_model
+    self_distance = float("inf")
+    if self_model is not None:
+        spheres = checker.get_link_spheres(path.to(**tensor_args.as_kwargs()))
+        self_distance = float(self_model.distance(spheres, max_distance=0.05).distance.min())
     return {
         "name": problem.name,
         "variant": variant,
@@ -187,6 +195,8 @@ def run(
         "final_rotation_error_rad": result.rotation_error,
         "median_step_ms": statistics.median(times) * 1e3,
         "max_step_ms": max(times) * 1e3,
+        "limit_overshoot_rad": float(overshoot.max()),
+        "self_distance_m": self_distance,
         "plant": plant,
         "plant_contacts": contacts,
         "plant_max_penetration_m": penetration,
