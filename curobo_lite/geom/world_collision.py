@@ -64,11 +64,12 @@ class WorldCollision(WorldTables):
             (:meth:`query_tables`: millions of spheres a call in a world that stays) from
             :attr:`GRID_MIN_OBSTACLES` obstacles with ``max_distance <= GRID_MAX_DISTANCE``,
             not for the other queries (IK, trajopt, checks: MotionGen meets a new world per
-            problem, and a build per world cost MotionBenchMaker's bookshelf_thin 0.04 s of
-            median plan time). A whole MPC step (400 x 30
-            Franka configurations, 2-core CPU): MotionBenchMaker's box 62 ms with the loop,
-            9.9 ms with the grid; bookshelf_thin 69 vs 3.9 ms; the bundled table (2
-            obstacles) 2.4 vs 3.2 ms, narrow gap (6) 3.4 vs 3.4 ms, cubbies (10) 4.6 vs 3.8 ms.
+            problem, and a build per world cost MotionBenchMaker's bookshelf_thin 0.03 s of
+            median plan time). A whole MPC step (400 x 30 Franka configurations, 2-core CPU,
+            quiet, ``benchmarks/broad_phase.py``): MotionBenchMaker's box 65.5 ms with the
+            loop, 7.9 ms with the grid; bookshelf_thin 90.2 vs 8.5 ms; the bundled table (2
+            obstacles) 3.6 vs 3.8 ms, narrow gap (6) 5.3 vs 3.7 ms, cubbies (10) 4.6 vs
+            3.9 ms.
         initial_range: first broad-phase search half-width beyond ``radius + activation``
             (metres) when ``max_distance`` is larger; the search grows 4x until exact.
         check_finite: reject query spheres holding NaN/inf (a device sync on CUDA).
@@ -78,9 +79,9 @@ class WorldCollision(WorldTables):
     BVH_MIN_OBSTACLES = 12
     #: the same with a finite ``max_distance`` (2 to 5)
     BVH_MIN_OBSTACLES_NEAR = 4
-    #: ``"auto"`` takes the static grid from this many enabled obstacles with a finite
-    #: ``max_distance`` up to :attr:`GRID_MAX_DISTANCE` (the costs' and checks' queries);
-    #: with fewer the loop's few box tests cost less than the grid's memory reads
+    #: ``"auto"`` gives MPPI's world cost the grid from this many enabled obstacles with a
+    #: ``max_distance`` up to :attr:`GRID_MAX_DISTANCE`; with fewer the loop's few box tests
+    #: cost less than the grid's memory reads
     GRID_MIN_OBSTACLES = 4
     GRID_MAX_DISTANCE = 0.1
 
@@ -303,7 +304,7 @@ class WorldCollision(WorldTables):
     @property
     def grid_builds(self) -> int:
         """Builds of the static grid so far: with :attr:`revision`, what a captured CUDA graph
-        of a query depends on (a build replaces the grid's arrays in the tables' struct)."""
+        of a query depends on (a build replaces the grid's arrays and geometry)."""
         return self._grid.builds
 
     def _broad_phase_code(self, max_distance: float, sampling: bool = False) -> int:
