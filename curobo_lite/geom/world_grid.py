@@ -5,9 +5,8 @@ lower bound of the obstacles' distance and the obstacles that may come near) ove
 :class:`~curobo_lite.geom.world_tables.WorldTables`' enabled obstacles into a struct beside the
 world tables (the kernels read both). After each edit of the tables it compares every slot
 with the slot as built: the slots that changed (moved, enabled, disabled, replaced, added)
-turn *dynamic*, which every
-query visits with the loop's box test, so an obstacle moved each control step costs no rebuild.
-Past :attr:`StaticGrid.MAX_DYNAMIC` of them the grid is stale and the next query that wants it
+turn *dynamic*, which every query visits with the loop's box test, so an obstacle moved each
+control step costs no rebuild. Past :attr:`StaticGrid.MAX_DYNAMIC` of them the grid is stale and the next query that wants it
 builds it again (lazily: edits come in bursts, a query once per control step).
 """
 
@@ -51,8 +50,8 @@ class StaticGrid:
         self.tables = wgk.GridTables()
         self._struct: Any = None
         self._snapshot: np.ndarray | None = None
-        self._tables: tuple[torch.Tensor, ...] = ()
-        self._static = torch.zeros(0, dtype=torch.int32, device=device)
+        self._buffers: tuple[torch.Tensor, ...] = ()
+        self._unmoved = torch.zeros(0, dtype=torch.int32, device=device)
         self._dynamic = torch.zeros(0, dtype=torch.int32, device=device)
         self.stale = True
         #: builds so far (what a captured CUDA graph of a query depends on, with the world's
@@ -93,19 +92,18 @@ class StaticGrid:
             self.stale = True
             return
         changed = np.any(states != self._snapshot, axis=1)
-        enabled = world._h_lowers[:, 0] < 1.0e29
-        dynamic = np.flatnonzero(changed & enabled).astype(np.int32)
+        dynamic = np.flatnonzero(changed & world._h_enabled).astype(np.int32)
         if len(dynamic) > self.MAX_DYNAMIC:
             self.stale = True
             return
-        self._static.copy_(torch.from_numpy((~changed).astype(np.int32)))
+        self._unmoved.copy_(torch.from_numpy((~changed).astype(np.int32)))
         self._dynamic[: len(dynamic)].copy_(torch.from_numpy(dynamic))
         self.tables.num_dynamic = len(dynamic)
 
     def build(self, world: Any) -> bool:
         """Build the grid over ``world``'s enabled obstacles into :attr:`tables`; False when
         it has none (nothing to build)."""
-        enabled = world._h_lowers[:, 0] < 1.0e29
+        enabled = world._h_enabled
         if not enabled.any():
             return False
         reach = self.BUILD_REACH
@@ -120,13 +118,13 @@ class StaticGrid:
         num_cells = int(np.prod(dims))
         origin = np.asarray(lo, np.float32).astype(np.float64)
         cell = float(np.float32(cell))
-        if not self._tables or self._tables[0].shape[0] < num_cells:
-            self._tables = (
+        if not self._buffers or self._buffers[0].shape[0] < num_cells:
+            self._buffers = (
                 torch.empty(num_cells, dtype=torch.float32, device=self._device),
                 torch.empty(num_cells, dtype=torch.int32, device=self._device),
                 torch.empty(num_cells, wgk.SLOTS_PER_CELL, dtype=torch.int32, device=self._device),
             )
-        lower_bound, count, slots = (t[:num_cells] for t in self._tables)
+        lower_bound, count, slots = (t[:num_cells] for t in self._buffers)
         scalar = world._prim_frame.dtype
         struct = world._tables
         vector = wp.types.vector(3, SCALAR_TYPES[scalar])
@@ -147,15 +145,15 @@ class StaticGrid:
             stream=wp.stream_from_torch(self._device) if self._device.type == "cuda" else None,
         )
         num_slots = len(world._h_lowers)
-        if self._static.shape[0] != num_slots:
-            self._static = torch.empty(num_slots, dtype=torch.int32, device=self._device)
+        if self._unmoved.shape[0] != num_slots:
+            self._unmoved = torch.empty(num_slots, dtype=torch.int32, device=self._device)
             self._dynamic = torch.zeros(num_slots, dtype=torch.int32, device=self._device)
-        self._static.fill_(1)
+        self._unmoved.fill_(1)
         grid = self.tables
         grid.lower_bound = wp.from_torch(lower_bound)
         grid.count = wp.from_torch(count)
         grid.slots = wp.from_torch(slots)
-        grid.unmoved = wp.from_torch(self._static)
+        grid.unmoved = wp.from_torch(self._unmoved)
         grid.dynamic = wp.from_torch(self._dynamic)
         grid.num_dynamic = 0
         grid.origin = wp.vec3f(*origin.tolist())

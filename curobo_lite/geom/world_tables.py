@@ -305,7 +305,8 @@ class WorldTables:
         if self.tensor_args.device.type == "cuda":
             # the copies and the BVH update ran on Warp's stream; queries run on torch's
             wp.synchronize_device(self._wp_device)
-        enabled = self._h_lowers[:, 0] < _FAR
+        # the enabled slots (host side; the grid broad phase reads it too)
+        self._h_enabled = enabled = self._h_lowers[:, 0] < _FAR
         active = np.flatnonzero(enabled).astype(np.int32)
         self._num_enabled = len(active)
         self._active_slots[: len(active)].copy_(torch.from_numpy(active))

@@ -28,7 +28,7 @@ import warp as wp
 
 from curobo_lite.kernels.launch import as_warp, launch_rows
 from curobo_lite.kernels.warp_types import Array1, Array2, IndexArray2, scalar_overloads
-from curobo_lite.kernels.world_collision_kernels import (
+from curobo_lite.kernels.world_slots import (
     WORLD_TABLES,
     _boxes_overlap,
     _obstacle_sdf,

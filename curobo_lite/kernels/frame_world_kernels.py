@@ -38,13 +38,9 @@ import torch
 import warp as wp
 
 from curobo_lite.kernels.warp_types import Array1, Array2, Array3, IndexArray, scalar_overloads
-from curobo_lite.kernels.world_collision_kernels import (
-    WORLD_TABLES,
-    _query_bvh,
-    _query_loop,
-    _segment_in_reach,
-)
+from curobo_lite.kernels.world_collision_kernels import _query_bvh, _segment_in_reach
 from curobo_lite.kernels.world_grid_kernels import BVH, GRID, GridTables, _grid_near, _query_grid
+from curobo_lite.kernels.world_slots import WORLD_TABLES, _query_loop
 
 wp.config.log_level = 30  # WARNING
 wp.set_module_options({"enable_backward": False})

@@ -35,7 +35,7 @@ from curobo_lite.kernels.warp_types import (  # noqa: F401 (SCALAR_TYPES: read f
     scalar_overloads,
 )
 from curobo_lite.kernels.world_grid_kernels import BVH, GRID, GridTables, _query_grid
-from curobo_lite.kernels.world_slots import (  # noqa: F401 (re-exported for the kernels)
+from curobo_lite.kernels.world_slots import (
     WORLD_TABLES,
     _accumulate,
     _box_cover,
@@ -43,7 +43,6 @@ from curobo_lite.kernels.world_slots import (  # noqa: F401 (re-exported for the
     _no_obstacle,
     _obstacle_sdf,
     _query_loop,
-    _within_box,
 )
 
 wp.config.log_level = 30  # WARNING
